@@ -1,0 +1,33 @@
+package retrystate
+
+// Failure classes that the retry policy treats specially. The full list of
+// classes is owned by the handoff and agent packages; these names are part of
+// the workflow file format (retry.on, retry.never) and so cannot change.
+const (
+	// ClassTooLarge is output over handoff.max_bytes. Retrying would most
+	// likely produce the same oversized output, so it is not retried unless
+	// retry.on names it.
+	ClassTooLarge = "too_large"
+	// ClassBudget is a step or run that reached max_cost_usd. Always terminal.
+	ClassBudget = "budget"
+	// ClassHelp is an agent that asked for help. It is answered by help
+	// rounds (on_help), never by a plain retry. Always terminal.
+	ClassHelp = "help"
+)
+
+// knownClass reports whether class is one a step attempt can end with. It
+// is used only to reject misspelt names in retry.on and retry.never.
+func knownClass(class string) bool {
+	switch class {
+	case "missing", "empty", "invalid_json", "truncated", "schema",
+		"transient", "exit_nonzero", "timeout", "stuck", "interrupted",
+		ClassBudget, ClassHelp, ClassTooLarge:
+		return true
+	}
+	return false
+}
+
+// terminal reports whether class ends a step no matter what the policy says.
+func terminal(class string) bool {
+	return class == ClassBudget || class == ClassHelp
+}
