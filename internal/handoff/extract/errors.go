@@ -1,0 +1,50 @@
+package extract
+
+import "fmt"
+
+// ErrorKind tells apart the ways a candidate can fail.
+type ErrorKind int
+
+const (
+	// ErrMalformed: a '{' or '[' started a candidate that is not valid
+	// JSON. Scanning restarted right after that bracket.
+	ErrMalformed ErrorKind = iota + 1
+	// ErrTooLarge: a value grew beyond Options.MaxBytes. Its bytes were
+	// discarded, still validated, up to its closing bracket or to the
+	// first byte that breaks its syntax, whichever came first.
+	ErrTooLarge
+	// ErrTooDeep: a value nested deeper than Options.MaxDepth. Its bytes
+	// were discarded, following only strings and nesting, up to its end.
+	ErrTooDeep
+)
+
+// String returns a short lower-case name for the kind.
+func (k ErrorKind) String() string {
+	switch k {
+	case ErrMalformed:
+		return "malformed"
+	case ErrTooLarge:
+		return "too large"
+	case ErrTooDeep:
+		return "too deep"
+	default:
+		return fmt.Sprintf("ErrorKind(%d)", int(k))
+	}
+}
+
+// Error describes one failed candidate.
+type Error struct {
+	Kind ErrorKind
+	// Offset and Line locate the byte at which the candidate failed: the
+	// offending byte of a malformed candidate, the first byte beyond
+	// MaxBytes, or the bracket that exceeded MaxDepth.
+	Offset int64
+	Line   int
+	// Msg says what was wrong, in the style of encoding/json.
+	Msg string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("json %s at line %d (offset %d): %s", e.Kind, e.Line, e.Offset, e.Msg)
+}
