@@ -1,0 +1,142 @@
+// Package agent launches coding-agent processes and reads what they say.
+//
+// Run starts one agent attempt: argv with no shell in between, a process group
+// of its own that is killed as a whole (SIGTERM, then SIGKILL after a grace
+// period) on timeout, on silence, on oversized output or when the caller's
+// context ends, and a parent-death signal so the agent never outlives cadence.
+// While the process runs, its stdout is parsed line by line in the attempt's
+// stream protocol (plain text or Claude Code's stream-json) into a Result:
+// the handoff candidate text, the session id, cost and usage, provider errors
+// classified as transient or permanent, and the help signal.
+//
+// Command turns a preset (claude, sim, exec) and its settings into the argv,
+// stdin and protocol that Run expects.
+package agent
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// Protocol names how an agent's stdout is read.
+type Protocol string
+
+const (
+	// ProtocolText treats the whole of stdout as the handoff candidate.
+	ProtocolText Protocol = "text"
+	// ProtocolClaudeStream reads Claude Code's stream-json events, one JSON
+	// object per line, as printed by `claude -p --output-format stream-json
+	// --verbose` and by the simulated agent.
+	ProtocolClaudeStream Protocol = "claude-stream"
+)
+
+// StopReason says why cadence stopped an attempt; empty when the agent exited
+// by itself.
+type StopReason string
+
+const (
+	StopNone        StopReason = ""
+	StopTimeout     StopReason = "timeout"     // Spec.Timeout elapsed
+	StopStuck       StopReason = "stuck"       // no output for Spec.IdleTimeout
+	StopTooLarge    StopReason = "too_large"   // stdout exceeded Spec.MaxBytes
+	StopInterrupted StopReason = "interrupted" // the caller's context ended
+)
+
+// Defaults applied by Run to zero Spec fields.
+const (
+	DefaultGrace      = 5 * time.Second
+	DefaultHelpMarker = ">>>HELP<<<"
+	DefaultMaxBytes   = 8 << 20
+)
+
+// Spec describes one agent process to run.
+type Spec struct {
+	// Argv is the program and its arguments. argv[0] is resolved with
+	// exec.LookPath, relative to Dir when it contains a slash; no shell is
+	// ever involved.
+	Argv []string
+	// Env is the complete environment of the child; the caller builds it.
+	// Its PATH is where argv[0] is looked up. Nil inherits cadence's own.
+	Env []string
+	// Dir is the working directory (the project directory).
+	Dir string
+	// Stdin is written to the child's stdin; nil connects stdin to /dev/null.
+	Stdin []byte
+	// Protocol selects the stdout parser; empty means ProtocolText.
+	Protocol Protocol
+	// Output receives a raw copy of stdout and stderr in arrival order, for
+	// the attempt's .out file. Nil discards it.
+	Output io.Writer
+	// OutputCap bounds what is written to Output; the rest is counted, not
+	// written, and a final line "[cadence: output truncated at N bytes]" is
+	// added. Zero means no cap.
+	OutputCap int64
+	// MaxBytes bounds stdout: beyond it the attempt is stopped with
+	// StopTooLarge. It also bounds every buffered line and the candidate
+	// text. Zero means DefaultMaxBytes.
+	MaxBytes int64
+	// Timeout bounds the whole attempt (StopTimeout); zero means none.
+	Timeout time.Duration
+	// IdleTimeout stops an agent that writes nothing to stdout or stderr for
+	// this long (StopStuck); zero means none. Any output, including Claude's
+	// api_retry liveness events, resets it.
+	IdleTimeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
+	Grace time.Duration
+	// HelpMarker is the help signal; empty means DefaultHelpMarker.
+	HelpMarker string
+	// OnStart, when set, is called with the pid right after the process
+	// started. An error kills the process group and Run returns that error.
+	OnStart func(pid int) error
+}
+
+// Result describes how an attempt ended and what the agent said. Every agent
+// failure is reported here rather than as an error from Run.
+type Result struct {
+	PID      int
+	ExitCode int // -1 when the process was killed by a signal
+	Stop     StopReason
+	Elapsed  time.Duration
+
+	// Text is the handoff candidate: all of stdout for ProtocolText; for
+	// ProtocolClaudeStream the final result text, or the assistant text
+	// blocks joined by newlines when no result event came.
+	Text []byte
+	// StructuredOutput is Claude's structured_output, when present.
+	StructuredOutput json.RawMessage
+	// SessionID is the agent session, from system/init or else the result.
+	SessionID string
+
+	IsError      bool   // the result event said is_error
+	ErrorMessage string // provider or agent error text, if any
+	// Transient marks rate limits, overload, 5xx and network failures:
+	// api_error_status 429, 529 or 5xx, a synthetic assistant error such as
+	// "rate_limit" or "overloaded", or a rate_limit_event with status
+	// "rejected".
+	Transient bool
+	// RetryAfter is how long the agent asked to wait, when it said; ResetAt
+	// is the same moment as an absolute time.
+	RetryAfter time.Duration
+	ResetAt    time.Time
+	// Permanent marks failures a retry cannot fix: authentication_failed,
+	// billing_error.
+	Permanent bool
+	// SessionNotFound is set when a resumed session does not exist ("No
+	// conversation found").
+	SessionNotFound bool
+
+	CostUSD      float64
+	Turns        int
+	InputTokens  int64
+	OutputTokens int64
+
+	// Help is set when a line containing the help marker was seen in the
+	// decoded text (event text for stream protocols, raw lines for text).
+	Help bool
+	// HelpContext is the JSON object on the line after the marker, if any.
+	HelpContext json.RawMessage
+
+	StdoutBytes int64
+	StderrTail  string // the last 2 KiB of stderr at most
+}

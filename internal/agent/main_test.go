@@ -1,0 +1,135 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent/sim"
+)
+
+// helperEnv switches the test binary into a helper process: the simulated
+// agent (as `cadence agent sim …`) or one of the small agents below. Tests
+// run real processes this way without a shell or a separate build.
+const helperEnv = "CADENCE_AGENT_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func helperMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "helper: no mode")
+		return 2
+	}
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	if arg(len(args)-1) == "ignore-term" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	switch args[0] {
+	case "agent": // agent sim …
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return sim.Main(ctx, args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	case "cat":
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		fmt.Fprintln(os.Stderr, "note on stderr")
+		return 0
+	case "args":
+		for _, a := range args[1:] {
+			fmt.Println(a)
+		}
+		return 0
+	case "print":
+		data, err := os.ReadFile(arg(1))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		_, _ = os.Stdout.Write(data)
+		return 0
+	case "exit":
+		code, _ := strconv.Atoi(arg(1))
+		fmt.Println("bye")
+		return code
+	case "bytes":
+		n, _ := strconv.Atoi(arg(1))
+		_, _ = os.Stdout.WriteString(strings.Repeat("y", n))
+		return 0
+	case "flood":
+		line := strings.Repeat("x", 64<<10) + "\n"
+		for {
+			if _, err := os.Stdout.WriteString(line); err != nil {
+				return 1
+			}
+		}
+	case "tick":
+		n, _ := strconv.Atoi(arg(1))
+		every, _ := time.ParseDuration(arg(2))
+		for i := range n {
+			fmt.Println("tick", i)
+			time.Sleep(every)
+		}
+		return 0
+	case "sleep":
+		fmt.Println("sleeping")
+		time.Sleep(time.Hour)
+		return 0
+	case "escape":
+		// A descendant that leaves the process group (as a daemonising tool
+		// would) while still holding stdout.
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		child := exec.Command(exe, "sleep")
+		child.Stdout = os.Stdout
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Printf("escaped %d\n", child.Process.Pid)
+		return 0
+	case "tree":
+		// A child that starts a grandchild in its own process group, as a
+		// real agent starting a tool would.
+		sub := []string{"sleep"}
+		if arg(1) == "ignore-term" {
+			sub = append(sub, "ignore-term")
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		child := exec.Command(exe, sub...)
+		child.Stdout = os.Stdout
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Printf("pids %d %d\n", os.Getpid(), child.Process.Pid)
+		time.Sleep(time.Hour)
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "helper: unknown mode", args[0])
+	return 2
+}

@@ -1,0 +1,118 @@
+package agent_test
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+)
+
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		name      string
+		inv       agent.Invocation
+		wantArgv  []string
+		wantStdin string // "<nil>" for no stdin
+		wantProto agent.Protocol
+	}{
+		{
+			name:      "claude new session",
+			inv:       agent.Invocation{Preset: "claude", Prompt: "plan it", SessionID: "S1", Args: []string{"--model", "sonnet"}},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id", "S1", "--model", "sonnet"},
+			wantStdin: "plan it", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "claude resume",
+			inv:       agent.Invocation{Preset: "claude", Prompt: "fix it", SessionID: "S1", Resume: true},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--resume=S1"},
+			wantStdin: "fix it", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "claude with pinned command",
+			inv:       agent.Invocation{Preset: "claude", Command: []string{"/opt/claude/bin/claude"}, Prompt: "p"},
+			wantArgv:  []string{"/opt/claude/bin/claude", "-p", "--output-format", "stream-json", "--verbose"},
+			wantStdin: "p", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "sim new session",
+			inv:       agent.Invocation{Preset: "sim", SelfExe: "/usr/bin/cadence", Scenario: "sc.yaml", SessionID: "S2", Prompt: "go", Args: []string{"--ledger", "l.jsonl"}},
+			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--session-id", "S2", "--ledger", "l.jsonl"},
+			wantStdin: "go", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "sim resume",
+			inv:       agent.Invocation{Preset: "sim", SelfExe: "/usr/bin/cadence", Scenario: "sc.yaml", SessionID: "S2", Resume: true},
+			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--resume", "S2"},
+			wantStdin: "", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "exec prompt on stdin",
+			inv:       agent.Invocation{Preset: "exec", Command: []string{"./lint.sh", "-q"}, Args: []string{"--fast"}, ContinueArgs: []string{"--continue"}, Prompt: "p"},
+			wantArgv:  []string{"./lint.sh", "-q", "--fast"},
+			wantStdin: "p", wantProto: agent.ProtocolText,
+		},
+		{
+			name:      "exec prompt as last argument on a continued session",
+			inv:       agent.Invocation{Preset: "exec", Command: []string{"aider"}, Args: []string{"--yes"}, ContinueArgs: []string{"--restore-chat-history"}, Prompt: "do it", PromptVia: "arg", SessionID: "S3", Resume: true},
+			wantArgv:  []string{"aider", "--yes", "--restore-chat-history", "do it"},
+			wantStdin: "<nil>", wantProto: agent.ProtocolText,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			argv, stdin, proto, err := agent.Command(tt.inv)
+			if err != nil {
+				t.Fatalf("Command: %v", err)
+			}
+			if !slices.Equal(argv, tt.wantArgv) {
+				t.Errorf("argv = %q\nwant   %q", argv, tt.wantArgv)
+			}
+			gotStdin := string(stdin)
+			if stdin == nil {
+				gotStdin = "<nil>"
+			}
+			if gotStdin != tt.wantStdin || proto != tt.wantProto {
+				t.Errorf("stdin %q proto %q, want %q %q", gotStdin, proto, tt.wantStdin, tt.wantProto)
+			}
+		})
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		inv  agent.Invocation
+		want error
+	}{
+		{"unknown preset", agent.Invocation{Preset: "copilot"}, agent.ErrUnknownPreset},
+		{"resume without session", agent.Invocation{Preset: "claude", Resume: true}, agent.ErrInvocation},
+		{"sim without scenario", agent.Invocation{Preset: "sim", SelfExe: "/x"}, agent.ErrInvocation},
+		{"sim without binary", agent.Invocation{Preset: "sim", Scenario: "s.yaml"}, agent.ErrInvocation},
+		{"exec without command", agent.Invocation{Preset: "exec"}, agent.ErrInvocation},
+		{"exec bad prompt_via", agent.Invocation{Preset: "exec", Command: []string{"x"}, PromptVia: "file"}, agent.ErrInvocation},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, _, err := agent.Command(tt.inv); !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewSessionID(t *testing.T) {
+	uuid4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 100 {
+		id := agent.NewSessionID()
+		if !uuid4.MatchString(id) {
+			t.Fatalf("NewSessionID() = %q, not a version 4 UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewSessionID() repeated %q", id)
+		}
+		seen[id] = true
+	}
+}

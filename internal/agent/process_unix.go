@@ -1,0 +1,12 @@
+//go:build unix && !linux
+
+package agent
+
+import "syscall"
+
+// sysProcAttr puts the agent in a process group of its own, so that it and
+// everything it starts can be signalled together. Only Linux offers a
+// parent-death signal.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

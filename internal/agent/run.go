@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Errors returned by Run before any process starts.
+var (
+	ErrNoCommand           = errors.New("agent: empty argv")
+	ErrUnsupportedProtocol = errors.New("agent: unsupported protocol")
+)
+
+// drainTimeout bounds how long Run waits for stdout and stderr to reach EOF
+// after the agent's process group is gone. Only a descendant that escaped the
+// group (setsid) can hold the pipes open that long; its output is abandoned.
+const drainTimeout = 2 * time.Second
+
+// Run starts the agent described by spec, supervises it until it exits or is
+// stopped, and reports what happened. The error is non-nil only when the
+// process could not be started or spec.OnStart failed; every failure of the
+// agent itself is described in the Result.
+//
+// Run returns only after the process has been reaped, the rest of its process
+// group killed, and both output readers have finished, so no goroutine or
+// child outlives the call.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	spec = withDefaults(spec)
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return nil, ErrNoCommand
+	}
+	if spec.Protocol != ProtocolText && spec.Protocol != ProtocolClaudeStream {
+		return nil, fmt.Errorf("%w %q", ErrUnsupportedProtocol, spec.Protocol)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+	}
+	path, err := resolveProgram(spec.Argv[0], spec.Dir, spec.Env)
+	if err != nil {
+		return nil, fmt.Errorf("find agent program %q: %w", spec.Argv[0], err)
+	}
+	p, err := openPipes(spec.Stdin != nil)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        spec.Argv,
+		Env:         spec.Env,
+		Dir:         spec.Dir,
+		Stdout:      p.outW,
+		Stderr:      p.errW,
+		SysProcAttr: sysProcAttr(),
+	}
+	if p.inR != nil {
+		cmd.Stdin = p.inR
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+	}
+	p.closeChildEnds()
+	pid := cmd.Process.Pid
+
+	s := newSession(spec, p)
+	s.startIO()
+	waitDone := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the outcome is read from cmd.ProcessState
+		close(waitDone)
+	}()
+
+	if spec.OnStart != nil {
+		if err := spec.OnStart(pid); err != nil {
+			_ = signalGroup(pid, syscall.SIGKILL)
+			<-waitDone
+			s.finishIO(pid)
+			return nil, fmt.Errorf("agent pid %d started: %w", pid, err)
+		}
+	}
+
+	stop := s.supervise(ctx, pid, waitDone)
+	s.finishIO(pid)
+	if stop == StopNone && s.overflow {
+		// The agent exited before the stop took effect; its output was
+		// still too large.
+		stop = StopTooLarge
+	}
+
+	res := s.result()
+	res.PID = pid
+	res.Stop = stop
+	res.Elapsed = time.Since(start)
+	res.ExitCode = -1
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	return res, nil
+}
+
+func withDefaults(spec Spec) Spec {
+	if spec.Protocol == "" {
+		spec.Protocol = ProtocolText
+	}
+	if spec.MaxBytes <= 0 {
+		spec.MaxBytes = DefaultMaxBytes
+	}
+	if spec.Grace <= 0 {
+		spec.Grace = DefaultGrace
+	}
+	if spec.HelpMarker == "" {
+		spec.HelpMarker = DefaultHelpMarker
+	}
+	return spec
+}
+
+// resolveProgram finds argv[0]: a name with a slash is taken relative to dir
+// (the project); a bare name is searched in the PATH of the child's
+// environment, or cadence's own when env sets none.
+func resolveProgram(name, dir string, env []string) (string, error) {
+	if strings.ContainsRune(name, filepath.Separator) {
+		if !filepath.IsAbs(name) && dir != "" {
+			name = filepath.Join(dir, name)
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		return exec.LookPath(abs)
+	}
+	path, ok := envPath(env)
+	if !ok {
+		return exec.LookPath(name)
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // a relative PATH entry would depend on the working directory
+		}
+		if p, err := exec.LookPath(filepath.Join(d, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w in the agent's PATH", exec.ErrNotFound)
+}
+
+// envPath returns the last PATH setting of env.
+func envPath(env []string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// supervise waits for the process to exit, stopping it on context end,
+// timeout, silence or oversized output. It returns the first stop reason.
+func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct{}) StopReason {
+	var timeoutC, idleC, killC <-chan time.Time
+	if s.spec.Timeout > 0 {
+		t := time.NewTimer(s.spec.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	var idle *time.Timer
+	if s.spec.IdleTimeout > 0 {
+		idle = time.NewTimer(s.spec.IdleTimeout)
+		defer idle.Stop()
+		idleC = idle.C
+	}
+	var kill *time.Timer
+	defer func() {
+		if kill != nil {
+			kill.Stop()
+		}
+	}()
+
+	stop := StopNone
+	terminate := func(reason StopReason) {
+		if stop != StopNone {
+			return
+		}
+		stop = reason
+		timeoutC, idleC = nil, nil
+		_ = signalGroup(pid, syscall.SIGTERM)
+		kill = time.NewTimer(s.spec.Grace)
+		killC = kill.C
+	}
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case <-waitDone:
+			return stop
+		case <-ctxDone:
+			ctxDone = nil
+			terminate(StopInterrupted)
+		case <-timeoutC:
+			terminate(StopTimeout)
+		case <-idleC:
+			terminate(StopStuck)
+		case <-s.tooLarge:
+			terminate(StopTooLarge)
+		case <-s.activity:
+			if idle != nil && stop == StopNone {
+				idle.Reset(s.spec.IdleTimeout)
+			}
+		case <-killC:
+			killC = nil
+			_ = signalGroup(pid, syscall.SIGKILL)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+)
+
+func TestRunTextProtocolCapture(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      []byte
+		wantText   string
+		wantExit   int
+		wantStderr string
+	}{
+		{"prompt on stdin echoed", []string{"cat"}, []byte("hello prompt\n"), "hello prompt\n", 0, "note on stderr\n"},
+		{"nil stdin reads /dev/null", []string{"cat"}, nil, "", 0, "note on stderr\n"},
+		{"prompt as argument", []string{"args", "a b", "c"}, nil, "a b\nc\n", 0, ""},
+		{"non-zero exit", []string{"exit", "3"}, nil, "bye\n", 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			spec := helperSpec(t, tt.args...)
+			spec.Stdin = tt.stdin
+			spec.Output = &out
+			res := mustRun(t, context.Background(), spec)
+			if string(res.Text) != tt.wantText {
+				t.Errorf("Text = %q, want %q", res.Text, tt.wantText)
+			}
+			if res.ExitCode != tt.wantExit || res.Stop != agent.StopNone {
+				t.Errorf("exit %d stop %q, want exit %d and no stop", res.ExitCode, res.Stop, tt.wantExit)
+			}
+			if res.StderrTail != tt.wantStderr {
+				t.Errorf("StderrTail = %q, want %q", res.StderrTail, tt.wantStderr)
+			}
+			if res.StdoutBytes != int64(len(tt.wantText)) {
+				t.Errorf("StdoutBytes = %d, want %d", res.StdoutBytes, len(tt.wantText))
+			}
+			if !strings.Contains(out.String(), tt.wantText) || !strings.Contains(out.String(), tt.wantStderr) {
+				t.Errorf("Output %q lacks stdout %q or stderr %q", out.String(), tt.wantText, tt.wantStderr)
+			}
+			if res.PID <= 0 {
+				t.Errorf("PID = %d", res.PID)
+			}
+		})
+	}
+}
+
+func TestRunClaudeStreamFromProcess(t *testing.T) {
+	spec := helperSpec(t, "print", "testdata/claude_result_not_last.jsonl")
+	spec.Dir = "" // the transcript path is relative to the package
+	spec.Protocol = agent.ProtocolClaudeStream
+	res := mustRun(t, context.Background(), spec)
+	if string(res.Text) != `{"done": true}` || res.SessionID != "12121212-3434-4565-8787-909090909090" {
+		t.Errorf("Text %q session %q", res.Text, res.SessionID)
+	}
+	if res.CostUSD != 0.5 || res.Turns != 2 || res.InputTokens != 1000 || res.OutputTokens != 200 {
+		t.Errorf("cost %v turns %d tokens %d/%d", res.CostUSD, res.Turns, res.InputTokens, res.OutputTokens)
+	}
+}
+
+func TestRunOutputCap(t *testing.T) {
+	var out bytes.Buffer
+	spec := helperSpec(t, "bytes", "5000")
+	spec.Output = &out
+	spec.OutputCap = 1000
+	res := mustRun(t, context.Background(), spec)
+	want := strings.Repeat("y", 1000) + "\n[cadence: output truncated at 1000 bytes]\n"
+	if out.String() != want {
+		t.Errorf("Output is %d bytes ending %q, want 1000 bytes and the truncation note", out.Len(), tail(out.String(), 60))
+	}
+	if res.StdoutBytes != 5000 || len(res.Text) != 5000 {
+		t.Errorf("StdoutBytes %d, len(Text) %d: the cap must not limit the candidate", res.StdoutBytes, len(res.Text))
+	}
+}
+
+func TestRunTooLarge(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		proto agent.Protocol
+	}{
+		{"endless lines", []string{"flood"}, agent.ProtocolText},
+		{"one line longer than MaxBytes", []string{"bytes", "3000000"}, agent.ProtocolClaudeStream},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := helperSpec(t, tt.args...)
+			spec.Protocol = tt.proto
+			spec.MaxBytes = 1 << 20
+			spec.Timeout = 10 * time.Second
+			res := mustRun(t, context.Background(), spec)
+			if res.Stop != agent.StopTooLarge {
+				t.Fatalf("Stop = %q, want too_large", res.Stop)
+			}
+			if res.StdoutBytes <= spec.MaxBytes || int64(len(res.Text)) > spec.MaxBytes {
+				t.Errorf("StdoutBytes %d, len(Text) %d, MaxBytes %d", res.StdoutBytes, len(res.Text), spec.MaxBytes)
+			}
+		})
+	}
+}
+
+func TestRunKillsProcessGroup(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		timeout  time.Duration
+		cancel   bool
+		wantStop agent.StopReason
+	}{
+		{"timeout, TERM honoured", []string{"tree"}, 500 * time.Millisecond, false, agent.StopTimeout},
+		{"timeout, TERM ignored so KILL after grace", []string{"tree", "ignore-term"}, 500 * time.Millisecond, false, agent.StopTimeout},
+		{"context cancelled", []string{"tree"}, 0, true, agent.StopInterrupted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			spec := helperSpec(t, tt.args...)
+			spec.Timeout = tt.timeout
+			spec.Grace = 300 * time.Millisecond
+			if tt.cancel {
+				spec.Output = &watchWriter{want: "pids ", fire: cancel}
+			}
+			res := mustRun(t, ctx, spec)
+			if res.Stop != tt.wantStop {
+				t.Errorf("Stop = %q, want %q", res.Stop, tt.wantStop)
+			}
+			if res.ExitCode != -1 {
+				t.Errorf("ExitCode = %d, want -1 (killed by a signal)", res.ExitCode)
+			}
+			var parent, child int
+			if _, err := fmtSscanf(string(res.Text), &parent, &child); err != nil {
+				t.Fatalf("helper output %q: %v", res.Text, err)
+			}
+			if parent != res.PID {
+				t.Errorf("helper pid %d, Result.PID %d", parent, res.PID)
+			}
+			waitGone(t, parent, child)
+		})
+	}
+}
+
+func TestRunIdleTimeout(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantStop agent.StopReason
+	}{
+		{"silent agent is stuck", []string{"sleep"}, agent.StopStuck},
+		{"steady output keeps it alive", []string{"tick", "10", "300ms"}, agent.StopNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // both mostly wait on the clock
+			spec := helperSpec(t, tt.args...)
+			spec.IdleTimeout = 2 * time.Second
+			spec.Timeout = 20 * time.Second
+			res := mustRun(t, context.Background(), spec)
+			if res.Stop != tt.wantStop {
+				t.Errorf("Stop = %q after %v, want %q", res.Stop, res.Elapsed, tt.wantStop)
+			}
+			waitGone(t, res.PID)
+		})
+	}
+}
+
+func TestRunStartErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		spec agent.Spec
+		want error
+	}{
+		{"empty argv", agent.Spec{}, agent.ErrNoCommand},
+		{"unknown protocol", agent.Spec{Argv: []string{"true"}, Protocol: "morse"}, agent.ErrUnsupportedProtocol},
+		{"missing program", agent.Spec{Argv: []string{"/nonexistent/cadence-agent"}}, nil},
+		{"relative program under Dir", agent.Spec{Argv: []string{"./no-such-agent"}, Dir: t.TempDir()}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := agent.Run(context.Background(), tt.spec)
+			if err == nil {
+				t.Fatalf("Run succeeded with %+v", res)
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunOnStartError(t *testing.T) {
+	errRefused := errors.New("refused")
+	var started int
+	spec := helperSpec(t, "sleep")
+	spec.OnStart = func(pid int) error {
+		started = pid
+		return errRefused
+	}
+	res, err := agent.Run(context.Background(), spec)
+	if !errors.Is(err, errRefused) || res != nil {
+		t.Fatalf("Run = %v, %v; want nil and the OnStart error", res, err)
+	}
+	if started <= 0 {
+		t.Fatalf("OnStart got pid %d", started)
+	}
+	waitGone(t, started)
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+func TestRunResolvesProgram(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(selfExe(t), filepath.Join(bin, "my-agent")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		argv []string
+		env  []string
+	}{
+		{"relative to the project dir", []string{"./bin/my-agent", "args", "ok"}, helperEnviron()},
+		{"bare name in the agent's PATH", []string{"my-agent", "args", "ok"}, helperEnviron("PATH=" + bin)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, context.Background(), agent.Spec{Argv: tt.argv, Env: tt.env, Dir: dir})
+			if string(res.Text) != "ok\n" || res.ExitCode != 0 {
+				t.Errorf("Text %q exit %d", res.Text, res.ExitCode)
+			}
+		})
+	}
+	_, err := agent.Run(context.Background(), agent.Spec{Argv: []string{"my-agent"}, Env: []string{"PATH=/nonexistent"}})
+	if !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("Run with the program outside PATH: %v, want exec.ErrNotFound", err)
+	}
+}
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var started bool
+	spec := helperSpec(t, "sleep")
+	spec.OnStart = func(int) error { started = true; return nil }
+	if _, err := agent.Run(ctx, spec); !errors.Is(err, context.Canceled) || started {
+		t.Errorf("Run = %v, started %v; want context.Canceled and no process", err, started)
+	}
+}
+
+func TestRunDoesNotWaitForEscapedDescendant(t *testing.T) {
+	spec := helperSpec(t, "escape")
+	res := mustRun(t, context.Background(), spec)
+	var pid int
+	if _, err := fmt.Sscanf(string(res.Text), "escaped %d", &pid); err != nil {
+		t.Fatalf("helper output %q: %v", res.Text, err)
+	}
+	// The escaped process is outside the agent's group by design; end it.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Errorf("kill escaped helper %d: %v", pid, err)
+	}
+	if res.ExitCode != 0 || res.Stop != agent.StopNone {
+		t.Errorf("exit %d stop %q", res.ExitCode, res.Stop)
+	}
+	if res.Elapsed > 10*time.Second {
+		t.Errorf("Run took %v: it waited for a process outside the group", res.Elapsed)
+	}
+}
