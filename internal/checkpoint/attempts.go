@@ -1,0 +1,188 @@
+package checkpoint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+const attemptColumns = `run_id, step_id, n, kind, status, class, error, details_json, prompt,
+	started_at, finished_at, pid, exit_code, session_id, circuit_gen, delay_ms, next_retry_at,
+	retry_after_ms, repairs_json, output_file, failed_handoff, cost_usd, turns, input_tokens,
+	output_tokens, help_context`
+
+// Queries on the resume path, named so a test can check their plans use an
+// index rather than scanning the attempt history.
+const (
+	lastAttemptNumberQuery = `SELECT COALESCE(MAX(n), 0) FROM attempts WHERE run_id = ? AND step_id = ?`
+	attemptStatusQuery     = `SELECT status FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`
+	lastAttemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ?
+		ORDER BY n DESC LIMIT 1`
+	// A run's attempts are few (steps × max_attempts), so the primary key
+	// prefix run_id is all this needs.
+	runningAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND status = 'running'
+		ORDER BY step_id, n`
+	countAttemptsQuery = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ?`
+)
+
+// InsertAttempt records a new attempt of a step. a.N must be one more than
+// the step's last attempt number (1 for the first), so attempt numbers stay
+// dense across every process that worked on the run; otherwise
+// ErrAttemptNumber.
+func (t *Tx) InsertAttempt(a Attempt) error {
+	what := fmt.Sprintf("attempt %s/%s/%d", a.RunID, a.StepID, a.N)
+	if err := t.mustWrite("insert " + what); err != nil {
+		return err
+	}
+	if !knownStatus(attemptTransitions, a.Status) {
+		return fmt.Errorf("insert %s: %w: unknown status %q", what, ErrInvalidTransition, a.Status)
+	}
+	if !attemptKinds[a.Kind] {
+		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
+	}
+	var last int
+	if err := t.tx.GetContext(t.ctx, &last, lastAttemptNumberQuery, a.RunID, a.StepID); err != nil {
+		return fmt.Errorf("insert %s: %w", what, err)
+	}
+	if a.N != last+1 {
+		return fmt.Errorf("insert %s: %w: the step's last attempt is %d", what, ErrAttemptNumber, last)
+	}
+	row, err := attemptToRow(a)
+	if err != nil {
+		return fmt.Errorf("insert %s: %w", what, err)
+	}
+	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
+		:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
+		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
+		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
+		:output_tokens, :help_context)`, row); err != nil {
+		return fmt.Errorf("insert %s: %w", what, err)
+	}
+	return nil
+}
+
+// UpdateAttempt replaces every field of the attempt (RunID, StepID, N),
+// after checking the status change with AttemptTransition.
+func (t *Tx) UpdateAttempt(a Attempt) error {
+	what := fmt.Sprintf("attempt %s/%s/%d", a.RunID, a.StepID, a.N)
+	if err := t.mustWrite("update " + what); err != nil {
+		return err
+	}
+	var from string
+	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.N); err != nil {
+		return err
+	}
+	if err := AttemptTransition(from, a.Status); err != nil {
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	if !attemptKinds[a.Kind] {
+		return fmt.Errorf("update %s: unknown kind %q", what, a.Kind)
+	}
+	row, err := attemptToRow(a)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	return t.execOne(what, `UPDATE attempts SET kind = :kind, status = :status, class = :class,
+		error = :error, details_json = :details_json, prompt = :prompt, started_at = :started_at,
+		finished_at = :finished_at, pid = :pid, exit_code = :exit_code, session_id = :session_id,
+		circuit_gen = :circuit_gen, delay_ms = :delay_ms, next_retry_at = :next_retry_at,
+		retry_after_ms = :retry_after_ms, repairs_json = :repairs_json, output_file = :output_file,
+		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
+		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context
+		WHERE run_id = :run_id AND step_id = :step_id AND n = :n`, row)
+}
+
+// Attempts returns a step's attempts in order.
+func (t *Tx) Attempts(runID, stepID string) ([]Attempt, error) {
+	return t.attempts(fmt.Sprintf("attempts of step %s/%s", runID, stepID),
+		`SELECT `+attemptColumns+` FROM attempts WHERE run_id = ? AND step_id = ? ORDER BY n`,
+		runID, stepID)
+}
+
+// Attempt returns one attempt, or ErrNotFound.
+func (t *Tx) Attempt(runID, stepID string, n int) (*Attempt, error) {
+	return t.oneAttempt(fmt.Sprintf("attempt %s/%s/%d", runID, stepID, n),
+		`SELECT `+attemptColumns+` FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`,
+		runID, stepID, n)
+}
+
+// LastAttempt returns the step's attempt with the highest number, or
+// ErrNotFound when the step has none.
+func (t *Tx) LastAttempt(runID, stepID string) (*Attempt, error) {
+	return t.oneAttempt(fmt.Sprintf("last attempt of step %s/%s", runID, stepID),
+		lastAttemptQuery, runID, stepID)
+}
+
+// RunningAttempts returns the run's attempts still marked running: after a
+// crash, the ones resume must settle first (G5).
+func (t *Tx) RunningAttempts(runID string) ([]Attempt, error) {
+	return t.attempts(fmt.Sprintf("running attempts of run %s", runID), runningAttemptsQuery, runID)
+}
+
+// AllAttempts returns every attempt of the run, ordered by step position and
+// then attempt number, for inspect. It is the only query that reads a run's
+// whole history.
+func (t *Tx) AllAttempts(runID string) ([]Attempt, error) {
+	return t.attempts(fmt.Sprintf("attempts of run %s", runID),
+		`SELECT `+prefixColumns("a.", attemptColumns)+` FROM attempts a
+		JOIN steps s ON s.run_id = a.run_id AND s.step_id = a.step_id
+		WHERE a.run_id = ? ORDER BY s.idx, a.n`, runID)
+}
+
+// CountAttempts returns how many attempts the step has, counting only the
+// given kinds when any are given.
+func (t *Tx) CountAttempts(runID, stepID string, kinds ...string) (int, error) {
+	query, args := countAttemptsQuery, []any{runID, stepID}
+	if len(kinds) > 0 {
+		q, kargs, err := sqlx.In(` AND kind IN (?)`, kinds)
+		if err != nil {
+			return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+		}
+		query += q
+		args = append(args, kargs...)
+	}
+	var n int
+	if err := t.tx.GetContext(t.ctx, &n, query, args...); err != nil {
+		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+	}
+	return n, nil
+}
+
+func (t *Tx) attempts(what, query string, args ...any) ([]Attempt, error) {
+	var rows []attemptRow
+	if err := t.tx.SelectContext(t.ctx, &rows, query, args...); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	out := make([]Attempt, len(rows))
+	for i, r := range rows {
+		a, err := r.attempt()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+func (t *Tx) oneAttempt(what, query string, args ...any) (*Attempt, error) {
+	var row attemptRow
+	if err := t.get(&row, what, query, args...); err != nil {
+		return nil, err
+	}
+	a, err := row.attempt()
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// prefixColumns qualifies each name of a comma-separated column list with
+// prefix, for queries that join tables with columns of the same name.
+func prefixColumns(prefix, columns string) string {
+	names := strings.Split(columns, ",")
+	for i, n := range names {
+		names[i] = prefix + strings.TrimSpace(n)
+	}
+	return strings.Join(names, ", ")
+}

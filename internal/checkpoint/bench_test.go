@@ -1,0 +1,164 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func reportMS(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+}
+
+// BenchmarkAttemptBookkeeping measures the durable writes of one attempt at
+// synchronous=FULL: the commit before the agent starts (attempt row + step)
+// and the commit of its outcome (attempt + step + circuit). Each is one
+// fsynced transaction, so this is the floor cadence adds to every attempt.
+func BenchmarkAttemptBookkeeping(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	step := sampleStep("r", "implement", 0)
+	step.Status = StepRunning
+	if err := s.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{step}) }); err != nil {
+		b.Fatal(err)
+	}
+	circuit := Circuit{Agent: "sim", State: "closed", UpdatedAt: t0}
+
+	b.ResetTimer()
+	for i := range b.N {
+		a := sampleAttempt("r", "implement", i+1)
+		if err := s.Update(ctx, func(tx *Tx) error {
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+			step.SessionID = fmt.Sprintf("sess-%d", i)
+			return tx.UpdateStep(step)
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Update(ctx, func(tx *Tx) error {
+			a.Status, a.Class, a.FinishedAt, a.CostUSD = AttemptFailed, "schema", ptr(t0.Add(time.Second)), ptr(0.01)
+			if err := tx.UpdateAttempt(a); err != nil {
+				return err
+			}
+			step.NextRetryAt, step.DelayMS = ptr(t0.Add(2*time.Second)), ptr(int64(2000))
+			if err := tx.UpdateStep(step); err != nil {
+				return err
+			}
+			circuit.Failures = 0
+			return tx.PutCircuit(circuit)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportMS(b)
+}
+
+// BenchmarkLatestState measures what resume reads to find where it stands:
+// the latest unfinished run, its steps, each step's last attempt and the
+// attempts left running. The cost must stay flat as the project's attempt
+// history grows, since none of it scans the history.
+func BenchmarkLatestState(b *testing.B) {
+	for _, history := range []int{10_000, 100_000} {
+		ctx := context.Background()
+		s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := seedHistory(ctx, s, history); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("attempts=%d", history), func(b *testing.B) {
+			for range b.N {
+				if err := s.View(ctx, readLatestState); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportMS(b)
+		})
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func readLatestState(tx *Tx) error {
+	run, err := tx.LatestUnfinishedRun()
+	if err != nil {
+		return err
+	}
+	steps, err := tx.Steps(run.ID)
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		if _, err := tx.LastAttempt(run.ID, st.ID); err != nil {
+			return err
+		}
+	}
+	running, err := tx.RunningAttempts(run.ID)
+	if err != nil {
+		return err
+	}
+	if len(running) != 1 {
+		return fmt.Errorf("%d running attempts, want 1", len(running))
+	}
+	return nil
+}
+
+// seedHistory writes total attempts: finished runs of 5 steps × 20 attempts,
+// then one interrupted run, started last, with one attempt left running.
+func seedHistory(ctx context.Context, s *Store, total int) error {
+	const steps, perStep = 5, 20
+	return s.Update(ctx, func(tx *Tx) error {
+		insert, err := tx.tx.PrepareNamedContext(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
+			:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
+			:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
+			:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
+			:output_tokens, :help_context)`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		seedRun := func(id string, started time.Time, status string, attempts int, lastRunning bool) error {
+			r := sampleRun(id, started)
+			r.Status = status
+			st := make([]Step, steps)
+			for i := range st {
+				st[i] = sampleStep(id, fmt.Sprintf("step-%d", i), i)
+			}
+			if err := tx.CreateRun(r, st); err != nil {
+				return err
+			}
+			for i := range st {
+				for n := 1; n <= attempts; n++ {
+					a := fullAttempt(id, st[i].ID)
+					a.N = n
+					if lastRunning && i == 0 && n == attempts {
+						a.Status, a.FinishedAt = AttemptRunning, nil
+					}
+					row, err := attemptToRow(a)
+					if err != nil {
+						return err
+					}
+					if _, err := insert.ExecContext(ctx, row); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		for i := range total / (steps * perStep) {
+			if err := seedRun(fmt.Sprintf("done-%06d", i), t0.Add(time.Duration(i)*time.Minute), RunSucceeded, perStep, false); err != nil {
+				return err
+			}
+		}
+		return seedRun("current", t0.Add(time.Duration(total)*time.Minute), RunInterrupted, 3, true)
+	})
+}

@@ -1,0 +1,43 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound is returned when a requested run, step, attempt or circuit
+	// does not exist.
+	ErrNotFound = errors.New("not found")
+
+	// ErrNoDatabase is returned by OpenReadOnly when there is no state
+	// database yet (nothing has run in the project).
+	ErrNoDatabase = errors.New("no cadence state database")
+
+	// ErrNotSQLite is returned when the state file exists but is not a
+	// SQLite database (or is damaged beyond opening).
+	ErrNotSQLite = errors.New("not a SQLite database")
+
+	// ErrBusy is returned when another connection held the write lock for
+	// longer than the busy timeout.
+	ErrBusy = errors.New("another connection held the write lock past the busy timeout")
+
+	// ErrReadOnly is returned by a write attempted inside View or on a store
+	// opened with OpenReadOnly.
+	ErrReadOnly = errors.New("write in a read-only transaction")
+
+	// ErrAttemptNumber is returned by InsertAttempt when the attempt's number
+	// is not one more than the step's last attempt.
+	ErrAttemptNumber = errors.New("attempt number out of sequence")
+)
+
+// NewerSchemaError reports a database written by a newer cadence, whose
+// schema this binary does not know. Refusing it protects the newer data.
+type NewerSchemaError struct {
+	Have int // schema version found in the database
+	Want int // highest schema version this binary knows
+}
+
+func (e *NewerSchemaError) Error() string {
+	return fmt.Sprintf("state.db was written by a newer cadence (schema %d, this binary knows %d); upgrade cadence", e.Have, e.Want)
+}

@@ -1,0 +1,125 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes data to a temporary file in path's directory,
+// fsyncs it, renames it over path and fsyncs the directory, so that after a
+// crash path holds either its old content or all of data, never a mix.
+// Parent directories are created (0o755) as needed. The file gets exactly
+// perm (the umask does not apply).
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := CreateAtomic(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return errors.Join(err, f.Abort())
+	}
+	return f.Commit()
+}
+
+// AtomicFile is a file being written at a temporary name beside its final
+// path. Nothing appears at the final path until Commit. Use it for output
+// that is streamed rather than held in memory.
+type AtomicFile struct {
+	f    *os.File
+	path string
+	perm os.FileMode
+	done bool
+}
+
+// CreateAtomic returns a file open for writing at a temporary name beside
+// path, creating parent directories (0o755) as needed. Call Commit to
+// publish it at path, or Abort to discard it; Abort after Commit does
+// nothing, so `defer f.Abort()` is safe.
+func CreateAtomic(path string, perm os.FileMode) (*AtomicFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	return &AtomicFile{f: f, path: path, perm: perm}, nil
+}
+
+// Write implements io.Writer.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	if a.done {
+		return 0, fmt.Errorf("write %s: %w", a.path, os.ErrClosed)
+	}
+	n, err := a.f.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return n, nil
+}
+
+// Commit makes the written data durable and visible at the final path:
+// fsync, close, rename over the path, fsync the directory. On failure the
+// temporary file is removed and the path keeps its old content.
+func (a *AtomicFile) Commit() error {
+	if a.done {
+		return fmt.Errorf("commit %s: %w", a.path, os.ErrClosed)
+	}
+	a.done = true
+	tmp := a.f.Name()
+	err := a.f.Chmod(a.perm)
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, a.path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("commit %s: %w", a.path, err)
+	}
+	if err := syncDir(filepath.Dir(a.path)); err != nil {
+		return fmt.Errorf("commit %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Abort discards the temporary file. It does nothing after Commit or a
+// previous Abort.
+func (a *AtomicFile) Abort() error {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	tmp := a.f.Name()
+	cerr := a.f.Close()
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("abort %s: %w", a.path, err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("abort %s: %w", a.path, cerr)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so a rename in it survives a power cut.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockFileName is the name of the lock file inside the .cadence directory.
+const LockFileName = "lock"
+
+// LockedError reports that another process holds the project lock (G7).
+type LockedError struct {
+	PID int    // the holder's pid, 0 if it had not written it yet
+	Dir string // the project directory
+}
+
+func (e *LockedError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("another cadence process holds the lock on %s", e.Dir)
+	}
+	return fmt.Sprintf("another cadence process (pid %d) holds the lock on %s", e.PID, e.Dir)
+}
+
+// Lock is the held project lock.
+type Lock struct {
+	f *os.File
+}
+
+// AcquireLock takes the project lock: an exclusive, non-blocking flock on
+// cadenceDir/lock, where cadenceDir is the project's .cadence directory
+// (created 0o755 if missing). It writes the holder's pid into the file for
+// the message other processes show. If another process holds the lock it
+// returns *LockedError at once. The operating system releases the lock when
+// the process dies, however it dies, so a crash never leaves a stale lock.
+func AcquireLock(cadenceDir string) (*Lock, error) {
+	projectDir := filepath.Dir(filepath.Clean(cadenceDir))
+	if err := os.MkdirAll(cadenceDir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", projectDir, err)
+	}
+	path := filepath.Join(cadenceDir, LockFileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", projectDir, err)
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			pid := readPID(f)
+			f.Close()
+			return nil, &LockedError{PID: pid, Dir: projectDir}
+		}
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := writePID(f); err != nil {
+		_ = flock(f, syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release clears the pid and releases the lock. Releasing twice is an error.
+func (l *Lock) Release() error {
+	if l.f == nil {
+		return fmt.Errorf("release lock: %w", os.ErrClosed)
+	}
+	f := l.f
+	l.f = nil
+	// Clear the pid while still holding the lock, so nobody reads a stale one.
+	terr := f.Truncate(0)
+	uerr := flock(f, syscall.LOCK_UN)
+	cerr := f.Close()
+	if err := errors.Join(terr, uerr, cerr); err != nil {
+		return fmt.Errorf("release lock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// flock calls flock(2), retrying when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+func writePID(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// readPID returns the pid written in the lock file, or 0 if it holds none.
+func readPID(f *os.File) int {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 32))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}

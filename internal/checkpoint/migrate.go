@@ -1,0 +1,150 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// minReadableSchema is the oldest schema OpenReadOnly can read without
+// migrating. Raise it when a migration changes what the read queries need.
+const minReadableSchema = 1
+
+// migration is one numbered SQL file of the migrations directory.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
+
+// loadMigrations reads the NNNN_name.sql files of fsys in version order.
+// Versions must run 1, 2, 3… without gaps or duplicates, so the schema
+// version (PRAGMA user_version) always names exactly the files applied.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration %q: name must be NNNN_name.sql (lower case)", e.Name())
+		}
+		v, err := strconv.Atoi(m[1])
+		if err != nil {
+			return nil, fmt.Errorf("migration %q: %w", e.Name(), err)
+		}
+		body, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", e.Name(), err)
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected version %04d (versions must be 1, 2, 3… without gaps or duplicates)", m.name, i+1)
+		}
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no migrations found")
+	}
+	return ms, nil
+}
+
+// migrate brings the database up to the newest migration in fsys. Each
+// migration runs in its own BEGIN IMMEDIATE transaction together with the
+// user_version bump that records it, so a crash leaves either all of it or
+// none. The version is re-read inside the transaction, so two processes
+// opening the same new database cannot apply a migration twice.
+func migrate(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
+	ms, err := loadMigrations(fsys)
+	if err != nil {
+		return err
+	}
+	want := ms[len(ms)-1].version
+	have, err := schemaVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	if have > want {
+		return &NewerSchemaError{Have: have, Want: want}
+	}
+	for _, m := range ms[have:] {
+		if err := applyMigration(ctx, db, m, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sqlx.DB, m migration, want int) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: begin: %w", m.name, err)
+	}
+	defer tx.Rollback()
+	var have int
+	if err := tx.GetContext(ctx, &have, "PRAGMA user_version"); err != nil {
+		return fmt.Errorf("migration %s: read schema version: %w", m.name, err)
+	}
+	if have > want {
+		return &NewerSchemaError{Have: have, Want: want}
+	}
+	if have >= m.version {
+		return nil // applied meanwhile by another process
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	// PRAGMA takes no bound parameters; the version is an integer we parsed.
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(m.version)); err != nil {
+		return fmt.Errorf("migration %s: record version: %w", m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: commit: %w", m.name, err)
+	}
+	return nil
+}
+
+// checkReadable refuses a database this binary cannot read: one from a newer
+// cadence, or one cadence never initialised.
+func checkReadable(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
+	ms, err := loadMigrations(fsys)
+	if err != nil {
+		return err
+	}
+	want := ms[len(ms)-1].version
+	have, err := schemaVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have > want:
+		return &NewerSchemaError{Have: have, Want: want}
+	case have == 0:
+		return fmt.Errorf("%w (the file has no cadence schema)", ErrNoDatabase)
+	case have < minReadableSchema:
+		return fmt.Errorf("schema %d is too old to read without migrating; run cadence resume or cadence run once to upgrade it", have)
+	}
+	return nil
+}
+
+func schemaVersion(ctx context.Context, db *sqlx.DB) (int, error) {
+	var v int
+	if err := db.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", classify(err))
+	}
+	return v, nil
+}

@@ -1,0 +1,267 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite"
+
+	"github.com/cadence-dev/cadence/migrations"
+)
+
+// rawDB opens path with the plain driver, bypassing the store, to look at or
+// tamper with the database the way another program could.
+func rawDB(t *testing.T, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func embeddedVersion(t *testing.T) int {
+	t.Helper()
+	ms, err := loadMigrations(migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms[len(ms)-1].version
+}
+
+func TestOpenAppliesMigrationsOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	want := embeddedVersion(t)
+
+	for i := range 3 { // the first open migrates, the later ones must not
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("open #%d: %v", i+1, err)
+		}
+		var version, tables int
+		if err := s.db.Get(&version, "PRAGMA user_version"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Get(&tables, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('runs','steps','attempts','circuits','events')"); err != nil {
+			t.Fatal(err)
+		}
+		if version != want || tables != 5 {
+			t.Fatalf("open #%d: schema version %d with %d tables, want %d with 5", i+1, version, tables, want)
+		}
+		if i == 0 {
+			seedRun(t, s, "r1", t0, "plan")
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	view(t, s, func(tx *Tx) error {
+		runs, err := tx.Runs()
+		if len(runs) != 1 || runs[0].ID != "r1" {
+			t.Errorf("after reopening: runs %+v, want just r1", runs)
+		}
+		return err
+	})
+}
+
+func TestMigrateAppliesOnlyNewFiles(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := rawDB(t, path)
+	v1 := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
+	v2 := fstest.MapFS{
+		"0001_a.sql": v1["0001_a.sql"],
+		"0002_b.sql": {Data: []byte("CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (1);")},
+	}
+	for _, step := range []struct {
+		fsys        fstest.MapFS
+		wantVersion int
+	}{{v1, 1}, {v1, 1}, {v2, 2}, {v2, 2}} {
+		if err := migrate(ctx, db, step.fsys); err != nil {
+			t.Fatal(err)
+		}
+		var version, rows int
+		if err := db.Get(&version, "PRAGMA user_version"); err != nil {
+			t.Fatal(err)
+		}
+		if version != step.wantVersion {
+			t.Fatalf("version %d, want %d", version, step.wantVersion)
+		}
+		if step.wantVersion == 2 {
+			// 0002 inserts one row; applying it twice would insert two.
+			if err := db.Get(&rows, "SELECT count(*) FROM a"); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 1 {
+				t.Fatalf("table a has %d rows, want 1: a migration ran twice", rows)
+			}
+		}
+	}
+}
+
+func TestMigrateFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := rawDB(t, filepath.Join(t.TempDir(), "state.db"))
+	bad := fstest.MapFS{"0001_bad.sql": {Data: []byte("CREATE TABLE a (x INTEGER); CREATE TABLE oops (;")}}
+	if err := migrate(ctx, db, bad); err == nil || !strings.Contains(err.Error(), "0001_bad.sql") {
+		t.Fatalf("migrate: %v, want an error naming 0001_bad.sql", err)
+	}
+	var version, tables int
+	if err := db.Get(&version, "PRAGMA user_version"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&tables, "SELECT count(*) FROM sqlite_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if version != 0 || tables != 0 {
+		t.Fatalf("after a failed migration: version %d, %d schema objects; want 0 and 0", version, tables)
+	}
+}
+
+func TestLoadMigrationsRejectsBadSets(t *testing.T) {
+	sql := &fstest.MapFile{Data: []byte("SELECT 1;")}
+	tests := []struct {
+		name string
+		fsys fstest.MapFS
+		want string
+	}{
+		{"empty", fstest.MapFS{}, "no migrations"},
+		{"bad name", fstest.MapFS{"init.sql": sql}, `"init.sql"`},
+		{"gap", fstest.MapFS{"0001_a.sql": sql, "0003_c.sql": sql}, "0003_c.sql: expected version 0002"},
+		{"duplicate", fstest.MapFS{"0001_a.sql": sql, "0001_b.sql": sql}, "expected version 0002"},
+		{"not from one", fstest.MapFS{"0002_a.sql": sql}, "expected version 0001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadMigrations(tt.fsys)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("loadMigrations: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := embeddedVersion(t)
+	if _, err := s.db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	for name, open := range map[string]func(context.Context, string) (*Store, error){
+		"Open": Open, "OpenReadOnly": OpenReadOnly,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := open(ctx, path)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened a database from a newer cadence")
+			}
+			var newer *NewerSchemaError
+			if !errors.As(err, &newer) || newer.Have != 99 || newer.Want != want {
+				t.Fatalf("error %v, want NewerSchemaError{99, %d}", err, want)
+			}
+			wantMsg := "state.db was written by a newer cadence (schema 99, this binary knows 1); upgrade cadence"
+			if want == 1 && err.Error() != wantMsg {
+				t.Fatalf("message %q, want %q", err.Error(), wantMsg)
+			}
+		})
+	}
+	// Refusing must not have touched the version.
+	var v int
+	if err := rawDB(t, path).Get(&v, "PRAGMA user_version"); err != nil || v != 99 {
+		t.Fatalf("user_version %d (%v) after refusal, want 99", v, err)
+	}
+}
+
+func TestGarbageFileIsRefused(t *testing.T) {
+	ctx := context.Background()
+	fixture, err := os.ReadFile(filepath.Join("testdata", "not_a_database.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(path, fixture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func(context.Context, string) (*Store, error){
+		"Open": Open, "OpenReadOnly": OpenReadOnly,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := open(ctx, path)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened a text file as a database")
+			}
+			if !errors.Is(err, ErrNotSQLite) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q, want ErrNotSQLite naming %s", err, path)
+			}
+		})
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != string(fixture) {
+		t.Fatalf("the refused file was modified (%v)", err)
+	}
+}
+
+func TestOpenReadOnlyWithoutDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "state.db")
+	if _, err := OpenReadOnly(ctx, missing); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("missing file: %v, want ErrNoDatabase", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("OpenReadOnly created %s", missing)
+	}
+
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenReadOnly(ctx, empty); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("empty file: %v, want ErrNoDatabase", err)
+	}
+}
+
+func TestReadOnlyStoreRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	err = ro.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), nil) })
+	if !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Update on a read-only store: %v, want ErrReadOnly", err)
+	}
+	// Even a write that slips past the store is refused by SQLite itself.
+	if _, err := ro.db.Exec("DELETE FROM runs"); err == nil {
+		t.Fatal("a mode=ro connection accepted a write")
+	}
+}

@@ -1,0 +1,96 @@
+package checkpoint
+
+import "time"
+
+// Run is one execution of a workflow, from `cadence run` to its end, across
+// every `cadence resume` that continued it.
+type Run struct {
+	ID             string
+	Status         string // one of the Run* constants
+	WorkflowPath   string
+	WorkflowSHA256 string
+	WorkflowYAML   []byte // the workflow as it was when the run started (G8)
+	BudgetUSD      *float64
+	StartedAt      time.Time
+	FinishedAt     *time.Time
+	UpdatedAt      time.Time
+}
+
+// Step is the state of one workflow step within a run.
+type Step struct {
+	RunID        string
+	ID           string
+	Idx          int // position in the workflow, from 0
+	Agent        string
+	Status       string // one of the Step* constants
+	MaxAttempts  int
+	NextRetryAt  *time.Time // absolute deadline of the pending backoff (G4, G10)
+	DelayMS      *int64     // the drawn backoff delay, stored so resume never redraws
+	SessionID    string     // agent session the next attempt continues
+	FreshSession bool       // the next attempt starts a new session
+	HandoffJSON  []byte     // accepted handoff envelope; nil until the step succeeds
+	HelpRounds   int
+	Advice       string // advisor's guidance for the next attempt
+	CostUSD      float64
+	CostKnown    bool
+	Turns        int
+	InputTokens  int64
+	OutputTokens int64
+	UpdatedAt    time.Time
+}
+
+// Attempt is one execution of a step's agent (or of its help advisor, kind
+// help). N counts every attempt row of the step, help rounds included.
+type Attempt struct {
+	RunID         string
+	StepID        string
+	N             int
+	Kind          string // one of the Kind* constants
+	Status        string // one of the Attempt* constants
+	Class         string // failure class (see the handoff package); "" on success
+	Error         string
+	DetailsJSON   []byte // structured diagnosis; nil when there is none
+	Prompt        string
+	StartedAt     time.Time
+	FinishedAt    *time.Time
+	PID           *int // nil until the agent process started
+	ExitCode      *int
+	SessionID     string
+	CircuitGen    int64 // circuit generation the attempt ran under
+	DelayMS       *int64
+	NextRetryAt   *time.Time
+	RetryAfterMS  *int64
+	Repairs       []string // names of the repairs applied; nil when none recorded
+	OutputFile    string
+	FailedHandoff string
+	CostUSD       *float64 // nil when the agent did not report a cost
+	Turns         int
+	InputTokens   int64
+	OutputTokens  int64
+	HelpContext   string
+}
+
+// Circuit is the persisted state of one agent's circuit breaker. Circuits are
+// project-wide: one per agent name, shared by every run.
+type Circuit struct {
+	Agent      string
+	State      string // closed, open or half_open (see the circuit package)
+	Failures   int
+	Generation int64
+	OpenedAt   *time.Time
+	OpenUntil  *time.Time
+	Trials     int
+	Successes  int
+	UpdatedAt  time.Time
+}
+
+// Event is one entry of the audit log, such as "circuit_reset",
+// "run_abandoned" or "workflow_changed_allowed". RunID is "" for an event
+// that concerns the whole project.
+type Event struct {
+	ID     int64 // assigned by AddEvent
+	RunID  string
+	At     time.Time
+	Kind   string
+	Detail string
+}

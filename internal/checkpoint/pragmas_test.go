@@ -1,0 +1,116 @@
+package checkpoint
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+type pragmas struct {
+	JournalMode string
+	Synchronous int // 2 is FULL
+	BusyTimeout int // milliseconds
+	ForeignKeys int
+}
+
+func readPragmas(t *testing.T, q sqlx.QueryerContext) pragmas {
+	t.Helper()
+	ctx := context.Background()
+	var p pragmas
+	for _, r := range []struct {
+		name string
+		dst  any
+	}{
+		{"journal_mode", &p.JournalMode},
+		{"synchronous", &p.Synchronous},
+		{"busy_timeout", &p.BusyTimeout},
+		{"foreign_keys", &p.ForeignKeys},
+	} {
+		if err := sqlx.GetContext(ctx, q, r.dst, "PRAGMA "+r.name); err != nil {
+			t.Fatalf("PRAGMA %s: %v", r.name, err)
+		}
+	}
+	p.JournalMode = strings.ToLower(p.JournalMode)
+	return p
+}
+
+// Pragmas such as synchronous and foreign_keys are per connection: set once
+// with Exec they would hold on one pooled connection only. The DSN must give
+// them to every connection the pool opens.
+func TestPragmasOnEveryConnection(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	want := pragmas{JournalMode: "wal", Synchronous: 2, BusyTimeout: 10000, ForeignKeys: 1}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := readPragmas(t, s.db); got != want {
+		t.Errorf("store connection: %+v, want %+v", got, want)
+	}
+	if got := s.db.Stats().MaxOpenConnections; got != 1 {
+		t.Errorf("store pool allows %d connections, want 1 writer", got)
+	}
+
+	// Hold several connections of one pool open at once, so each is a
+	// distinct connection, and check every one.
+	dsn, err := writerDSN(path, defaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	const n = 4
+	conns := make([]*sqlx.Conn, n)
+	for i := range conns {
+		if conns[i], err = pool.Connx(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	if got := pool.Stats().OpenConnections; got != n {
+		t.Fatalf("%d connections open, want %d distinct ones", got, n)
+	}
+	for i, c := range conns {
+		if got := readPragmas(t, c); got != want {
+			t.Errorf("connection %d: %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+func TestBusyTimeoutOption(t *testing.T) {
+	s, err := open(context.Background(), filepath.Join(t.TempDir(), "state.db"), options{busyTimeout: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := readPragmas(t, s.db).BusyTimeout; got != 250 {
+		t.Fatalf("busy_timeout %d ms, want 250", got)
+	}
+}
+
+func TestOpenEscapesPath(t *testing.T) {
+	// '?' and '#' would end the file name in a URI; '%' starts an escape.
+	path := filepath.Join(t.TempDir(), "odd ?name#50%.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var file string
+	if err := s.db.Get(&file, "SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil {
+		t.Fatal(err)
+	}
+	if file != path {
+		t.Fatalf("database opened at %q, want %q", file, path)
+	}
+}

@@ -1,0 +1,120 @@
+package checkpoint
+
+import (
+	"fmt"
+)
+
+const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, budget_usd,
+	started_at, finished_at, updated_at`
+
+// Queries on the resume path, named so a test can check their plans.
+const (
+	latestRunQuery = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at DESC, id DESC LIMIT 1`
+	// The WHERE clause repeats the partial index runs_unfinished verbatim so
+	// SQLite uses it.
+	latestUnfinishedRunQuery = `SELECT ` + runColumns + ` FROM runs
+		WHERE status IN ('running', 'interrupted')
+		ORDER BY started_at DESC, id DESC LIMIT 1`
+)
+
+// CreateRun inserts a new run and its steps.
+func (t *Tx) CreateRun(r Run, steps []Step) error {
+	what := fmt.Sprintf("run %s", r.ID)
+	if err := t.mustWrite("create " + what); err != nil {
+		return err
+	}
+	if !knownStatus(runTransitions, r.Status) {
+		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, r.Status)
+	}
+	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO runs (`+runColumns+`) VALUES (
+		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :budget_usd,
+		:started_at, :finished_at, :updated_at)`, runToRow(r)); err != nil {
+		return fmt.Errorf("create %s: %w", what, err)
+	}
+	for _, s := range steps {
+		if s.RunID != r.ID {
+			return fmt.Errorf("create %s: step %s belongs to run %q", what, s.ID, s.RunID)
+		}
+		if err := t.insertStep(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateRun replaces every field of the run with r.ID, after checking the
+// status change with RunTransition.
+func (t *Tx) UpdateRun(r Run) error {
+	what := fmt.Sprintf("run %s", r.ID)
+	if err := t.mustWrite("update " + what); err != nil {
+		return err
+	}
+	var from string
+	if err := t.get(&from, what, `SELECT status FROM runs WHERE id = ?`, r.ID); err != nil {
+		return err
+	}
+	if err := RunTransition(from, r.Status); err != nil {
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	return t.execOne(what, `UPDATE runs SET status = :status, workflow_path = :workflow_path,
+		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, budget_usd = :budget_usd,
+		started_at = :started_at, finished_at = :finished_at, updated_at = :updated_at
+		WHERE id = :id`, runToRow(r))
+}
+
+// Run returns the run with the given id, or ErrNotFound.
+func (t *Tx) Run(id string) (*Run, error) {
+	return t.oneRun("run "+id, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
+}
+
+// LatestRun returns the most recently started run (ties broken by id), or
+// ErrNotFound when the project has none.
+func (t *Tx) LatestRun() (*Run, error) {
+	return t.oneRun("latest run", latestRunQuery)
+}
+
+// LatestUnfinishedRun returns the most recently started run that is running
+// or interrupted — the one `cadence resume` continues — or ErrNotFound.
+func (t *Tx) LatestUnfinishedRun() (*Run, error) {
+	return t.oneRun("latest unfinished run", latestUnfinishedRunQuery)
+}
+
+// Runs returns every run, oldest first.
+func (t *Tx) Runs() ([]Run, error) {
+	var rows []runRow
+	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT `+runColumns+` FROM runs
+		ORDER BY started_at, id`); err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	runs := make([]Run, len(rows))
+	for i, r := range rows {
+		runs[i] = r.run()
+	}
+	return runs, nil
+}
+
+func (t *Tx) oneRun(what, query string, args ...any) (*Run, error) {
+	var row runRow
+	if err := t.get(&row, what, query, args...); err != nil {
+		return nil, err
+	}
+	r := row.run()
+	return &r, nil
+}
+
+// RunCost returns the sum of the run's attempt costs and the number of
+// finished attempts whose cost is unknown (the agent reported none), so a
+// caller can show the sum as a lower bound.
+func (t *Tx) RunCost(runID string) (cost float64, unknown int, err error) {
+	var row struct {
+		Cost    float64 `db:"cost"`
+		Unknown int     `db:"unknown"`
+	}
+	if err := t.tx.GetContext(t.ctx, &row, `SELECT
+		COALESCE(SUM(cost_usd), 0) AS cost,
+		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown
+		FROM attempts WHERE run_id = ?`, runID); err != nil {
+		return 0, 0, fmt.Errorf("read cost of run %s: %w", runID, err)
+	}
+	return row.Cost, row.Unknown, nil
+}

@@ -1,0 +1,242 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/cadence-dev/cadence/migrations"
+)
+
+// DefaultBusyTimeout is how long a write waits for another connection's
+// write lock before it fails with ErrBusy.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Store is an open state database. It is safe for concurrent use; writes are
+// serialised through a single connection.
+type Store struct {
+	db       *sqlx.DB
+	path     string
+	readOnly bool
+}
+
+// options are the knobs tests turn; production code uses the defaults.
+type options struct {
+	busyTimeout time.Duration
+}
+
+func defaultOptions() options { return options{busyTimeout: DefaultBusyTimeout} }
+
+// Open opens (creating it and its directory if needed) the state database at
+// path and applies any pending migrations. A database from a newer cadence is
+// refused with a *NewerSchemaError; a file that is not SQLite with
+// ErrNotSQLite.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, defaultOptions())
+}
+
+func open(ctx context.Context, path string, opt options) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	dsn, err := writerDSN(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	s, err := connect(ctx, path, dsn, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.db, migrations.FS); err != nil {
+		s.db.Close()
+		var newer *NewerSchemaError
+		if errors.As(err, &newer) {
+			return nil, newer
+		}
+		return nil, fmt.Errorf("migrate %s: %w", path, classify(err))
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing state database for reading only, as
+// `cadence inspect` does while a run goes on (WAL lets it read a consistent
+// snapshot without blocking the writer). It never creates or migrates the
+// database: a missing file is ErrNoDatabase; a database whose schema this
+// binary cannot read is a *NewerSchemaError.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	return openReadOnly(ctx, path, defaultOptions())
+}
+
+func openReadOnly(ctx context.Context, path string, opt options) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	dsn, err := readerDSN(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	s, err := connect(ctx, path, dsn, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReadable(ctx, s.db, migrations.FS); err != nil {
+		s.db.Close()
+		var newer *NewerSchemaError
+		if errors.As(err, &newer) {
+			return nil, newer
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// connect opens the pool and checks that the file really is a database: the
+// driver opens lazily, so a garbage file is only noticed on first use.
+func connect(ctx context.Context, path, dsn string, readOnly bool) (*Store, error) {
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One connection: SQLite allows one writer at a time anyway, and a single
+	// connection keeps every write in this process strictly ordered.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	var n int
+	if err := db.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, classify(err))
+	}
+	return &Store{db: db, path: path, readOnly: readOnly}, nil
+}
+
+// writerDSN builds the read-write connection string. The pragmas are in the
+// DSN so the driver applies them to every connection it opens (G9);
+// busy_timeout comes first so the others can wait for a lock too.
+func writerDSN(path string, opt options) (string, error) {
+	u, err := fileURI(path)
+	if err != nil {
+		return "", err
+	}
+	q := "_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
+		"&_pragma=" + url.QueryEscape("journal_mode(WAL)") +
+		"&_pragma=" + url.QueryEscape("synchronous(FULL)") +
+		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
+		"&_txlock=immediate"
+	return u + "?" + q, nil
+}
+
+// readerDSN builds a connection string that SQLite itself opens read-only
+// (mode=ro): it cannot create the file, change the journal mode or write.
+func readerDSN(path string, opt options) (string, error) {
+	u, err := fileURI(path)
+	if err != nil {
+		return "", err
+	}
+	q := "mode=ro" +
+		"&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
+		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
+		"&_pragma=" + url.QueryEscape("query_only(1)")
+	return u + "?" + q, nil
+}
+
+// fileURI turns path into an absolute SQLite file: URI, escaping characters
+// such as '?' and '#' that would otherwise end the file name.
+func fileURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", path, err)
+	}
+	return "file:" + (&url.URL{Path: filepath.ToSlash(abs)}).EscapedPath(), nil
+}
+
+// Path returns the file the store was opened from.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Update runs fn in one BEGIN IMMEDIATE transaction and commits it when fn
+// returns nil; an error from fn (or a panic) rolls everything back. The write
+// lock is taken at BEGIN, so fn never fails half-way for lack of it; if
+// another process holds it past the busy timeout, Update returns ErrBusy.
+// fn must not call View or Update on the same store.
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("update %s: %w", s.path, ErrReadOnly)
+	}
+	return s.inTx(ctx, false, fn)
+}
+
+// View runs fn in a read-only transaction: every read inside it sees the
+// same snapshot of the database.
+func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.inTx(ctx, true, fn)
+}
+
+func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) (err error) {
+	sqlTx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: readOnly})
+	if err != nil {
+		return fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Reached on error and on panic; the panic continues unwinding.
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err := fn(&Tx{ctx: ctx, tx: sqlTx, writable: !readOnly}); err != nil {
+		done = true
+		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(classify(err), fmt.Errorf("roll back: %w", rbErr))
+		}
+		return classify(err)
+	}
+	done = true
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit to %s: %w", s.path, classify(err))
+	}
+	return nil
+}
+
+// classify adds the package's sentinels to driver errors a caller must tell
+// apart: a lock held too long (ErrBusy) and a file that is not a database
+// (ErrNotSQLite). Other errors are returned unchanged.
+func classify(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY:
+		if !errors.Is(err, ErrBusy) {
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		}
+	case sqlite3.SQLITE_NOTADB:
+		if !errors.Is(err, ErrNotSQLite) {
+			return fmt.Errorf("%w: %w", ErrNotSQLite, err)
+		}
+	}
+	return err
+}
