@@ -1,0 +1,259 @@
+package repair
+
+// repairCase is one hand-written repair: the input, the exact compact JSON
+// expected, the repairs expected (space-separated, in order) and whether
+// the value had to be closed.
+type repairCase struct {
+	name    string
+	in      string
+	want    string
+	repairs string
+	trunc   bool
+}
+
+// repairCases covers every repair, the adversarial inputs agents produce
+// (strings that look like Python, comments or fences; prose with braces),
+// and truncation at every kind of token.
+var repairCases = []repairCase{
+	// Valid JSON: same value, compacted, no repairs.
+	{"valid object", `{"a": 1, "b": [true, false, null]}`, `{"a":1,"b":[true,false,null]}`, "", false},
+	{"valid indented", "{\n  \"a\": {\n    \"b\": \"c\"\n  }\n}\n", `{"a":{"b":"c"}}`, "", false},
+	{"valid array", `[1, 2.5, -3e10, "x"]`, `[1,2.5,-3e10,"x"]`, "", false},
+	{"valid string", `"hello"`, `"hello"`, "", false},
+	{"valid number", ` 42 `, `42`, "", false},
+	{"valid true", `true`, `true`, "", false},
+	{"valid null", `null`, `null`, "", false},
+	{"valid empty object", `{}`, `{}`, "", false},
+	{"valid empty array", `[ ]`, `[]`, "", false},
+	{"valid exponent kept", `[1.0E+2]`, `[1.0E+2]`, "", false},
+	{"valid string with True None", `{"s": "True or None"}`, `{"s":"True or None"}`, "", false},
+	{"valid unicode escapes", `{"s": "\u00e9\ud83d\ude00"}`, `{"s":"\u00e9\ud83d\ude00"}`, "", false},
+	{"valid raw unicode", `{"s": "é😀"}`, `{"s":"é😀"}`, "", false},
+
+	// bom
+	{"bom valid", "\ufeff{\"a\":1}", `{"a":1}`, "bom", false},
+	{"bom broken", "\ufeff{'a':1}", `{"a":1}`, "bom single_quotes", false},
+
+	// code_fence
+	{"fence json", "```json\n{\"a\": 1}\n```", `{"a":1}`, "code_fence", false},
+	{"fence bare", "```\n{\"a\": 1}\n```", `{"a":1}`, "code_fence", false},
+	{"fence JSON upper", "```JSON\n[1]\n```", `[1]`, "code_fence", false},
+	{"fence with prose", "Here you go:\n```json\n{\"a\": 1}\n```\nDone.", `{"a":1}`, "code_fence prose", false},
+	{"fence preferred over later prose object", "```json\n{\"a\": 1}\n```\nor maybe {\"b\": 2}", `{"a":1}`, "code_fence prose", false},
+	{"json fence preferred over python fence", "```python\n{'x': 1}\n```\n```json\n{\"a\": 1}\n```", `{"a":1}`, "code_fence concatenated", false},
+	{"fence in string", "```json\n{\"code\": \"```python\\nprint(1)\\n```\"}\n```", "{\"code\":\"```python\\nprint(1)\\n```\"}", "code_fence", false},
+	{"fence in raw string", "```json\n{\"md\": \"a\n```\nb\"}\n```", "{\"md\":\"a\\n```\\nb\"}", "code_fence control_chars", false},
+	{"fence inline", "```json {\"a\": 1}```", `{"a":1}`, "code_fence", false},
+	{"fence string encoded", "```json\n\"{\\\"a\\\": 1}\"\n```", `{"a":1}`, "code_fence string_encoded_json", false},
+	{"fence scalar", "```json\n42\n```", `42`, "code_fence", false},
+	{"fence broken inside", "```json\n{'a': True,}\n```", `{"a":true}`, "code_fence single_quotes python_literals trailing_comma", false},
+	{"fence closed on cut value", "```json\n{\"a\": 1, \"b\": [2\n```", `{"a":1,"b":[2]}`, "code_fence truncated", true},
+	{"fence unclosed", "```json\n{\"a\": 1}", `{"a":1}`, "code_fence", false},
+	{"two fences last wins", "```json\n{\"a\": 1}\n```\n```json\n{\"a\": 2}\n```", `{"a":2}`, "code_fence concatenated", false},
+
+	// prose
+	{"prose around", `Here is the result: {"a": 1} Hope this helps!`, `{"a":1}`, "prose", false},
+	{"prose before", `Result: [1, 2]`, `[1,2]`, "prose", false},
+	{"prose apostrophe", `It's done, here's the JSON: {"ok": true}`, `{"ok":true}`, "prose", false},
+	{"prose braces before", `Use {name} placeholders. {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose double braces", `Template {{x}} gives {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose footnote before", `As shown in [1], the answer is {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose footnote after", `The answer is {"a": 1} as in [2].`, `{"a":1}`, "prose", false},
+	{"prose brace after", `{"a": 1} and then f() {`, `{"a":1}`, "prose", false},
+	{"prose apostrophes and braces", `I'd say {it's} fine: {"a": "it's"}`, `{"a":"it's"}`, "prose", false},
+	{"prose True word", `True story: {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose None word", `None of that, just {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose number", `Step 2 of 3: {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose quoted word", `"Done" she said {"a": 1}`, `{"a":1}`, "prose", false},
+	{"prose with broken JSON before valid", `First try {"a": [1, x]} then {"b": 2}`, `{"b":2}`, "prose", false},
+	{"prose nested fragment not taken", `{"a": {"b": 1}, x} and no more`, ``, "", false},
+	{"prose object preferred over later array", `{"a": 1} see [3]`, `{"a":1}`, "prose", false},
+	{"prose multiline", "Sure!\n\n{\n  \"a\": 1\n}\n\nLet me know.", `{"a":1}`, "prose", false},
+	{"prose url before", `See http://example.com/{id} for {"a": 1}`, `{"a":1}`, "prose", false},
+
+	// comments
+	{"line comment", "{\"a\": 1, // one\n\"b\": 2}", `{"a":1,"b":2}`, "comments", false},
+	{"block comment", `{"a": /* the a */ 1}`, `{"a":1}`, "comments", false},
+	{"comment before key", "{\n// first\n\"a\": 1}", `{"a":1}`, "comments", false},
+	{"unterminated block comment", `{"a": 1 /* open`, `{"a":1}`, "comments truncated", true},
+	{"url not comment", `{"u": "http://x.org/a//b"}`, `{"u":"http://x.org/a//b"}`, "", false},
+	{"url not comment broken", `{'u': 'http://x.org/*y*/'}`, `{"u":"http://x.org/*y*/"}`, "single_quotes", false},
+	{"comment markers in string", `{"c": "// not /* a */ comment",}`, `{"c":"// not /* a */ comment"}`, "trailing_comma", false},
+
+	// python_literals
+	{"python True", `{"a": True}`, `{"a":true}`, "python_literals", false},
+	{"python False None", `[False, None]`, `[false,null]`, "python_literals", false},
+	{"python dict", `{'a': True, 'b': None, 'c': [1, 2]}`, `{"a":true,"b":null,"c":[1,2]}`, "single_quotes python_literals", false},
+	{"python top None", `None`, `null`, "python_literals", false},
+	{"python words in strings kept", `{"a": "True", "b": 'None', "c": False}`, `{"a":"True","b":"None","c":false}`, "single_quotes python_literals", false},
+	{"python key True stays key", `{True: 1}`, `{"True":1}`, "unquoted_keys", false},
+	{"unknown word", `{"a": yes}`, ``, "", false},
+
+	// single_quotes
+	{"single key and value", `{'a': 'b'}`, `{"a":"b"}`, "single_quotes", false},
+	{"single with double inside", `{'a': 'say "hi"'}`, `{"a":"say \"hi\""}`, "single_quotes", false},
+	{"single escaped apostrophe", `{'a': 'it\'s'}`, `{"a":"it's"}`, "single_quotes", false},
+	{"single bare apostrophe", `{'a': 'it's ok'}`, `{"a":"it's ok"}`, "single_quotes", false},
+	{"single rock n roll", `['rock 'n' roll', 'x']`, `["rock 'n' roll","x"]`, "single_quotes", false},
+	{"single python hex escape", `['a\x41\x00']`, `["a\u0041\u0000"]`, "single_quotes python_literals", false},
+	{"double python hex escape", `{"a": "x\x7e"}`, `{"a":"x\u007e"}`, "python_literals", false},
+	{"single keeps escapes", `['a\nb\\c\u00e9']`, `["a\nb\\c\u00e9"]`, "single_quotes", false},
+	{"single braces inside", `{'t': '{x: [1, 2]}'}`, `{"t":"{x: [1, 2]}"}`, "single_quotes", false},
+	{"single top level", `'hello'`, `"hello"`, "single_quotes", false},
+	{"single escaped double", `['a\"b']`, `["a\"b"]`, "single_quotes", false},
+	{"double with escaped apostrophe", `{"a": "it\'s"}`, `{"a":"it's"}`, "single_quotes", false},
+	{"single string missing comma", `['a' 'b']`, `["a","b"]`, "single_quotes missing_comma", false},
+	{"single empty", `{'a': ''}`, `{"a":""}`, "single_quotes", false},
+
+	// smart_quotes
+	{"smart double", `{“a”: “b”}`, `{"a":"b"}`, "smart_quotes", false},
+	{"smart single", `{‘a’: ‘b’}`, `{"a":"b"}`, "smart_quotes", false},
+	{"smart apostrophe inside", `{“a”: ‘it’s’}`, `{"a":"it’s"}`, "smart_quotes", false},
+	{"smart quotes inside normal string kept", `{"a": "“quoted” ‘x’"}`, `{"a":"“quoted” ‘x’"}`, "", false},
+	{"smart with double inside", `[“say "x"”]`, `["say \"x\""]`, "smart_quotes", false},
+
+	// unquoted_keys
+	{"unquoted keys", `{a: 1, b_2: 2, $c: 3}`, `{"a":1,"b_2":2,"$c":3}`, "unquoted_keys", false},
+	{"unquoted dashed key", `{content-type: "x"}`, `{"content-type":"x"}`, "unquoted_keys", false},
+	{"unquoted numeric key", `{1: 'one'}`, `{"1":"one"}`, "unquoted_keys single_quotes", false},
+	{"unquoted nested", `{a: {b: [1]}}`, `{"a":{"b":[1]}}`, "unquoted_keys", false},
+
+	// trailing_comma
+	{"trailing object", `{"a": 1,}`, `{"a":1}`, "trailing_comma", false},
+	{"trailing array", `[1, 2,]`, `[1,2]`, "trailing_comma", false},
+	{"trailing nested", `{"a": [1,], "b": {"c": 2,},}`, `{"a":[1],"b":{"c":2}}`, "trailing_comma", false},
+	{"trailing with space", "[1 ,\n ]", `[1]`, "trailing_comma", false},
+	{"leading comma", `[,1]`, ``, "", false},
+	{"double comma", `[1,,2]`, ``, "", false},
+
+	// missing_comma
+	{"missing array", `[1 2 3]`, `[1,2,3]`, "missing_comma", false},
+	{"missing object", `{"a": 1 "b": 2}`, `{"a":1,"b":2}`, "missing_comma", false},
+	{"missing newline", "{\n\"a\": 1\n\"b\": [true\nfalse]\n}", `{"a":1,"b":[true,false]}`, "missing_comma", false},
+	{"missing between containers", `[{"a": 1} {"b": 2} [3]]`, `[{"a":1},{"b":2},[3]]`, "missing_comma", false},
+	{"missing before unquoted key", `{"a": "x" b: 2}`, `{"a":"x","b":2}`, "missing_comma unquoted_keys", false},
+
+	// non_finite
+	{"nan", `[NaN]`, `[null]`, "non_finite", false},
+	{"infinities", `{"a": Infinity, "b": -Infinity, "c": +Infinity}`, `{"a":null,"b":null,"c":null}`, "non_finite", false},
+	{"undefined", `{"a": undefined}`, `{"a":null}`, "non_finite", false},
+	{"nan in string kept", `{"a": "NaN", "b": NaN}`, `{"a":"NaN","b":null}`, "non_finite", false},
+
+	// control_chars
+	{"raw newline", "{\"a\": \"x\ny\"}", `{"a":"x\ny"}`, "control_chars", false},
+	{"raw tab and cr", "[\"a\tb\rc\"]", `["a\tb\rc"]`, "control_chars", false},
+	{"raw other control", "[\"a\x01b\x1f\"]", `["a\u0001b\u001f"]`, "control_chars", false},
+	{"raw control in single", "['a\nb']", `["a\nb"]`, "single_quotes control_chars", false},
+	{"raw control in key", "{\"a\nb\": 1}", `{"a\nb":1}`, "control_chars", false},
+
+	// number_format
+	{"leading zeros", `[007, -0012, 00.5, 0]`, `[7,-12,0.5,0]`, "number_format", false},
+	{"leading dot", `[.5, -.25]`, `[0.5,-0.25]`, "number_format", false},
+	{"leading plus", `[+1, +0.5]`, `[1,0.5]`, "number_format", false},
+	{"trailing dot", `[1., 2.e3]`, `[1.0,2.0e3]`, "number_format", false},
+	{"hex is not a number", `[0x1F]`, ``, "", false},
+	{"double dot", `[1.2.3]`, ``, "", false},
+	{"exponent without digits", `[1e]`, ``, "", false},
+
+	// string_encoded_json
+	{"encoded object", `"{\"a\":1}"`, `{"a":1}`, "string_encoded_json", false},
+	{"encoded array", `"[1, 2]"`, `[1,2]`, "string_encoded_json", false},
+	{"encoded with spaces", `  "  {\"a\": [true]}  "  `, `{"a":[true]}`, "string_encoded_json", false},
+	{"encoded broken inside", `"{'a': True}"`, `{"a":true}`, "string_encoded_json single_quotes python_literals", false},
+	{"encoded in single quotes", `'{"a": 1}'`, `{"a":1}`, "single_quotes string_encoded_json", false},
+	{"encoded twice stays string", `"\"{\\\"a\\\":1}\""`, `"\"{\\\"a\\\":1}\""`, "", false},
+	{"string not json stays", `"{not json"`, `"{not json"`, "", false},
+	{"string with json and more stays", `"{\"a\":1} extra"`, `"{\"a\":1} extra"`, "", false},
+	{"nested string json stays", `{"a": "{\"b\":1}"}`, `{"a":"{\"b\":1}"}`, "", false},
+
+	// concatenated
+	{"concatenated two", `{"a": 1}{"a": 2}`, `{"a":2}`, "concatenated", false},
+	{"ndjson", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n", `{"a":3}`, "concatenated", false},
+	{"concatenated arrays", `[1] [2]`, `[2]`, "concatenated", false},
+	{"concatenated last truncated", `{"a": 1} {"a": 2`, `{"a":1}`, "concatenated", false},
+	{"concatenated broken", `{'a': 1}{'a': 2,}`, `{"a":2}`, "concatenated single_quotes trailing_comma", false},
+
+	// truncated
+	{"cut mid string", `{"a": "hel`, `{"a":"hel"}`, "truncated", true},
+	{"cut mid escape", `{"a": "x\`, `{"a":"x"}`, "truncated", true},
+	{"cut mid unicode", `{"a": "x\u00`, `{"a":"x"}`, "truncated", true},
+	{"cut after surrogate", `["\ud83d`, `["\ud83d"]`, "truncated", true},
+	{"cut mid number", `[1, 23`, `[1,23]`, "truncated", true},
+	{"cut after decimal point", `[1.`, `[1.0]`, "truncated", true},
+	{"cut after exponent", `[1e`, `[1e0]`, "truncated", true},
+	{"cut after exponent sign", `[2E-`, `[2E-0]`, "truncated", true},
+	{"cut after minus", `[-`, `[-0]`, "truncated", true},
+	{"cut mid key", `{"a": 1, "ke`, `{"a":1}`, "truncated", true},
+	{"cut mid unquoted key", `{"a": 1, ke`, `{"a":1}`, "unquoted_keys truncated", true},
+	{"cut after key", `{"a": 1, "b"`, `{"a":1}`, "truncated", true},
+	{"cut after colon", `{"a": 1, "b":`, `{"a":1}`, "truncated", true},
+	{"cut after first colon", `{"a":`, `{}`, "truncated", true},
+	{"cut after comma", `{"a": 1,`, `{"a":1}`, "truncated", true},
+	{"cut after array comma", `[1, 2, `, `[1,2]`, "truncated", true},
+	{"cut after open", `{`, `{}`, "truncated", true},
+	{"cut nested", `{"a": [1, {"b": [true`, `{"a":[1,{"b":[true]}]}`, "truncated", true},
+	{"cut literal true", `[tru`, `[true]`, "truncated", true},
+	{"cut literal false", `{"a": fa`, `{"a":false}`, "truncated", true},
+	{"cut literal null", `[n`, `[null]`, "truncated", true},
+	{"cut python literal", `[Tr`, `[true]`, "python_literals truncated", true},
+	{"cut None", `[No`, `[null]`, "python_literals truncated", true},
+	{"cut infinity", `[-Inf`, `[null]`, "non_finite truncated", true},
+	{"cut single quoted", `{'a': 'b`, `{"a":"b"}`, "single_quotes truncated", true},
+	{"cut raw newline string", "{\"a\": \"x\ny", `{"a":"x\ny"}`, "control_chars truncated", true},
+	{"cut with prose before", `Here: {"a": [1, 2`, `{"a":[1,2]}`, "prose truncated", true},
+	{"cut in fence", "```json\n{\"a\": \"b", `{"a":"b"}`, "code_fence truncated", true},
+	{"cut after trailing comma array", `[1, [2,`, `[1,[2]]`, "truncated", true},
+	{"cut top string", `"abc`, ``, "", false},
+	{"cut top literal", `tru`, `true`, "truncated", true},
+
+	// Adversarial content: strings are never changed.
+	{"string with braces", `{'a': '}{][', b: 1,}`, `{"a":"}{][","b":1}`, "single_quotes unquoted_keys trailing_comma", false},
+	{"string with fence and comment", "{'a': \"``` // /* */ '\", }", "{\"a\":\"``` // /* */ '\"}", "single_quotes trailing_comma", false},
+	{"string with escaped quotes", `{"a": "x\"y\\", b: 2}`, `{"a":"x\"y\\","b":2}`, "unquoted_keys", false},
+	{"string with backslash end", `['C:\\dir\\']`, `["C:\\dir\\"]`, "single_quotes", false},
+	{"string with unicode", `{'ключ': 'значение 😀'}`, `{"ключ":"значение 😀"}`, "single_quotes", false},
+	{"unicode surrogate pair", `{'e': '\ud83d\ude00'}`, `{"e":"\ud83d\ude00"}`, "single_quotes", false},
+	{"string with html", `{'h': '<a href="/x">y</a>'}`, `{"h":"<a href=\"/x\">y</a>"}`, "single_quotes", false},
+	{"python style everything", "{'ok': True, 'items': [1, 2,], 'note': None, 'text': 'it\\'s \"fine\"',}", `{"ok":true,"items":[1,2],"note":null,"text":"it's \"fine\""}`, "single_quotes python_literals trailing_comma", false},
+	{"deep nesting ok", deep(128, "1"), deep(128, "1"), "", false},
+	{"deep nesting broken ok", deep(128, "True"), deep(128, "true"), "python_literals", false},
+}
+
+// errorCase is an input that cannot be repaired, with where the error is.
+type errorCase struct {
+	name      string
+	in        string
+	line, col int
+}
+
+var errorCases = []errorCase{
+	{"bad word", `{"a": x}`, 1, 7},
+	{"bad word on line 3", "{\n  \"a\": 1,\n  \"b\": maybe\n}", 3, 8},
+	{"mismatched closer", `[1, 2}`, 1, 6},
+	{"missing colon", `{"a" 1}`, 1, 6},
+	{"bad escape", `{"a": "x\qy"}`, 1, 9},
+	{"bad unicode escape", `["\u12G4"]`, 1, 3},
+	{"leading comma", `[,1]`, 1, 2},
+	{"double comma", `[1,,2]`, 1, 4},
+	{"hex number", `[0x1F]`, 1, 3},
+	{"double dot", `[1.2.3]`, 1, 5},
+	{"exponent without digits", `[1e]`, 1, 4},
+	{"value missing", `{"a": }`, 1, 7},
+	{"bad key", `{"a": 1, [1]: 2}`, 1, 10},
+	{"yes is not a literal", `{"a": yes}`, 1, 7},
+	{"nested fragment not taken", `{"a": {"b": 1}, x} and no more`, 1, 18},
+	{"string bad escape top", `"abc\q"`, 1, 5},
+}
+
+// deep nests value in n arrays.
+func deep(n int, value string) string {
+	b := make([]byte, 0, 2*n+len(value))
+	for range n {
+		b = append(b, '[')
+	}
+	b = append(b, value...)
+	for range n {
+		b = append(b, ']')
+	}
+	return string(b)
+}

@@ -1,0 +1,23 @@
+// Package repair turns the almost-JSON that coding agents hand over into
+// strict JSON, deterministically and in linear time.
+//
+// Agents wrap their handoff in prose and markdown fences, write Python
+// literals and single quotes, forget or double commas, and get cut off
+// mid-value. Repair finds the handoff in such text with a tokenizer (never
+// with regular expressions over raw text, which cannot tell a quote inside
+// a string from one outside), rewrites it as compact JSON and names every
+// repair it applied, so that a failed-handoff record can say what was fixed.
+//
+// The content of strings is never changed: only their quoting and escaping
+// are, so every string decodes to the value the agent wrote.
+//
+// Strictly valid input comes back compacted, with the same value and no
+// repairs. It is recognised in the same single pass that repairs: a parse
+// that applied no repair and spans the input is the strict parse. A separate
+// strict pre-pass (encoding/json) would read truncated input twice, since a
+// cut-off value only turns out invalid at its very end; the single pass
+// reads valid input faster than encoding/json decodes it.
+//
+// Nesting is bounded by Options.MaxDepth and tracked on an explicit stack,
+// so hostile input yields an *Error, never a stack overflow.
+package repair

@@ -1,0 +1,89 @@
+package repair
+
+// Names of the repairs, as recorded in Result.Repairs and in failed-handoff
+// records. They are part of the product's contract: do not rename them.
+const (
+	BOM               = "bom"                 // a UTF-8 byte order mark was removed
+	CodeFence         = "code_fence"          // the value was taken from a markdown fence
+	Prose             = "prose"               // text around the value was dropped
+	Comments          = "comments"            // // and /* */ comments were removed
+	PythonLiterals    = "python_literals"     // True, False, None
+	SingleQuotes      = "single_quotes"       // 'text' became "text"; \' became '
+	SmartQuotes       = "smart_quotes"        // “text” and ‘text’ used as string quotes
+	UnquotedKeys      = "unquoted_keys"       // {key: 1}
+	TrailingComma     = "trailing_comma"      // [1,] and {"a":1,}
+	MissingComma      = "missing_comma"       // [1 2] and {"a":1 "b":2}
+	NonFinite         = "non_finite"          // NaN, Infinity, -Infinity, undefined became null
+	ControlChars      = "control_chars"       // raw control characters inside strings were escaped
+	NumberFormat      = "number_format"       // 007, .5, +1, 1.
+	StringEncodedJSON = "string_encoded_json" // "{\"a\":1}" became {"a":1}
+	Concatenated      = "concatenated"        // several top-level values; the last complete one was kept
+	Truncated         = "truncated"           // open strings, arrays and objects were closed
+)
+
+// repairID indexes names; the order here is irrelevant to the output order.
+type repairID uint8
+
+const (
+	idBOM repairID = iota
+	idCodeFence
+	idProse
+	idComments
+	idPythonLiterals
+	idSingleQuotes
+	idSmartQuotes
+	idUnquotedKeys
+	idTrailingComma
+	idMissingComma
+	idNonFinite
+	idControlChars
+	idNumberFormat
+	idStringEncodedJSON
+	idConcatenated
+	idTruncated
+	numRepairs
+)
+
+var names = [numRepairs]string{
+	BOM, CodeFence, Prose, Comments, PythonLiterals, SingleQuotes, SmartQuotes,
+	UnquotedKeys, TrailingComma, MissingComma, NonFinite, ControlChars,
+	NumberFormat, StringEncodedJSON, Concatenated, Truncated,
+}
+
+// repairSet records repairs once each, in order of first application.
+// It is a value type small enough to copy with a candidate.
+type repairSet struct {
+	seen  uint32
+	n     uint8
+	order [numRepairs]repairID
+}
+
+func (s *repairSet) add(id repairID) {
+	if s.seen&(1<<id) != 0 {
+		return
+	}
+	s.seen |= 1 << id
+	s.order[s.n] = id
+	s.n++
+}
+
+func (s *repairSet) has(id repairID) bool { return s.seen&(1<<id) != 0 }
+
+// merge appends the repairs of o not yet in s, keeping o's order.
+func (s *repairSet) merge(o repairSet) {
+	for _, id := range o.order[:o.n] {
+		s.add(id)
+	}
+}
+
+// names returns the repair names, or nil when nothing was repaired.
+func (s *repairSet) names() []string {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]string, s.n)
+	for i, id := range s.order[:s.n] {
+		out[i] = names[id]
+	}
+	return out
+}

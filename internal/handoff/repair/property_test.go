@@ -1,0 +1,205 @@
+package repair
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// gen builds random JSON values from a seeded source, with strings full of
+// the text that trips naive repairers.
+type gen struct{ r *rand.Rand }
+
+var tricky = []string{
+	"True", "None", "False", "null", "NaN", "//", "/*", "*/", "'", "it's", `"`, `\`,
+	"{", "}", "[", "]", ",", ":", "```", "```json", "http://x.org/a", " ", "\n", "\t",
+	"é", "😀", "“", "”", "‘", "’", "\x01", "a", "key", "0", "-1.5", "<b>&",
+}
+
+func (g gen) str() string {
+	var b strings.Builder
+	for range g.r.Intn(6) {
+		b.WriteString(tricky[g.r.Intn(len(tricky))])
+	}
+	return b.String()
+}
+
+func (g gen) value(depth int) any {
+	n := 8
+	if depth > 4 {
+		n = 5
+	}
+	switch g.r.Intn(n) {
+	case 0:
+		return nil
+	case 1:
+		return g.r.Intn(2) == 0
+	case 2:
+		return float64(g.r.Intn(2000) - 1000)
+	case 3:
+		return g.r.NormFloat64() * 1e3
+	case 4:
+		return g.str()
+	case 5, 6:
+		m := map[string]any{}
+		for range g.r.Intn(5) {
+			m[g.str()] = g.value(depth + 1)
+		}
+		return m
+	default:
+		a := make([]any, g.r.Intn(5))
+		for i := range a {
+			a[i] = g.value(depth + 1)
+		}
+		return a
+	}
+}
+
+// container returns a random object or array, the usual shape of a handoff.
+func (g gen) container() any {
+	for {
+		switch v := g.value(0).(type) {
+		case map[string]any, []any:
+			return v
+		}
+	}
+}
+
+func decode(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("output %s does not decode: %v", b, err)
+	}
+	return v
+}
+
+func TestPropertyValidRoundTrip(t *testing.T) {
+	g := gen{rand.New(rand.NewSource(1))}
+	for i := range 3000 {
+		v := g.container()
+		compact, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		indented, _ := json.MarshalIndent(v, "", "  ")
+		for _, in := range [][]byte{compact, indented} {
+			r, err := Repair(in, Options{})
+			if err != nil {
+				t.Fatalf("value %d: Repair(%s): %v", i, in, err)
+			}
+			if len(r.Repairs) != 0 || r.Truncated {
+				t.Fatalf("value %d: Repair(%s) applied %v", i, in, r.Repairs)
+			}
+			if got := decode(t, r.JSON); !reflect.DeepEqual(got, v) {
+				t.Fatalf("value %d: Repair(%s) = %s, value changed", i, in, r.JSON)
+			}
+		}
+	}
+}
+
+func TestPropertyPythonStyle(t *testing.T) {
+	g := gen{rand.New(rand.NewSource(2))}
+	for i := range 3000 {
+		v := g.container()
+		var b strings.Builder
+		writePython(&b, v, g.r)
+		in := b.String()
+		r, err := Repair([]byte(in), Options{})
+		if err != nil {
+			t.Fatalf("value %d: Repair(%s): %v", i, in, err)
+		}
+		if got := decode(t, r.JSON); !reflect.DeepEqual(got, v) {
+			t.Fatalf("value %d: Repair(%s)\n= %s, value changed", i, in, r.JSON)
+		}
+		if r.Truncated {
+			t.Fatalf("value %d: Repair(%s) reports truncation", i, in)
+		}
+	}
+}
+
+// writePython writes v the way Python's repr writes a dict or list, with a
+// trailing comma after some members.
+func writePython(b *strings.Builder, v any, r *rand.Rand) {
+	trailing := func() {
+		if r.Intn(3) == 0 {
+			b.WriteString(", ")
+		}
+	}
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("None")
+	case bool:
+		if v {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case float64:
+		b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	case string:
+		b.WriteString(pyRepr(v))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writePython(b, e, r)
+		}
+		if len(v) > 0 {
+			trailing()
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		b.WriteByte('{')
+		first := true
+		for k, e := range v {
+			if !first {
+				b.WriteString(", ")
+			}
+			first = false
+			b.WriteString(pyRepr(k))
+			b.WriteString(": ")
+			writePython(b, e, r)
+		}
+		if len(v) > 0 {
+			trailing()
+		}
+		b.WriteByte('}')
+	default:
+		panic(fmt.Sprintf("unexpected %T", v))
+	}
+}
+
+// pyRepr quotes s as Python's repr does: single quotes unless s holds a
+// single quote and no double quote, \xHH for control characters.
+func pyRepr(s string) string {
+	q := byte('\'')
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, c := range []byte(s) {
+		switch {
+		case c == q || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package repair
+
+// raceEnabled shrinks timing tests, which the race detector slows tenfold.
+const raceEnabled = true

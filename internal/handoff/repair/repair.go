@@ -1,0 +1,169 @@
+package repair
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// defaultMaxDepth bounds nesting when Options.MaxDepth is not set.
+const defaultMaxDepth = 128
+
+// Options tunes a repair.
+type Options struct {
+	// MaxDepth is the deepest nesting of objects and arrays accepted;
+	// 0 (or less) means 128. Deeper input is an *Error.
+	MaxDepth int
+}
+
+func (o Options) maxDepth() int {
+	if o.MaxDepth <= 0 {
+		return defaultMaxDepth
+	}
+	return o.MaxDepth
+}
+
+// Result is one value recovered from the input.
+type Result struct {
+	// JSON is the value as compact, strictly valid JSON.
+	JSON []byte
+	// Repairs names the repairs applied, each once, in order of first
+	// application; it is empty for valid input. Repairs that concern the
+	// input as a whole (bom, code_fence, prose, concatenated) come first.
+	Repairs []string
+	// Truncated is set when the value was only obtained by closing input
+	// that ended inside it.
+	Truncated bool
+}
+
+// Repair returns the handoff in input: the last complete top-level value,
+// preferring the content of a ```json fence and objects over arrays, or the
+// truncated value closed when there is no complete one. The error is an
+// *Error for JSON that cannot be repaired, or wraps ErrNoJSON.
+func Repair(input []byte, opts Options) (Result, error) {
+	var best *candidate
+	var spare []byte
+	s := newScanner(input, opts)
+	s.fresh = func() []byte {
+		if spare == nil {
+			spare = make([]byte, 0, len(input)+len(input)/16+64)
+		}
+		return spare[:0]
+	}
+	s.emit = func(c *candidate) {
+		if best == nil || c.supersedes(best) {
+			if best != nil {
+				spare = best.json
+			} else {
+				spare = nil
+			}
+			best = c
+			return
+		}
+		spare = c.json
+	}
+	if err := s.run(); err != nil {
+		return Result{}, err
+	}
+	if best == nil {
+		return Result{}, s.notFound()
+	}
+	r := s.result(best)
+	if s.found > 1 && !s.prose {
+		r.Repairs = withDocRepair(r.Repairs, idConcatenated)
+	}
+	return r, nil
+}
+
+// RepairAll returns every top-level value in input, in order. Strictly
+// valid input yields exactly one.
+func RepairAll(input []byte, opts Options) ([]Result, error) {
+	var found []*candidate
+	s := newScanner(input, opts)
+	scratch := make([]byte, 0, len(input)+len(input)/16+64)
+	s.fresh = func() []byte { return scratch[:0] }
+	s.emit = func(c *candidate) {
+		scratch = c.json
+		c.json = bytes.Clone(c.json)
+		found = append(found, c)
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, s.notFound()
+	}
+	out := make([]Result, len(found))
+	for i, c := range found {
+		out[i] = s.result(c)
+	}
+	return out, nil
+}
+
+// bom is the UTF-8 byte order mark some editors and agents emit.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// docScanner wraps a scanner with the input-wide facts results need.
+type docScanner struct {
+	scanner
+	input    []byte
+	bodyAt   int
+	maxDepth int
+}
+
+func newScanner(input []byte, opts Options) *docScanner {
+	d := &docScanner{input: input, maxDepth: opts.maxDepth()}
+	if bytes.HasPrefix(input, bom) {
+		d.bodyAt = len(bom)
+	}
+	d.in = input
+	d.p = parser{in: input, maxDepth: d.maxDepth}
+	return d
+}
+
+// run scans the whole input and converts a fatal failure to an *Error.
+func (d *docScanner) run() error {
+	if err := d.scan(d.bodyAt); err != nil {
+		return newError(d.input, err.off, err.msg())
+	}
+	return nil
+}
+
+// notFound is the error when no value was found.
+func (d *docScanner) notFound() error {
+	if d.failed {
+		return newError(d.input, d.err.off, d.err.msg())
+	}
+	return fmt.Errorf("%w in %d bytes of input", ErrNoJSON, len(d.input))
+}
+
+// result turns a candidate into a Result, adding the input-wide repairs.
+func (d *docScanner) result(c *candidate) Result {
+	if c.kind == '"' && !c.truncated {
+		decodeStringJSON(c, d.maxDepth)
+	}
+	var reps repairSet
+	if d.bodyAt > 0 {
+		reps.add(idBOM)
+	}
+	if c.fence != fenceNone {
+		reps.add(idCodeFence)
+	}
+	if d.prose {
+		reps.add(idProse)
+	}
+	reps.merge(c.reps)
+	return Result{JSON: c.json, Repairs: reps.names(), Truncated: c.truncated}
+}
+
+// withDocRepair inserts an input-wide repair after the others of its kind
+// (bom, code_fence, prose), ahead of the value's own repairs.
+func withDocRepair(list []string, id repairID) []string {
+	at := 0
+	for at < len(list) && (list[at] == BOM || list[at] == CodeFence || list[at] == Prose) {
+		at++
+	}
+	out := make([]string, 0, len(list)+1)
+	out = append(out, list[:at]...)
+	out = append(out, names[id])
+	return append(out, list[at:]...)
+}

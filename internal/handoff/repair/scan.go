@@ -1,0 +1,159 @@
+package repair
+
+import "bytes"
+
+// scanner walks an input once, finds the top-level values in it and hands
+// each one to emit. Outside values it skips prose and notes markdown code
+// fences; inside them the parser tracks strings, so braces, quotes and
+// fences within strings never confuse it.
+type scanner struct {
+	in    []byte
+	p     parser
+	emit  func(*candidate) // takes ownership of c.json
+	fresh func() []byte    // a buffer for the next candidate
+
+	prose   bool // text other than values, whitespace and fence markers
+	found   int  // values emitted
+	err     parseError
+	failed  bool // err is set
+	errGain int  // bytes the failed parse behind err consumed
+}
+
+// scan searches in[from:]. It returns a fatal error only (nesting too deep);
+// other failures are remembered in s.err for when nothing is found.
+func (s *scanner) scan(from int) *parseError {
+	in := s.in
+	i := skipWS(in, from)
+	if i < len(in) && in[i] != '{' && in[i] != '[' && !hasFence(in, i) {
+		i = s.tryScalar(i, fenceNone)
+	}
+	fence := fenceNone
+	for i < len(in) {
+		switch c := in[i]; {
+		case hasFence(in, i):
+			for i < len(in) && in[i] == '`' {
+				i++
+			}
+			if fence != fenceNone {
+				fence = fenceNone
+				continue
+			}
+			start := i
+			for i < len(in) && (isWordByte(in[i]) || in[i] == '-' || in[i] == '+') {
+				i++
+			}
+			fence = fenceKindOf(in[start:i])
+			if j := skipWS(in, i); j < len(in) && in[j] != '{' && in[j] != '[' && !hasFence(in, j) {
+				i = s.tryScalar(j, fence)
+			}
+		case c == '{' || c == '[':
+			next, err := s.tryContainer(i, fence)
+			if err != nil {
+				return err
+			}
+			i = next
+		default:
+			if !isSpace(c) {
+				s.prose = true
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// fenceKindOf classifies a fence by its info string.
+func fenceKindOf(lang []byte) fenceKind {
+	switch {
+	case len(lang) == 0:
+		return fenceBare
+	case len(lang) >= 4 && bytes.EqualFold(lang[:4], []byte("json")):
+		return fenceJSON
+	}
+	return fenceOther
+}
+
+// tryScalar accepts a string, number or literal at i only when it is all
+// there is (up to the end of input or of the fence): a scalar is otherwise
+// indistinguishable from prose. It returns where scanning goes on.
+func (s *scanner) tryScalar(i int, fence fenceKind) int {
+	p := &s.p
+	p.reset(i, s.fresh())
+	p.stopFence = fence != fenceNone
+	if err := p.parse(); err != nil {
+		// A bare word or number that fails is prose; a string that fails
+		// (a bad escape) is broken JSON worth reporting.
+		if s.in[i] == '"' {
+			s.remember(err, i)
+		}
+		return i
+	}
+	j := skipWS(s.in, p.pos)
+	cutString := p.truncated && p.out[0] == '"'
+	if cutString || j < len(s.in) && !(fence != fenceNone && hasFence(s.in, j)) {
+		return i
+	}
+	kind := byte(0)
+	if p.out[0] == '"' {
+		kind = '"'
+	}
+	s.found++
+	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence})
+	return p.pos
+}
+
+// tryContainer parses the object or array at i and returns where scanning
+// goes on: after the value, or after the point where it failed. When a
+// failed value had complete members it was JSON, not prose with a brace in
+// it, and scanning resumes after its closing bracket, so that no fragment of
+// it is mistaken for the handoff.
+func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
+	p := &s.p
+	p.reset(i, s.fresh())
+	p.stopFence = fence != fenceNone
+	err := p.parse()
+	if err == nil {
+		s.found++
+		s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: s.in[i], fence: fence})
+		return p.pos, nil
+	}
+	if err.fatal {
+		return 0, err
+	}
+	s.prose = true
+	s.remember(err, i)
+	if p.members > 0 {
+		return skipBrackets(s.in, err.off, len(p.stack)), nil
+	}
+	return max(err.off, i+1), nil
+}
+
+// remember keeps the failure that got furthest into its value: that is the
+// one to report when no value is found.
+func (s *scanner) remember(err *parseError, start int) {
+	if gain := err.off - start; !s.failed || gain >= s.errGain {
+		s.err, s.errGain, s.failed = *err, gain, true
+	}
+}
+
+// skipBrackets returns the position after the bracket that closes depth
+// open containers, starting at i, skipping double-quoted strings.
+func skipBrackets(in []byte, i, depth int) int {
+	for ; i < len(in); i++ {
+		switch in[i] {
+		case '"':
+			for i++; i < len(in) && in[i] != '"'; i++ {
+				if in[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth <= 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(in)
+}

@@ -1,0 +1,79 @@
+package repair
+
+// skipSpace moves past whitespace and // or /* */ comments between tokens.
+// An unterminated block comment runs to the end of input.
+func (p *parser) skipSpace() {
+	in := p.in
+	for p.pos < len(in) {
+		switch in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		case '/':
+			if p.pos+1 >= len(in) {
+				return
+			}
+			switch in[p.pos+1] {
+			case '/':
+				p.reps.add(idComments)
+				p.pos += 2
+				for p.pos < len(in) && in[p.pos] != '\n' {
+					p.pos++
+				}
+			case '*':
+				p.reps.add(idComments)
+				p.pos += 2
+				for p.pos < len(in) && !(in[p.pos] == '*' && p.pos+1 < len(in) && in[p.pos+1] == '/') {
+					p.pos++
+				}
+				p.pos = min(p.pos+2, len(in))
+			default:
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// skipWS returns the first position at or after i that is not JSON
+// whitespace.
+func skipWS(in []byte, i int) int {
+	for i < len(in) && isSpace(in[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// hasFence reports whether a markdown code fence starts at in[i].
+func hasFence(in []byte, i int) bool {
+	return i+2 < len(in) && in[i] == '`' && in[i+1] == '`' && in[i+2] == '`'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// isWordByte reports bytes of bare words such as true, None or NaN.
+func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' || c == '$' }
+
+// isKeyByte reports bytes allowed in an unquoted object key.
+func isKeyByte(c byte) bool { return isWordByte(c) || c == '-' || c == '.' || c >= 0x80 }
+
+// isKeyStart reports whether an object key starts at in[i].
+func isKeyStart(in []byte, i int) bool {
+	c := in[i]
+	return c == '"' || c == '\'' || smartOpen(in, i) != quoteNone || isKeyByte(c) && c != 0xE2
+}
+
+// isValueStart reports whether a value starts at in[i].
+func isValueStart(in []byte, i int) bool {
+	switch c := in[i]; {
+	case c == '{' || c == '[' || c == '"' || c == '\'' || c == '-' || c == '+' || c == '.':
+		return true
+	case isDigit(c) || isLetter(c) || c == '_' || c == '$':
+		return true
+	}
+	return smartOpen(in, i) != quoteNone
+}
