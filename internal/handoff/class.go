@@ -1,0 +1,56 @@
+package handoff
+
+// Class is the single category a failed attempt is diagnosed into (SPEC
+// §5). The orchestrator decides retries, session continuity and circuit
+// breakers from it, and inspect counts failures by it.
+type Class string
+
+// The failure classes. The first five are handoff failures, found by Check:
+// the agent ran and answered, but its handoff is unusable. The rest are
+// decided by whoever runs the agent.
+const (
+	ClassMissing     Class = "missing"      // file handoff: the file does not exist
+	ClassEmpty       Class = "empty"        // no JSON value in the output, or the file is empty
+	ClassInvalidJSON Class = "invalid_json" // JSON found but unrepairable
+	ClassTruncated   Class = "truncated"    // the value was cut off
+	ClassSchema      Class = "schema"       // parses, fails the schema
+	ClassExitNonzero Class = "exit_nonzero" // agent exited non-zero without a handoff
+	ClassTransient   Class = "transient"    // rate limit, overload, 5xx, network
+	ClassTimeout     Class = "timeout"      // killed by timeout
+	ClassStuck       Class = "stuck"        // killed by idle_timeout
+	ClassTooLarge    Class = "too_large"    // output over max_bytes
+	ClassInterrupted Class = "interrupted"  // cadence stopped during the attempt
+	ClassHelp        Class = "help"         // help asked and the step has no on_help
+	ClassBudget      Class = "budget"       // max_cost_usd reached before the attempt
+)
+
+// Classes lists every class, in the order of SPEC §5's table.
+func Classes() []Class {
+	return []Class{
+		ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema,
+		ClassExitNonzero, ClassTransient, ClassTimeout, ClassStuck, ClassTooLarge,
+		ClassInterrupted, ClassHelp, ClassBudget,
+	}
+}
+
+// IsHandoffFailure reports whether c means the agent answered with an
+// unusable handoff (missing, empty, invalid_json, truncated, schema). A
+// retry after such a failure continues the agent's session with a
+// follow-up prompt, and it does not count against the agent's circuit.
+func (c Class) IsHandoffFailure() bool {
+	switch c {
+	case ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether c is one of the defined classes.
+func (c Class) Valid() bool {
+	for _, k := range Classes() {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}

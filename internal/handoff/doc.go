@@ -1,0 +1,21 @@
+// Package handoff turns an agent's raw output into a validated JSON handoff,
+// or into a precise diagnosis of why it cannot be one.
+//
+// Check runs the pipeline of the product specification (§5): the extract
+// subpackage finds the JSON values embedded in prose and markdown fences,
+// each is parsed strictly and validated against the step's Schema, and only
+// when none is usable does the repair subpackage rewrite the output
+// deterministically (Python literals, single quotes, trailing commas, a
+// truncated end, …). A failure is diagnosed into exactly one Class with the
+// detail a person or an agent needs to fix it: every schema violation with
+// its JSON pointer, the line and column of a parse error, where a cut-off
+// value ends.
+//
+// From a Diagnosis, BuildFollowup writes the prompt that continues the
+// agent's session, NewFailedRecord the debug record kept for each failed
+// attempt, and Summary the one line shown in logs and in the Envelope an
+// accepted handoff is stored in.
+//
+// The package is pure: it starts no process, keeps no state between calls,
+// and its output depends only on its input.
+package handoff
