@@ -1,0 +1,187 @@
+package workflow
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Changes summarises, one line per difference, what changed in meaning
+// between two versions of a workflow file, for refusing to resume a run
+// under a different workflow (G8): "step implement: retry.max_attempts 3 →
+// 5", "step review added", "agent claude: args changed". Formatting,
+// comments and spelled-out defaults are not changes, so the result is empty
+// when the two files mean the same. Files named by the workflow (prompt
+// files, schemas) are compared by name only.
+func Changes(old, new []byte) []string {
+	a, errsA := build(old, "old", "")
+	b, errsB := build(new, "new", "")
+	switch {
+	case len(errsA) == 0 && len(errsB) == 0:
+	case bytes.Equal(old, new):
+		return nil
+	case len(errsB) > 0:
+		e := errsB[0]
+		return []string{fmt.Sprintf("the workflow changed and no longer loads (line %d: %s)", e.Line, e.Msg)}
+	default:
+		return []string{"the workflow changed (the previous version did not load)"}
+	}
+	var out []string
+	out = append(out, diff("", settings(a), settings(b))...)
+	out = append(out, agentChanges(a, b)...)
+	out = append(out, stepChanges(a, b)...)
+	return out
+}
+
+// setting is one comparable key of a workflow, agent or step. Long values
+// (prompts, argument lists) are reported as changed rather than printed.
+type setting struct {
+	key, val string
+	long     bool
+}
+
+func diff(prefix string, old, new []setting) []string {
+	var out []string
+	for i := range old {
+		o, n := old[i], new[i]
+		switch {
+		case o.val == n.val:
+		case o.long:
+			out = append(out, fmt.Sprintf("%s%s changed", prefix, o.key))
+		default:
+			out = append(out, fmt.Sprintf("%s%s %s → %s", prefix, o.key, o.val, n.val))
+		}
+	}
+	return out
+}
+
+func agentChanges(a, b *Workflow) []string {
+	var out []string
+	names := slices.Sorted(maps.Keys(a.Agents))
+	for _, n := range names {
+		if _, ok := b.Agents[n]; !ok {
+			out = append(out, fmt.Sprintf("agent %s removed", n))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(b.Agents)) {
+		old, ok := a.Agents[n]
+		if !ok {
+			out = append(out, fmt.Sprintf("agent %s added", n))
+			continue
+		}
+		out = append(out, diff("agent "+n+": ", old.settings(), b.Agents[n].settings())...)
+	}
+	return out
+}
+
+func stepChanges(a, b *Workflow) []string {
+	var out []string
+	var commonOld, commonNew []string
+	for _, s := range a.Steps {
+		if b.Step(s.ID) == nil {
+			out = append(out, fmt.Sprintf("step %s removed", s.ID))
+		} else {
+			commonOld = append(commonOld, s.ID)
+		}
+	}
+	for _, s := range b.Steps {
+		old := a.Step(s.ID)
+		if old == nil {
+			out = append(out, fmt.Sprintf("step %s added", s.ID))
+			continue
+		}
+		commonNew = append(commonNew, s.ID)
+		out = append(out, diff("step "+s.ID+": ", old.settings(), s.settings())...)
+	}
+	if !slices.Equal(commonOld, commonNew) {
+		out = append(out, fmt.Sprintf("steps reordered: %s → %s", strings.Join(commonOld, ", "), strings.Join(commonNew, ", ")))
+	}
+	return out
+}
+
+func settings(w *Workflow) []setting {
+	return []setting{
+		{key: "name", val: text(w.Name)},
+		{key: "max_cost_usd", val: num(w.MaxCostUSD)},
+	}
+}
+
+func (a *Agent) settings() []setting {
+	env := make([]string, 0, len(a.Env))
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		env = append(env, k+"="+a.Env[k])
+	}
+	return []setting{
+		{key: "preset", val: a.Preset},
+		{key: "command", val: list(a.Command), long: true},
+		{key: "args", val: list(a.Args), long: true},
+		{key: "env", val: list(env), long: true},
+		{key: "prompt_via", val: a.PromptVia},
+		{key: "output", val: a.Output},
+		{key: "continue_args", val: list(a.ContinueArgs), long: true},
+		{key: "help_marker", val: text(a.HelpMarker)},
+		{key: "native_schema", val: strconv.FormatBool(a.NativeSchema)},
+		{key: "scenario", val: text(a.Scenario)},
+		{key: "base_url", val: text(a.BaseURL)},
+		{key: "model", val: text(a.Model)},
+		{key: "api_key_env", val: text(a.APIKeyEnv)},
+		{key: "circuit.failures", val: strconv.Itoa(a.Circuit.Failures)},
+		{key: "circuit.open_for", val: dur(a.Circuit.OpenFor)},
+		{key: "circuit.half_open_calls", val: strconv.Itoa(a.Circuit.HalfOpenCalls)},
+	}
+}
+
+func (s *Step) settings() []setting {
+	h, r := s.Handoff, s.Retry
+	out := []setting{
+		{key: "agent", val: s.Agent},
+		{key: "prompt", val: s.Prompt, long: true},
+		{key: "prompt_file", val: text(s.PromptFile)},
+		{key: "handoff.from", val: h.From},
+		{key: "handoff.path", val: text(h.Path)},
+		{key: "handoff.schema", val: text(h.SchemaPath)},
+		{key: "handoff.repair", val: strconv.FormatBool(h.Repair)},
+		{key: "handoff.accept_truncated", val: strconv.FormatBool(h.AcceptTruncated)},
+		{key: "handoff.max_bytes", val: strconv.FormatInt(h.MaxBytes, 10)},
+		{key: "handoff.max_depth", val: strconv.Itoa(h.MaxDepth)},
+		{key: "retry.max_attempts", val: strconv.Itoa(r.MaxAttempts)},
+		{key: "retry.backoff", val: r.Backoff},
+		{key: "retry.initial", val: dur(r.Initial)},
+		{key: "retry.multiplier", val: num(r.Multiplier)},
+		{key: "retry.max", val: dur(r.Max)},
+		{key: "retry.jitter", val: r.Jitter},
+		{key: "retry.on", val: list(r.On)},
+		{key: "retry.never", val: list(r.Never)},
+		{key: "timeout", val: dur(s.Timeout)},
+		{key: "idle_timeout", val: dur(s.IdleTimeout)},
+		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
+	}
+	help := OnHelp{}
+	present := "absent"
+	if s.OnHelp != nil {
+		help, present = *s.OnHelp, "present"
+	}
+	return append(out,
+		setting{key: "on_help", val: present},
+		setting{key: "on_help.agent", val: text(help.Agent)},
+		setting{key: "on_help.prompt", val: help.Prompt, long: true},
+		setting{key: "on_help.max_rounds", val: strconv.Itoa(help.MaxRounds)},
+	)
+}
+
+func text(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func dur(d time.Duration) string { return d.String() }
+
+func list(l []string) string { return fmt.Sprintf("%q", l) }

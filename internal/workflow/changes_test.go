@@ -1,0 +1,74 @@
+package workflow
+
+import (
+	"strings"
+	"testing"
+)
+
+const changesBase = `version: 1
+name: demo
+defaults:
+  agent: claude
+  retry: {max_attempts: 3}
+agents:
+  claude:
+    preset: claude
+    args: [--model, sonnet]
+steps:
+  - id: plan
+    prompt: Plan.
+  - id: implement
+    prompt: Implement {{ .Steps.plan.Output }}.
+`
+
+// edit applies replacements (old, new, old, new, …) to changesBase.
+func edit(pairs ...string) string {
+	return strings.NewReplacer(pairs...).Replace(changesBase)
+}
+
+func TestChanges(t *testing.T) {
+	tests := []struct {
+		name string
+		new  string
+		want []string
+	}{
+		{"identical", changesBase, nil},
+		{"comments and layout only", "# a comment\n" + edit("retry: {max_attempts: 3}", "retry:\n    max_attempts: 3 # same"), nil},
+		{"spelled-out default", edit("prompt: Plan.", "prompt: Plan.\n    timeout: 30m"), nil},
+		{"step override", edit("prompt: Implement", "retry: {max_attempts: 5}\n    prompt: Implement"),
+			[]string{"step implement: retry.max_attempts 3 → 5"}},
+		{"default changes every step", edit("retry: {max_attempts: 3}", "retry: {max_attempts: 3, backoff: fixed}"),
+			[]string{"step plan: retry.backoff exponential → fixed", "step implement: retry.backoff exponential → fixed"}},
+		{"step added", changesBase + "  - id: review\n    prompt: Review.\n", []string{"step review added"}},
+		{"step removed", edit("  - id: plan\n    prompt: Plan.\n", "", "{{ .Steps.plan.Output }}", ""),
+			[]string{"step plan removed", "step implement: prompt changed"}},
+		{"steps reordered", edit("  - id: plan\n    prompt: Plan.\n", "", "{{ .Steps.plan.Output }}", "") + "  - id: plan\n    prompt: Plan.\n",
+			[]string{"step implement: prompt changed", "steps reordered: plan, implement → implement, plan"}},
+		{"agent args", edit("sonnet", "opus"), []string{"agent claude: args changed"}},
+		{"agent added, prompt changed", edit("prompt: Plan.", "prompt: Plan well.", "agents:\n", "agents:\n  lint: {preset: exec, command: [lint]}\n"),
+			[]string{"agent lint added", "step plan: prompt changed"}},
+		{"agent circuit", edit("args: [--model, sonnet]", "args: [--model, sonnet]\n    circuit: {open_for: 5m}"),
+			[]string{"agent claude: circuit.open_for 2m0s → 5m0s"}},
+		{"name", edit("name: demo", "name: demo2"), []string{"name demo → demo2"}},
+		{"now broken", edit("version: 1", "version: 3"),
+			[]string{"the workflow changed and no longer loads (line 1: unsupported version 3 (want 1))"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Changes([]byte(changesBase), []byte(tt.new))
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestChangesBrokenBefore(t *testing.T) {
+	got := Changes([]byte("version: ["), []byte(changesBase))
+	if len(got) != 1 || got[0] != "the workflow changed (the previous version did not load)" {
+		t.Errorf("Changes from a broken file = %q", got)
+	}
+	if got := Changes([]byte("version: ["), []byte("version: [")); got != nil {
+		t.Errorf("Changes between equal broken files = %q, want none", got)
+	}
+}

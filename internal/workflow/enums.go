@@ -1,0 +1,19 @@
+package workflow
+
+// The closed sets of values the workflow format accepts.
+var (
+	presets      = []string{"claude", "codex", "gemini", "openai", "exec", "sim"}
+	promptVias   = []string{"stdin", "arg"}
+	outputs      = []string{"text", "claude-stream", "codex-jsonl", "gemini-stream"}
+	backoffs     = []string{"fixed", "linear", "exponential"}
+	jitters      = []string{"none", "full", "equal"}
+	handoffFroms = []string{"stdout", "file"}
+
+	// failureClasses are SPEC section 5's diagnosis classes, the values
+	// retry.on and retry.never may name.
+	failureClasses = []string{
+		"missing", "empty", "invalid_json", "truncated", "schema",
+		"exit_nonzero", "transient", "timeout", "stuck", "too_large",
+		"interrupted", "help", "budget",
+	}
+)

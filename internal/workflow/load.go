@@ -1,0 +1,247 @@
+package workflow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Load reads, decodes and checks the workflow at path (DIR/.cadence/workflow.yaml
+// when path is ""; a relative path is relative to dir). A file that cannot be
+// read is returned as a wrapped I/O error; every mistake in a file that can
+// be read is returned together as Errors.
+func Load(dir, path string) (*Workflow, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory %s: %w", dir, err)
+	}
+	if path == "" {
+		path = DefaultPath
+	}
+	file := path
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(absDir, file)
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read workflow: %w", err)
+	}
+	w, errs := build(raw, path, absDir)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return w, nil
+}
+
+// loader builds a Workflow from a syntax tree. With dir "" it only decodes
+// and checks the file itself (no prompt files, scenarios or schemas are
+// read), which is what Changes needs.
+type loader struct {
+	decoder
+	dir     string
+	schemas *schemaCache
+	w       *Workflow
+}
+
+// build decodes raw, named name in errors, against the project at dir.
+func build(raw []byte, name, dir string) (*Workflow, Errors) {
+	sum := sha256.Sum256(raw)
+	l := &loader{
+		decoder: decoder{file: name},
+		dir:     dir,
+		schemas: newSchemaCache(),
+		w: &Workflow{
+			Path:   name,
+			Dir:    dir,
+			Raw:    raw,
+			SHA256: hex.EncodeToString(sum[:]),
+			Agents: map[string]*Agent{},
+		},
+	}
+	body := l.parse(raw)
+	if body != nil {
+		l.top(body)
+	}
+	if len(l.errs) > 0 {
+		return nil, l.errs.tidy()
+	}
+	return l.w, nil
+}
+
+// parse returns the single document's body, or nil after reporting why
+// there is none.
+func (l *loader) parse(raw []byte) ast.Node {
+	f, err := parser.ParseBytes(raw, 0)
+	if err != nil {
+		a := at{line: 1, col: 1}
+		msg := err.Error()
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				a.line, a.col = tk.Position.Line, tk.Position.Column
+			}
+		}
+		l.fail(a, "invalid YAML: %s", msg)
+		return nil
+	}
+	var docs []*ast.DocumentNode
+	for _, d := range f.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d)
+		}
+	}
+	switch {
+	case len(docs) == 0:
+		l.fail(at{line: 1, col: 1}, "the workflow file is empty (run cadence init for a commented example)")
+		return nil
+	case len(docs) > 1:
+		l.fail(where(docs[1].Body, ""), "want a single YAML document, found %d", len(docs))
+		return nil
+	}
+	return docs[0].Body
+}
+
+// top decodes the document and then checks what needs the whole of it.
+func (l *loader) top(body ast.Node) {
+	if _, ok := unwrap(body).(*ast.MappingNode); !ok {
+		if _, ok := unwrap(body).(*ast.MappingValueNode); !ok {
+			l.fail(where(body, ""), "want a mapping with version, agents and steps, got %s", describe(body))
+			return
+		}
+	}
+	var (
+		version  field[int]
+		defaults rawDefaults
+		agents   []rawAgent
+		steps    []rawStep
+		stepsAt  *at
+	)
+	l.fields(body, "", []string{"version", "name", "defaults", "agents", "steps"}, func(e entry) {
+		switch e.name {
+		case "version":
+			version = l.integer(e, 0, 1<<20)
+		case "name":
+			l.w.Name = l.str(e).v
+		case "defaults":
+			defaults = l.defaults(e.val)
+		case "agents":
+			es, _ := l.entries(e.val, "agents")
+			for _, a := range es {
+				agents = append(agents, l.agent(a))
+			}
+		case "steps":
+			a := e.keyAt()
+			stepsAt = &a
+			steps = l.steps(e)
+		}
+	})
+	switch {
+	case !version.set && !l.hasErrorAt("version"):
+		l.fail(at{line: 1, col: 1, key: "version"}, "missing (want version: 1)")
+	case version.set && version.v != 1:
+		l.fail(version.at, "unsupported version %d (want 1)", version.v)
+	}
+	l.w.Version = 1
+	l.w.MaxCostUSD = defaults.maxCost.get(0)
+	for _, a := range agents {
+		l.buildAgent(a)
+	}
+	if len(steps) == 0 && !l.hasErrorAt("steps") {
+		a := at{line: 1, col: 1, key: "steps"}
+		if stepsAt != nil {
+			a = *stepsAt
+		}
+		l.fail(a, "no steps (want at least one)")
+	}
+	if defaults.agent.set {
+		l.checkAgent(defaults.agent)
+	}
+	l.buildSteps(steps, defaults)
+}
+
+// steps decodes the steps: list.
+func (l *loader) steps(e entry) []rawStep {
+	seq, ok := unwrap(e.val).(*ast.SequenceNode)
+	if !ok {
+		if !isNull(e.val) {
+			l.fail(e.valAt(), "want a list of steps, got %s", describe(e.val))
+		}
+		return nil
+	}
+	steps := make([]rawStep, 0, len(seq.Values))
+	for i, item := range seq.Values {
+		steps = append(steps, l.step(item, fmt.Sprintf("steps[%d]", i)))
+	}
+	return steps
+}
+
+// hasErrorAt reports whether an error was already reported for key.
+func (l *loader) hasErrorAt(key string) bool {
+	for _, e := range l.errs {
+		if e.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAgent reports a reference to an agent that is not defined.
+func (l *loader) checkAgent(name field[string]) bool {
+	if _, ok := l.w.Agents[name.v]; ok {
+		return true
+	}
+	l.fail(name.at, "unknown agent %q (%s)", name.v, l.agentNames())
+	return false
+}
+
+func (l *loader) agentNames() string {
+	if len(l.w.Agents) == 0 {
+		return "no agents are defined"
+	}
+	names := make([]string, 0, len(l.w.Agents))
+	for n := range l.w.Agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return "defined: " + alternatives(names, "and")
+}
+
+// file resolves a path the workflow names, checks it stays in the project
+// and, when checking files, that it exists. It returns the path relative to
+// the project and the absolute path; ok is false after an error.
+func (l *loader) file(f field[string], mustExist bool) (rel, abs string, ok bool) {
+	rel, abs, err := confine(l.dir, f.v)
+	if err != nil {
+		l.fail(f.at, "path %q %v", f.v, err)
+		return "", "", false
+	}
+	if l.dir == "" || !mustExist {
+		return rel, abs, true
+	}
+	info, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		l.fail(f.at, "file %s not found", f.v)
+		return "", "", false
+	case err != nil:
+		l.fail(f.at, "%v", err)
+		return "", "", false
+	case info.IsDir():
+		l.fail(f.at, "%s is a directory, want a file", f.v)
+		return "", "", false
+	}
+	if err := confineReal(l.dir, abs); err != nil {
+		l.fail(f.at, "path %q resolves to a file that %v", f.v, err)
+		return "", "", false
+	}
+	return rel, abs, true
+}

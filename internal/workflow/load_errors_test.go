@@ -1,0 +1,123 @@
+package workflow
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// project is the fixture project every error fixture is loaded against: it
+// has prompt files, schemas and a scenario at the paths the fixtures name.
+const project = "testdata/project"
+
+const (
+	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd or on_help"
+	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
+	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context or .Help.Advice"
+)
+
+// TestLoadErrors loads one fixture per kind of mistake. The expected
+// positions were read off the fixtures: line of the offending key, column of
+// its value (or of the key, for an unknown key or a missing one).
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		fixture string
+		want    []string // "line:col: key: msg", after the file name
+	}{
+		{"unknown_top_key", []string{"10:1: colour: unknown key (want version, name, defaults, agents or steps)"}},
+		{"unknown_step_key", []string{"10:5: steps[0].retries: unknown key (want " + stepKeys + ")"}},
+		{"unknown_retry_key", []string{"12:7: steps[0].retry.max_atempts: unknown key (want " + retryKeys + ")"}},
+		{"wrong_type", []string{"10:27: steps[0].retry.max_attempts: want an integer, got a string"}},
+		{"bad_duration", []string{`10:14: steps[0].timeout: invalid duration "30 minutes" (want e.g. 2s, 1m30s or 500ms)`}},
+		{"bad_size", []string{`11:18: steps[0].handoff.max_bytes: invalid size "8 MB" (want e.g. 8MiB, 512KiB, 1MB or a number of bytes)`}},
+		{"bad_enum", []string{`11:16: steps[0].retry.backoff: unknown value "expo" (want fixed, linear or exponential)`}},
+		{"version_2", []string{"1:10: version: unsupported version 2 (want 1)"}},
+		{"missing_version", []string{"1:1: version: missing (want version: 1)"}},
+		{"duplicate_step_id", []string{`10:9: steps[1].id: duplicate step id "plan" (first at line 8)`}},
+		{"missing_prompt", []string{"8:5: steps[0]: missing prompt or prompt_file"}},
+		{"prompt_and_file", []string{"10:18: steps[0].prompt_file: both prompt and prompt_file are set (want exactly one)"}},
+		{"unknown_agent", []string{`10:12: steps[0].agent: unknown agent "claude" (defined: sim)`}},
+		{"missing_schema", []string{"11:15: steps[0].handoff.schema: file schemas/nope.json not found"}},
+		{"template_syntax", []string{"9:13: steps[0].prompt: bad template, line 1: unclosed action"}},
+		{"template_later_step", []string{`9:13: steps[0].prompt: template references step "review", which does not run before step "plan"`}},
+		{"template_unknown_step", []string{`9:13: steps[0].prompt: template references unknown step "nope"`}},
+		{"template_unknown_field", []string{"9:13: steps[0].prompt: template references unknown field .Foo (want " + fieldsWant + ")"}},
+		{"path_escape", []string{`9:18: steps[0].prompt_file: path "../outside.md" is outside the project directory`}},
+		{"path_escape_abs", []string{`9:18: steps[0].prompt_file: path "/etc/hostname" is outside the project directory`}},
+		{"file_handoff_no_path", []string{"11:13: steps[0].handoff: from: file needs a path"}},
+		{"exec_no_command", []string{"3:3: agents.lint: preset exec needs command"}},
+		{"empty", []string{"1:1: the workflow file is empty (run cadence init for a commented example)"}},
+		{"two_documents", []string{"3:1: want a single YAML document, found 2"}},
+		{"not_a_mapping", []string{"1:1: want a mapping with version, agents and steps, got a list"}},
+		{"many", []string{
+			`4:13: agents.sim.preset: unknown value "simulated" (want claude, codex, gemini, openai, exec or sim)`,
+			"6:5: steps[0]: no agent (set agent: here or in defaults)",
+			`6:9: steps[0].id: invalid step id "Plan" (want lowercase letters, digits, _ and -, starting with a letter or digit)`,
+			`8:14: steps[0].timeout: invalid duration "5" (want e.g. 2s, 1m30s or 500ms)`,
+			"9:5: steps[1]: missing prompt or prompt_file",
+			`10:12: steps[1].agent: unknown agent "ghost" (defined: sim)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			file := filepath.Join("errors", tt.fixture+".yaml")
+			errs := loadErrors(t, file)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, file+":"+w)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// TestLoadErrorsFromOtherPackages covers mistakes whose wording comes from
+// elsewhere (the YAML parser, the schema compiler): the position and key
+// are ours and checked exactly, the reason only for its gist.
+func TestLoadErrorsFromOtherPackages(t *testing.T) {
+	tests := []struct {
+		fixture    string
+		line, col  int
+		key, start string
+		mentions   string
+	}{
+		{"bad_schema", 11, 15, "steps[0].handoff.schema", "schema does not compile: ", "line"},
+		{"yaml_syntax", 9, 13, "", "invalid YAML: ", "quote"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			errs := loadErrors(t, filepath.Join("errors", tt.fixture+".yaml"))
+			if len(errs) != 1 {
+				t.Fatalf("got %d errors, want 1:\n%v", len(errs), errs)
+			}
+			e := errs[0]
+			if e.Line != tt.line || e.Column != tt.col || e.Key != tt.key {
+				t.Errorf("at %d:%d %q, want %d:%d %q", e.Line, e.Column, e.Key, tt.line, tt.col, tt.key)
+			}
+			if !strings.HasPrefix(e.Msg, tt.start) || !strings.Contains(strings.ToLower(e.Msg), tt.mentions) {
+				t.Errorf("message %q, want it to start with %q and mention %q", e.Msg, tt.start, tt.mentions)
+			}
+		})
+	}
+}
+
+// loadErrors loads a workflow that must fail, and returns its errors.
+func loadErrors(t *testing.T, file string) Errors {
+	t.Helper()
+	w, err := Load(project, file)
+	if err == nil {
+		t.Fatalf("Load(%s) succeeded, want errors; steps: %d", file, len(w.Steps))
+	}
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Load(%s) = %T %v, want Errors", file, err, err)
+	}
+	return errs
+}

@@ -1,0 +1,312 @@
+package workflow
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// rawRetry is a retry: mapping as written; unset fields inherit.
+type rawRetry struct {
+	maxAttempts field[int]
+	backoff     field[string]
+	initial     field[time.Duration]
+	multiplier  field[float64]
+	max         field[time.Duration]
+	jitter      field[string]
+	on, never   field[[]string]
+}
+
+func (d *decoder) retry(n ast.Node, path string) rawRetry {
+	var r rawRetry
+	d.fields(n, path, []string{"max_attempts", "backoff", "initial", "multiplier", "max", "jitter", "on", "never"}, func(e entry) {
+		switch e.name {
+		case "max_attempts":
+			r.maxAttempts = d.integer(e, 1, math.MaxInt32)
+		case "backoff":
+			r.backoff = d.enum(e, backoffs)
+		case "initial":
+			r.initial = d.duration(e, 0)
+		case "multiplier":
+			r.multiplier = d.number(e, 1)
+		case "max":
+			r.max = d.duration(e, 0)
+		case "jitter":
+			r.jitter = d.enum(e, jitters)
+		case "on":
+			r.on = d.classes(e)
+		case "never":
+			r.never = d.classes(e)
+		}
+	})
+	return r
+}
+
+// classes decodes a list of failure class names.
+func (d *decoder) classes(e entry) field[[]string] {
+	f := d.stringList(e)
+	if !f.set {
+		return f
+	}
+	seq := unwrap(e.val).(*ast.SequenceNode)
+	for i, c := range f.v {
+		if !slices.Contains(failureClasses, c) {
+			d.fail(where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i)), "unknown failure class %q (want %s)", c, alternatives(failureClasses, "or"))
+			f.set = false
+		}
+	}
+	return f
+}
+
+// over merges r over the defaults d, key by key.
+func (r rawRetry) over(d rawRetry) rawRetry {
+	return rawRetry{
+		maxAttempts: r.maxAttempts.or(d.maxAttempts),
+		backoff:     r.backoff.or(d.backoff),
+		initial:     r.initial.or(d.initial),
+		multiplier:  r.multiplier.or(d.multiplier),
+		max:         r.max.or(d.max),
+		jitter:      r.jitter.or(d.jitter),
+		on:          r.on.or(d.on),
+		never:       r.never.or(d.never),
+	}
+}
+
+func (r rawRetry) build() Retry {
+	return Retry{
+		MaxAttempts: r.maxAttempts.get(3),
+		Backoff:     r.backoff.get("exponential"),
+		Initial:     r.initial.get(2 * time.Second),
+		Multiplier:  r.multiplier.get(2),
+		Max:         r.max.get(60 * time.Second),
+		Jitter:      r.jitter.get("full"),
+		On:          r.on.get(nil),
+		Never:       r.never.get(nil),
+	}
+}
+
+// rawHandoff is a handoff: mapping as written; unset fields inherit.
+type rawHandoff struct {
+	from, path, schema      field[string]
+	repair, acceptTruncated field[bool]
+	maxBytes                field[int64]
+	maxDepth                field[int]
+}
+
+func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
+	var h rawHandoff
+	d.fields(n, path, []string{"from", "path", "schema", "repair", "accept_truncated", "max_bytes", "max_depth"}, func(e entry) {
+		switch e.name {
+		case "from":
+			h.from = d.enum(e, handoffFroms)
+		case "path":
+			h.path = d.nonEmpty(e)
+		case "schema":
+			h.schema = d.nonEmpty(e)
+		case "repair":
+			h.repair = d.boolean(e)
+		case "accept_truncated":
+			h.acceptTruncated = d.boolean(e)
+		case "max_bytes":
+			h.maxBytes = d.size(e)
+		case "max_depth":
+			h.maxDepth = d.integer(e, 1, 1<<20)
+		}
+	})
+	return h
+}
+
+func (h rawHandoff) over(d rawHandoff) rawHandoff {
+	return rawHandoff{
+		from:            h.from.or(d.from),
+		path:            h.path.or(d.path),
+		schema:          h.schema.or(d.schema),
+		repair:          h.repair.or(d.repair),
+		acceptTruncated: h.acceptTruncated.or(d.acceptTruncated),
+		maxBytes:        h.maxBytes.or(d.maxBytes),
+		maxDepth:        h.maxDepth.or(d.maxDepth),
+	}
+}
+
+// nonEmpty decodes a string that must not be empty.
+func (d *decoder) nonEmpty(e entry) field[string] {
+	s := d.str(e)
+	if s.set && s.v == "" {
+		d.fail(s.at, "must not be empty")
+		return field[string]{}
+	}
+	return s
+}
+
+// rawDefaults is the defaults: section.
+type rawDefaults struct {
+	agent                field[string]
+	retry                rawRetry
+	timeout, idleTimeout field[time.Duration]
+	handoff              rawHandoff
+	maxCost              field[float64]
+}
+
+func (d *decoder) defaults(n ast.Node) rawDefaults {
+	var r rawDefaults
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "handoff", "max_cost_usd"}, func(e entry) {
+		switch e.name {
+		case "agent":
+			r.agent = d.nonEmpty(e)
+		case "retry":
+			r.retry = d.retry(e.val, e.path)
+		case "timeout":
+			r.timeout = d.duration(e, time.Second)
+		case "idle_timeout":
+			r.idleTimeout = d.duration(e, time.Second)
+		case "handoff":
+			r.handoff = d.handoff(e.val, e.path)
+		case "max_cost_usd":
+			r.maxCost = d.number(e, 0)
+		}
+	})
+	return r
+}
+
+// rawOnHelp is a step's on_help: mapping.
+type rawOnHelp struct {
+	agent, prompt field[string]
+	maxRounds     field[int]
+	at            at
+}
+
+// rawStep is one entry of steps: as written.
+type rawStep struct {
+	id, agent, prompt, promptFile field[string]
+	handoff                       rawHandoff
+	retry                         rawRetry
+	timeout, idleTimeout          field[time.Duration]
+	maxCost                       field[float64]
+	onHelp                        *rawOnHelp
+	at                            at // the step itself
+}
+
+func (d *decoder) step(n ast.Node, path string) rawStep {
+	r := rawStep{at: where(n, path)}
+	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help"}, func(e entry) {
+		switch e.name {
+		case "id":
+			r.id = d.str(e)
+		case "agent":
+			r.agent = d.nonEmpty(e)
+		case "prompt":
+			r.prompt = d.str(e)
+		case "prompt_file":
+			r.promptFile = d.nonEmpty(e)
+		case "handoff":
+			r.handoff = d.handoff(e.val, e.path)
+		case "retry":
+			r.retry = d.retry(e.val, e.path)
+		case "timeout":
+			r.timeout = d.duration(e, time.Second)
+		case "idle_timeout":
+			r.idleTimeout = d.duration(e, time.Second)
+		case "max_cost_usd":
+			r.maxCost = d.number(e, 0)
+		case "on_help":
+			h := &rawOnHelp{at: e.keyAt()}
+			d.fields(e.val, e.path, []string{"agent", "prompt", "max_rounds"}, func(e entry) {
+				switch e.name {
+				case "agent":
+					h.agent = d.nonEmpty(e)
+				case "prompt":
+					h.prompt = d.str(e)
+				case "max_rounds":
+					h.maxRounds = d.integer(e, 1, 100)
+				}
+			})
+			r.onHelp = h
+		}
+	})
+	return r
+}
+
+// rawAgent is one entry of agents: as written.
+type rawAgent struct {
+	name                        string
+	preset, promptVia, output   field[string]
+	command, args, continueArgs field[[]string]
+	env                         field[map[string]string]
+	helpMarker, scenario        field[string]
+	baseURL, model, apiKeyEnv   field[string]
+	nativeSchema                field[bool]
+	failures, halfOpenCalls     field[int]
+	openFor                     field[time.Duration]
+	at                          at // the agent's name
+}
+
+func (d *decoder) agent(e entry) rawAgent {
+	r := rawAgent{name: e.name, at: e.keyAt()}
+	d.fields(e.val, e.path, []string{
+		"preset", "command", "args", "env", "prompt_via", "output", "continue_args",
+		"help_marker", "native_schema", "scenario", "base_url", "model", "api_key_env", "circuit",
+	}, func(e entry) {
+		switch e.name {
+		case "preset":
+			r.preset = d.enum(e, presets)
+		case "command":
+			r.command = d.argv(e)
+			if r.command.set && len(r.command.v) == 0 {
+				d.fail(r.command.at, "must not be empty")
+				r.command.set = false
+			}
+		case "args":
+			r.args = d.argv(e)
+		case "env":
+			r.env = d.strmap(e)
+		case "prompt_via":
+			r.promptVia = d.enum(e, promptVias)
+		case "output":
+			r.output = d.enum(e, outputs)
+		case "continue_args":
+			r.continueArgs = d.argv(e)
+		case "help_marker":
+			r.helpMarker = d.nonEmpty(e)
+		case "native_schema":
+			r.nativeSchema = d.boolean(e)
+		case "scenario":
+			r.scenario = d.nonEmpty(e)
+		case "base_url":
+			r.baseURL = d.nonEmpty(e)
+		case "model":
+			r.model = d.nonEmpty(e)
+		case "api_key_env":
+			r.apiKeyEnv = d.nonEmpty(e)
+		case "circuit":
+			d.fields(e.val, e.path, []string{"failures", "open_for", "half_open_calls"}, func(e entry) {
+				switch e.name {
+				case "failures":
+					r.failures = d.integer(e, 1, math.MaxInt32)
+				case "open_for":
+					r.openFor = d.duration(e, 0)
+				case "half_open_calls":
+					r.halfOpenCalls = d.integer(e, 1, math.MaxInt32)
+				}
+			})
+		}
+	})
+	return r
+}
+
+// argv decodes a list of argv words, each of which is a template.
+func (d *decoder) argv(e entry) field[[]string] {
+	f := d.stringList(e)
+	if !f.set {
+		return f
+	}
+	seq := unwrap(e.val).(*ast.SequenceNode)
+	for i, word := range f.v {
+		if _, err := newTemplate(e.path, word); err != nil {
+			d.fail(where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i)), "%v", err)
+		}
+	}
+	return f
+}

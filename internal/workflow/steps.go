@@ -1,0 +1,210 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/handoff"
+)
+
+// stepID is the form of a step id: it names directories under .cadence/.
+var stepID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// buildSteps merges the defaults into each step and checks it; templates
+// are checked last, once every step id and position is known.
+func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
+	order := map[string]int{}
+	firstAt := map[string]at{}
+	for i, r := range raws {
+		path := fmt.Sprintf("steps[%d]", i)
+		s := &Step{ID: r.id.v, Index: i}
+		l.w.Steps = append(l.w.Steps, s)
+		switch {
+		case !r.id.set:
+			if !l.hasErrorAt(path + ".id") {
+				l.fail(r.at, "missing id")
+			}
+		case !stepID.MatchString(r.id.v):
+			l.fail(r.id.at, "invalid step id %q (want lowercase letters, digits, _ and -, starting with a letter or digit)", r.id.v)
+		default:
+			if first, dup := firstAt[r.id.v]; dup {
+				l.fail(r.id.at, "duplicate step id %q (first at line %d)", r.id.v, first.line)
+			} else {
+				firstAt[r.id.v] = r.id.at
+				order[r.id.v] = i
+			}
+		}
+		l.buildPrompt(s, r)
+		agent := r.agent.or(defaults.agent)
+		switch {
+		case !agent.set:
+			if !l.hasErrorAt(path + ".agent") {
+				l.fail(r.at, "no agent (set agent: here or in defaults)")
+			}
+		case l.checkAgent(agent):
+			s.Agent = agent.v
+		}
+		s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
+		retry := r.retry.over(defaults.retry)
+		l.checkRetry(retry)
+		s.Retry = retry.build()
+		s.Timeout = r.timeout.or(defaults.timeout).get(30 * time.Minute)
+		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(5 * time.Minute)
+		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
+		if r.onHelp != nil {
+			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
+		}
+	}
+	for i, r := range raws {
+		l.checkTemplates(l.w.Steps[i], r, order)
+	}
+}
+
+// buildPrompt checks that exactly one of prompt and prompt_file is set and
+// reads the file.
+func (l *loader) buildPrompt(s *Step, r rawStep) {
+	switch {
+	case r.prompt.set && r.promptFile.set:
+		l.fail(r.promptFile.at, "both prompt and prompt_file are set (want exactly one)")
+	case r.prompt.set:
+		s.Prompt = r.prompt.v
+	case r.promptFile.set:
+		s.PromptFile = r.promptFile.v
+		_, abs, ok := l.file(r.promptFile, true)
+		if !ok || l.dir == "" {
+			return
+		}
+		b, err := os.ReadFile(abs)
+		if err != nil {
+			l.fail(r.promptFile.at, "read prompt: %v", err)
+			return
+		}
+		s.Prompt = string(b)
+	default:
+		if !l.hasErrorAt(r.at.key+".prompt") && !l.hasErrorAt(r.at.key+".prompt_file") {
+			l.fail(r.at, "missing prompt or prompt_file")
+		}
+	}
+}
+
+// buildHandoff applies the built-in defaults to a merged handoff: mapping,
+// checks its paths and compiles its schema.
+func (l *loader) buildHandoff(r rawHandoff, path string) Handoff {
+	h := Handoff{
+		From:            r.from.get("stdout"),
+		Repair:          r.repair.get(true),
+		AcceptTruncated: r.acceptTruncated.get(false),
+		MaxBytes:        r.maxBytes.get(8 << 20),
+		MaxDepth:        r.maxDepth.get(128),
+	}
+	switch {
+	case h.From == "file" && !r.path.set:
+		l.fail(at{line: r.from.at.line, col: r.from.at.col, key: path + ".handoff"}, "from: file needs a path")
+	case h.From != "file" && r.path.set:
+		l.fail(r.path.at, "path is only used with from: file")
+	case r.path.set:
+		if rel, _, ok := l.file(r.path, false); ok {
+			h.Path = rel
+		}
+	}
+	if r.schema.set {
+		h.SchemaPath = r.schema.v
+		if _, abs, ok := l.file(r.schema, true); ok && l.dir != "" {
+			s, err := l.schemas.get(abs)
+			if err != nil {
+				l.fail(r.schema.at, "schema does not compile: %s", l.schemaProblem(abs, err))
+			}
+			h.Schema = s
+		}
+	}
+	return h
+}
+
+// buildOnHelp applies defaults to an on_help: mapping.
+func (l *loader) buildOnHelp(r *rawOnHelp, s *Step, path string) *OnHelp {
+	h := &OnHelp{Agent: s.Agent, Prompt: r.prompt.v, MaxRounds: r.maxRounds.get(2)}
+	if r.agent.set && l.checkAgent(r.agent) {
+		h.Agent = r.agent.v
+	}
+	if !r.prompt.set && !l.hasErrorAt(path+".on_help.prompt") {
+		l.fail(at{line: r.at.line, col: r.at.col, key: path + ".on_help"}, "missing prompt")
+	}
+	return h
+}
+
+// checkTemplates parses a step's prompt templates and checks what they
+// reference against the data the run loop provides.
+func (l *loader) checkTemplates(s *Step, r rawStep, order map[string]int) {
+	c := &refChecker{step: s.ID, order: order, index: s.Index}
+	src := r.prompt
+	if r.promptFile.set {
+		src = r.promptFile
+	}
+	if src.set && !(r.prompt.set && r.promptFile.set) {
+		l.template(c, src, s.Prompt, func(t *template.Template) { s.Template = t })
+	}
+	if r.onHelp != nil && r.onHelp.prompt.set {
+		l.template(c, r.onHelp.prompt, r.onHelp.prompt.v, func(t *template.Template) { s.OnHelp.Template = t })
+	}
+	s.Needs = c.needs
+}
+
+// template parses text, reporting syntax and reference errors at src.
+func (l *loader) template(c *refChecker, src field[string], text string, set func(*template.Template)) {
+	t, err := newTemplate(c.step, text)
+	if err != nil {
+		l.fail(src.at, "%v", err)
+		return
+	}
+	c.errs = c.errs[:0]
+	c.check(t)
+	for _, msg := range c.errs {
+		l.fail(src.at, "%s", msg)
+	}
+	set(t)
+}
+
+// schemaProblem describes why the schema at abs did not compile, naming
+// files relative to the project.
+func (l *loader) schemaProblem(abs string, err error) string {
+	var se *handoff.SchemaError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	var parts []string
+	if se.Path != abs {
+		if rel, err := filepath.Rel(l.dir, se.Path); err == nil {
+			parts = append(parts, rel)
+		} else {
+			parts = append(parts, se.Path)
+		}
+	}
+	if se.Location != "" {
+		parts = append(parts, se.Location)
+	}
+	return strings.Join(append(parts, se.Reason), ": ")
+}
+
+// checkRetry checks the keys of a merged retry policy against each other.
+func (l *loader) checkRetry(r rawRetry) {
+	p := r.build()
+	if p.Max < p.Initial {
+		a := r.max.at
+		if !r.max.set {
+			a = r.initial.at
+		}
+		l.fail(a, "max %s is shorter than initial %s", p.Max, p.Initial)
+	}
+	for _, c := range p.On {
+		if slices.Contains(p.Never, c) {
+			l.fail(r.never.at, "class %s is in both retry.on and retry.never", c)
+		}
+	}
+}

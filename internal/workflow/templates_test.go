@@ -1,0 +1,80 @@
+package workflow
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTemplateReferences puts a prompt in the middle step of a, b, c and
+// checks what it may reference and which steps it is recorded to need.
+func TestTemplateReferences(t *testing.T) {
+	tests := []struct {
+		prompt string
+		needs  []string
+		err    string // the message, "" when the prompt is fine
+	}{
+		{`{{ .Run.ID }} {{ .Step.ID }} {{ .Attempt }} {{ .HandoffPath }} {{ .SchemaPath }}`, nil, ""},
+		{`{{ .Steps.a.Output.tasks }}`, []string{"a"}, ""},
+		{`{{ .Steps.a }}`, []string{"a"}, ""},
+		{`{{ if .Help.Advice }}{{ .Help.Advice }}{{ end }}`, nil, ""},
+		{`{{ with .Steps.a.Output }}{{ .anything.goes }}{{ else }}{{ .Run.ID }}{{ end }}`, []string{"a"}, ""},
+		{`{{ range $i, $t := .Steps.a.Output.tasks }}{{ $i }}{{ $t.name }}{{ $.Steps.a.Output }}{{ end }}`, []string{"a"}, ""},
+		{`{{ printf "%v" (index .Steps.a.Output "x") }}`, []string{"a"}, ""},
+		{`{{ .Steps.c.Output }}`, nil, `template references step "c", which does not run before step "b"`},
+		{`{{ .Steps.b.Output }}`, nil, `template references step "b", which does not run before step "b"`},
+		{`{{ $.Steps.zz.Output }}`, nil, `template references unknown step "zz"`},
+		{`{{ .Steps.a.Result }}`, nil, "template references unknown field .Steps.a.Result (want " + fieldsWant + ")"},
+		{`{{ .Run.Name }}`, nil, "template references unknown field .Run.Name (want " + fieldsWant + ")"},
+		{`{{ .Attempt.N }}`, nil, "template references unknown field .Attempt.N (want " + fieldsWant + ")"},
+		{`{{ with .Run }}{{ .Foo }}{{ else }}{{ .Bar }}{{ end }}`, nil, "template references unknown field .Bar (want " + fieldsWant + ")"},
+		{`{{ .Help.Question }}`, nil, "template references unknown field .Help.Question (want " + fieldsWant + ")"},
+		{`{{ nosuchfunc }}`, nil, `bad template, line 1: function "nosuchfunc" not defined`},
+		{"line one\n{{ end }}", nil, "bad template, line 2: unexpected {{end}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prompt, func(t *testing.T) {
+			src := fmt.Sprintf("version: 1\nagents: {x: {preset: claude}}\ndefaults: {agent: x}\nsteps:\n  - {id: a, prompt: a}\n  - id: b\n    prompt: %s\n  - {id: c, prompt: c}\n", strconv.Quote(tt.prompt))
+			w, errs := build([]byte(src), "wf.yaml", "")
+			if tt.err != "" {
+				want := "wf.yaml:7:13: steps[1].prompt: " + tt.err
+				if errs.Error() != want {
+					t.Errorf("errors:\n%v\nwant:\n%s", errs, want)
+				}
+				return
+			}
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if got := w.Steps[1].Needs; !reflect.DeepEqual(got, tt.needs) {
+				t.Errorf("needs %v, want %v", got, tt.needs)
+			}
+		})
+	}
+}
+
+// TestTemplateMissingKey: prompts are executed with missingkey=error, so a
+// map key the handoff lacks is an error, not "<no value>".
+func TestTemplateMissingKey(t *testing.T) {
+	tmpl, err := newTemplate("p", "{{ .Steps.a.Output.nope }}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]any{"Steps": map[string]any{"a": map[string]any{"Output": map[string]any{}}}}
+	var out strings.Builder
+	if err := tmpl.Execute(&out, data); err == nil {
+		t.Errorf("executed to %q, want a missing key error", out.String())
+	}
+}
+
+// TestAgentTemplates: command, args and continue_args are parsed too.
+func TestAgentTemplates(t *testing.T) {
+	src := "version: 1\nagents:\n  x:\n    preset: exec\n    command: [run]\n    continue_args: [\"{{ .SessionID \"]\nsteps: [{id: a, agent: x, prompt: a}]\n"
+	_, errs := build([]byte(src), "wf.yaml", "")
+	want := "wf.yaml:6:21: agents.x.continue_args[0]: bad template, line 1: unclosed action"
+	if errs.Error() != want {
+		t.Errorf("errors:\n%v\nwant:\n%s", errs, want)
+	}
+}

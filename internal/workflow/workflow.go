@@ -1,0 +1,111 @@
+package workflow
+
+import (
+	"text/template"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/handoff"
+)
+
+// DefaultPath is where a project's workflow lives, relative to its directory.
+const DefaultPath = ".cadence/workflow.yaml"
+
+// Workflow is a loaded, checked workflow file. Every default has been
+// applied: a Step carries its complete, effective configuration.
+type Workflow struct {
+	Path       string            // as given (relative to Dir when it was)
+	Dir        string            // the project directory (absolute)
+	Raw        []byte            // the file's bytes
+	SHA256     string            // hex sha256 of Raw, stored with each run (G8)
+	Version    int               // always 1
+	Name       string            // optional display name
+	Agents     map[string]*Agent // by name
+	Steps      []*Step           // in file order
+	MaxCostUSD float64           // run budget from defaults.max_cost_usd (0 = none)
+}
+
+// Agent is one entry of the agents: mapping. Command, Args and ContinueArgs
+// are text/template sources; they were parsed at load time.
+type Agent struct {
+	Name         string
+	Preset       string            // claude | codex | gemini | openai | exec | sim
+	Command      []string          // templates; replaces the preset's program
+	Args         []string          // templates; added after the preset's own flags
+	Env          map[string]string // added to cadence's own environment
+	PromptVia    string            // stdin | arg (exec; default stdin)
+	Output       string            // text | claude-stream | codex-jsonl | gemini-stream (exec; default text)
+	ContinueArgs []string          // exec: args added on a follow-up in the same session (templates, may use {{ .SessionID }})
+	HelpMarker   string            // default ">>>HELP<<<"
+	NativeSchema bool              // claude: pass --json-schema
+	Scenario     string            // sim: scenario file (absolute after load)
+	BaseURL      string            // openai
+	Model        string            // openai
+	APIKeyEnv    string            // openai: the environment variable holding the key
+	Circuit      Circuit
+}
+
+// Circuit configures an agent's circuit breaker (SPEC 6.4).
+type Circuit struct {
+	Failures      int           // consecutive transient failures that open it (default 3)
+	OpenFor       time.Duration // how long it stays open before half-open (default 2m)
+	HalfOpenCalls int           // trial attempts allowed while half-open (default 1)
+}
+
+// Step is one step of the workflow with the defaults merged in.
+type Step struct {
+	ID          string
+	Index       int                // position in Workflow.Steps
+	Agent       string             // name of an entry in Workflow.Agents
+	Prompt      string             // inline, or the content of PromptFile
+	PromptFile  string             // as written, relative to the project directory; "" for inline prompts
+	Template    *template.Template // Prompt parsed with Option("missingkey=error")
+	Handoff     Handoff
+	Retry       Retry
+	Timeout     time.Duration // an attempt running longer is killed (default 30m)
+	IdleTimeout time.Duration // no output for this long: stuck (default 5m)
+	MaxCostUSD  float64       // step budget (0 = none)
+	OnHelp      *OnHelp       // nil: a help request fails the attempt (class help)
+	Needs       []string      // ids of earlier steps referenced as .Steps.<id> in its templates
+}
+
+// Handoff says where a step's JSON result comes from and how it is checked.
+type Handoff struct {
+	From            string          // stdout | file (default stdout)
+	Path            string          // file handoffs: relative to Dir, cleaned; inside Dir
+	SchemaPath      string          // relative to Dir as written; "" when the step has no schema
+	Schema          *handoff.Schema // compiled once per file; nil when the step has no schema
+	Repair          bool            // default true
+	AcceptTruncated bool            // accept a value obtained only by closing truncated output
+	MaxBytes        int64           // default 8 MiB
+	MaxDepth        int             // default 128
+}
+
+// Retry is a step's retry policy (SPEC 6.1).
+type Retry struct {
+	MaxAttempts int           // total attempts, the first included (default 3, at least 1)
+	Backoff     string        // fixed | linear | exponential (default exponential)
+	Initial     time.Duration // default 2s
+	Multiplier  float64       // default 2
+	Max         time.Duration // default 60s
+	Jitter      string        // none | full | equal (default full)
+	On          []string      // failure classes retried in addition to the default set
+	Never       []string      // failure classes never retried
+}
+
+// OnHelp names the advisor consulted when a step's agent asks for help.
+type OnHelp struct {
+	Agent     string             // defaults to the step's agent
+	Prompt    string             // template; .Help.Context holds the agent's request
+	Template  *template.Template // Prompt parsed with Option("missingkey=error")
+	MaxRounds int                // default 2
+}
+
+// Step returns the step with the given id, or nil.
+func (w *Workflow) Step(id string) *Step {
+	for _, s := range w.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
