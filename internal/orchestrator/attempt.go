@@ -1,0 +1,724 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/retrystate"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// outputCap bounds an attempt's raw output file.
+const outputCap = 16 << 20
+
+// beginAttempt asks the agent's circuit for permission and, when granted,
+// commits the attempt row (status running) together with the circuit's new
+// state and the step's session, before any process starts (G1). When the
+// circuit refuses it commits the circuit's state and returns the time to wait
+// until; waiting consumes no attempt.
+func (p *project) beginAttempt(ctx context.Context, runID string, ws *workflow.Step, cfg circuit.Config, plan attemptPlan) (*checkpoint.Attempt, time.Time, error) {
+	var (
+		a         *checkpoint.Attempt
+		waitUntil time.Time
+	)
+	now := p.now()
+	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		b, err := loadBreaker(tx, ws.Agent)
+		if err != nil {
+			return err
+		}
+		next, gen, ok, until := circuit.Acquire(b, cfg, now)
+		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+			return err
+		}
+		if !ok {
+			waitUntil = until
+			if waitUntil.IsZero() || !waitUntil.After(now) {
+				waitUntil = now.Add(time.Second)
+			}
+			return nil
+		}
+		n, err := nextN(tx, runID, ws.ID)
+		if err != nil {
+			return err
+		}
+		row := checkpoint.Attempt{
+			RunID: runID, StepID: ws.ID, N: n,
+			Kind: plan.kind, Status: checkpoint.AttemptRunning,
+			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen,
+		}
+		if err := tx.InsertAttempt(row); err != nil {
+			return err
+		}
+		s, err := tx.Step(runID, ws.ID)
+		if err != nil {
+			return err
+		}
+		s.Status = checkpoint.StepRunning
+		s.SessionID = plan.sessionID
+		s.FreshSession = false
+		s.UpdatedAt = now
+		if err := tx.UpdateStep(*s); err != nil {
+			return err
+		}
+		a = &row
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("begin an attempt of step %s: %w", ws.ID, err)
+	}
+	return a, waitUntil, nil
+}
+
+func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
+	c, err := tx.Circuit(agentName)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, nil
+	}
+	if err != nil {
+		return circuit.Breaker{}, err
+	}
+	b := circuit.Breaker{
+		Agent: c.Agent, State: circuit.State(c.State), Failures: c.Failures, Generation: c.Generation,
+		Trials: c.Trials, Successes: c.Successes,
+	}
+	if c.OpenedAt != nil {
+		b.OpenedAt = *c.OpenedAt
+	}
+	if c.OpenUntil != nil {
+		b.OpenUntil = *c.OpenUntil
+	}
+	return b, nil
+}
+
+func breakerRow(b circuit.Breaker, now time.Time) checkpoint.Circuit {
+	c := checkpoint.Circuit{
+		Agent: b.Agent, State: string(b.State), Failures: b.Failures, Generation: b.Generation,
+		Trials: b.Trials, Successes: b.Successes, UpdatedAt: now,
+	}
+	if !b.OpenedAt.IsZero() {
+		t := b.OpenedAt.UTC()
+		c.OpenedAt = &t
+	}
+	if !b.OpenUntil.IsZero() {
+		t := b.OpenUntil.UTC()
+		c.OpenUntil = &t
+	}
+	return c
+}
+
+// stepOutcome is what execute reports back to the step loop.
+type stepOutcome struct {
+	done bool
+	data any
+}
+
+// judgement is the verdict on one finished attempt.
+type judgement struct {
+	ok         bool
+	result     handoff.Result
+	diag       *handoff.Diagnosis
+	class      handoff.Class
+	retryAfter time.Duration
+	resetAt    time.Time
+	permanent  bool // the agent reported a failure that no retry can fix
+	lostSess   bool // the agent no longer knows the session
+	// helpContext is the context of a help request (class help).
+	helpContext string
+}
+
+// helpRequest decides whether an attempt asked for help: a help marker in
+// its stream, or a handoff whose requested_help is true. A handoff that
+// denies a request the stream shows is logged, and the stream wins.
+func (p *project) helpRequest(ws *workflow.Step, res *agent.Result, hr handoff.Result) (string, bool) {
+	claimed, denied := false, false
+	var handoffCtx string
+	if obj, ok := hr.Value.(map[string]any); ok && hr.OK {
+		switch obj["requested_help"] {
+		case true:
+			claimed = true
+			if c, ok := obj["help_context"]; ok {
+				if b, err := json.Marshal(c); err == nil {
+					handoffCtx = string(b)
+				}
+			}
+		case false:
+			denied = true
+		}
+	}
+	if res.Help {
+		if denied {
+			p.log.Warn("the agent printed the help signal but its handoff says requested_help: false; treating it as a help request",
+				"step", ws.ID)
+		}
+		c := string(res.HelpContext)
+		if c == "" {
+			c = "{}"
+		}
+		return c, true
+	}
+	if claimed {
+		if handoffCtx == "" {
+			handoffCtx = "{}"
+		}
+		return handoffCtx, true
+	}
+	return "", false
+}
+
+// execute launches the agent for a committed attempt, judges its handoff and
+// commits the outcome.
+func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, st *checkpoint.Step, a *checkpoint.Attempt, plan attemptPlan, n int) (stepOutcome, error) {
+	ag := p.wf.Agents[ws.Agent]
+	attemptsDir := filepath.Join(p.dir, CadenceDir, "attempts", run.ID, ws.ID)
+	outPath := filepath.Join(attemptsDir, strconv.Itoa(a.N)+".out")
+	a.OutputFile = p.relPath(outPath)
+
+	handoffPath := ""
+	if ws.Handoff.From == "file" {
+		handoffPath = filepath.Join(p.dir, ws.Handoff.Path)
+		if err := os.Remove(handoffPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return stepOutcome{}, fmt.Errorf("clear the handoff file %s before attempt %d: %w", ws.Handoff.Path, a.N, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(handoffPath), 0o755); err != nil {
+			return stepOutcome{}, fmt.Errorf("create the directory of handoff file %s: %w", ws.Handoff.Path, err)
+		}
+	}
+
+	spec, err := p.agentSpec(ws, ag, run.ID, a, plan, handoffPath)
+	if err != nil {
+		return stepOutcome{}, err
+	}
+	out, err := checkpoint.CreateAtomic(outPath, 0o644)
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
+	}
+	spec.Output = out
+	spec.OnStart = p.onStart(ctx, run.ID, ws, a, plan, n, st.MaxAttempts, 0)
+
+	res, runErr := agent.Run(ctx, spec)
+	if err := out.Commit(); err != nil {
+		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
+	}
+	// From here on the outcome must be recorded even if cadence is being
+	// stopped: the attempt already happened.
+	wctx := context.WithoutCancel(ctx)
+	j := p.judge(ws, res, runErr, handoffPath)
+	return p.commitOutcome(wctx, run, ws, a, plan, n, res, j)
+}
+
+// onStart records the pid of a started agent (the attempt row itself was
+// committed before the start) and announces the attempt.
+func (p *project) onStart(ctx context.Context, runID string, ws *workflow.Step, a *checkpoint.Attempt, plan attemptPlan, counted, max, round int) func(pid int) error {
+	return func(pid int) error {
+		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			row, err := tx.Attempt(runID, ws.ID, a.N)
+			if err != nil {
+				return err
+			}
+			row.PID = &pid
+			return tx.UpdateAttempt(*row)
+		}); err != nil {
+			return fmt.Errorf("record the pid of attempt %d: %w", a.N, err)
+		}
+		a.PID = &pid
+		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
+			Attempt: a.N, Counted: counted, MaxAttempts: max, HelpRound: round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
+		p.fp.hit(FailAfterAgentStart)
+		return nil
+	}
+}
+
+// agentSpec builds the process description of an attempt.
+func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string, a *checkpoint.Attempt, plan attemptPlan, handoffPath string) (agent.Spec, error) {
+	data := p.templateData(ws, runID, a.N, nil)
+	data["SessionID"] = plan.sessionID
+	cmd, err := renderArgs("command", ag.Command, data)
+	if err != nil {
+		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	}
+	args, err := renderArgs("args", ag.Args, data)
+	if err != nil {
+		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	}
+	var cont []string
+	if plan.resume {
+		if cont, err = renderArgs("continue_args", ag.ContinueArgs, data); err != nil {
+			return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+		}
+	}
+	inv := agent.Invocation{
+		Preset: ag.Preset, Command: cmd, Args: args, ContinueArgs: cont,
+		Prompt: plan.prompt, PromptVia: ag.PromptVia,
+		SessionID: plan.sessionID, Resume: plan.resume,
+		Scenario: ag.Scenario, SelfExe: p.opts.SelfExe,
+	}
+	argv, stdin, proto, err := agent.Command(inv)
+	if err != nil {
+		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	}
+	if ag.Preset == "exec" && ag.Output != "" {
+		proto = agent.Protocol(ag.Output)
+	}
+	env := append([]string(nil), p.env...)
+	for k, v := range ag.Env {
+		env = append(env, k+"="+v)
+	}
+	env = append(env,
+		"CADENCE_RUN_ID="+runID,
+		"CADENCE_STEP="+ws.ID,
+		"CADENCE_ATTEMPT="+strconv.Itoa(a.N),
+		"CADENCE_IDEMPOTENCY_KEY="+runID+"/"+ws.ID,
+		"CADENCE_SESSION_ID="+plan.sessionID,
+		"CADENCE_PROJECT_DIR="+p.dir,
+	)
+	if handoffPath != "" {
+		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
+	}
+	grace := p.opts.Grace
+	if grace == 0 {
+		grace = 5 * time.Second
+	}
+	return agent.Spec{
+		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
+		OutputCap: outputCap, MaxBytes: ws.Handoff.MaxBytes,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
+		HelpMarker: ag.HelpMarker,
+	}, nil
+}
+
+// judge classifies a finished attempt into success or exactly one failure
+// class (SPEC §5).
+func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, handoffPath string) judgement {
+	if runErr != nil {
+		return judgement{class: handoff.ClassExitNonzero,
+			diag: handoff.Diagnose(handoff.ClassExitNonzero, "the agent could not be started: "+runErr.Error())}
+	}
+	switch res.Stop {
+	case agent.StopTimeout:
+		return judgement{class: handoff.ClassTimeout, diag: handoff.Diagnose(handoff.ClassTimeout,
+			fmt.Sprintf("killed after %s (timeout %s)", res.Elapsed.Round(time.Millisecond), ws.Timeout))}
+	case agent.StopStuck:
+		return judgement{class: handoff.ClassStuck, diag: handoff.Diagnose(handoff.ClassStuck,
+			fmt.Sprintf("no output for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
+	case agent.StopTooLarge:
+		return judgement{class: handoff.ClassTooLarge, diag: handoff.Diagnose(handoff.ClassTooLarge,
+			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
+	case agent.StopInterrupted:
+		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
+	}
+	opts := handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated,
+		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+	var hr handoff.Result
+	if handoffPath != "" {
+		hr = handoff.CheckFile(handoffPath, ws.Handoff.Schema, opts)
+	} else {
+		text := res.Text
+		if len(res.StructuredOutput) > 0 {
+			text = res.StructuredOutput
+		}
+		if res.IsError {
+			// The final text of a failed turn is the provider's error
+			// message (which may well contain JSON), never an answer.
+			text = nil
+		}
+		hr = handoff.Check(text, ws.Handoff.Schema, opts)
+	}
+	// A help request takes precedence over a handoff in the same attempt.
+	// The stream is the source of truth; a handoff that claims help with no
+	// signal counts too.
+	if helpCtx, asked := p.helpRequest(ws, res, hr); asked {
+		detail := "the agent asked for help: " + helpCtx
+		if ws.OnHelp == nil {
+			detail = "the agent asked for help and the step has no on_help: " + helpCtx
+		}
+		return judgement{class: handoff.ClassHelp, diag: handoff.Diagnose(handoff.ClassHelp, detail), helpContext: helpCtx}
+	}
+	if hr.OK {
+		return judgement{ok: true, result: hr}
+	}
+	noHandoff := hr.Diagnosis.Class == handoff.ClassMissing || hr.Diagnosis.Class == handoff.ClassEmpty
+	switch {
+	case res.Transient && noHandoff:
+		msg := res.ErrorMessage
+		if msg == "" {
+			msg = "the provider reported a transient error"
+		}
+		if res.RetryAfter > 0 {
+			msg += fmt.Sprintf(" (retry after %s)", res.RetryAfter)
+		}
+		return judgement{class: handoff.ClassTransient, diag: handoff.Diagnose(handoff.ClassTransient, msg),
+			retryAfter: res.RetryAfter, resetAt: res.ResetAt}
+	case (res.IsError || res.ExitCode != 0) && noHandoff:
+		msg := fmt.Sprintf("the agent exited with code %d", res.ExitCode)
+		if res.IsError && res.ExitCode == 0 {
+			msg = "the agent reported an error"
+		}
+		if res.ErrorMessage != "" {
+			msg += ": " + res.ErrorMessage
+		}
+		if res.StderrTail != "" {
+			msg += "\nstderr: " + res.StderrTail
+		}
+		return judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg),
+			permanent: res.Permanent, lostSess: res.SessionNotFound}
+	}
+	return judgement{class: hr.Diagnosis.Class, diag: hr.Diagnosis, result: hr}
+}
+
+// commitOutcome records a finished attempt. On success the envelope is
+// written to handoffs/ first and then committed; on failure the failed-
+// handoff record is written, the backoff deadline computed and committed with
+// the outcome and the circuit's new state, in one transaction.
+func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt, plan attemptPlan, n int, res *agent.Result, j judgement) (stepOutcome, error) {
+	now := p.now()
+	a.FinishedAt = &now
+	if res != nil {
+		code := res.ExitCode
+		a.ExitCode = &code
+		if res.SessionID != "" {
+			a.SessionID = res.SessionID
+		}
+		a.Turns = res.Turns
+		a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
+		if res.CostUSD > 0 || isProtocolCost(p.wf.Agents[ws.Agent].Preset) {
+			c := res.CostUSD
+			a.CostUSD = &c
+		}
+	}
+	ag := p.wf.Agents[ws.Agent]
+	cfg := circuitConfig(ag.Circuit)
+	policy := policyFor(ws.Retry)
+	elapsed := 0.0
+	if res != nil {
+		elapsed = res.Elapsed.Seconds()
+	}
+
+	if j.class == handoff.ClassInterrupted {
+		a.Status = checkpoint.AttemptInterrupted
+		a.Class = string(j.class)
+		a.Error = j.diag.Summary()
+		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+			if err := tx.UpdateAttempt(*a); err != nil {
+				return err
+			}
+			if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, j.class, now, time.Time{}); err != nil {
+				return err
+			}
+			s, err := tx.Step(run.ID, ws.ID)
+			if err != nil {
+				return err
+			}
+			addUsage(s, a)
+			s.Status = checkpoint.StepPending
+			s.UpdatedAt = now
+			return tx.UpdateStep(*s)
+		})
+		if err != nil {
+			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of step %s: %w", a.N, ws.ID, err)
+		}
+		p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+			Status: a.Status, Class: a.Class, Elapsed: elapsed})
+		return stepOutcome{}, errInterrupted
+	}
+
+	if j.ok {
+		return p.commitSuccess(ctx, run, ws, a, n, j, cfg, elapsed)
+	}
+
+	// Failure.
+	a.Status = checkpoint.AttemptFailed
+	a.Class = string(j.class)
+	a.Error = j.diag.Summary()
+	a.Repairs = j.result.Repairs
+	details, err := json.Marshal(j.diag)
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("encode diagnosis: %w", err)
+	}
+	a.DetailsJSON = details
+	if j.retryAfter > 0 {
+		ms := j.retryAfter.Milliseconds()
+		a.RetryAfterMS = &ms
+	}
+
+	var st *checkpoint.Step
+	var used int
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if st, err = tx.Step(run.ID, ws.ID); err != nil {
+			return err
+		}
+		used, err = tx.CountAttempts(run.ID, ws.ID, attemptKinds...)
+		return err
+	}); err != nil {
+		return stepOutcome{}, fmt.Errorf("read step %s: %w", ws.ID, err)
+	}
+	a.HelpContext = j.helpContext
+	helpRetry := j.class == handoff.ClassHelp && ws.OnHelp != nil && st.HelpRounds < ws.OnHelp.MaxRounds
+	retry := (policy.Retryable(string(j.class)) || helpRetry) && !j.permanent && used < st.MaxAttempts
+	var followup string
+	if retry && !helpRetry {
+		failed := used // failed attempts so far, this one included
+		drawn := policy.Delay(failed, p.rnd)
+		retryAfter := j.retryAfter
+		if !j.resetAt.IsZero() {
+			if d := j.resetAt.Sub(now); d > retryAfter {
+				retryAfter = d
+			}
+		}
+		delay, next := retrystate.Schedule(now, drawn, retryAfter)
+		if st.NextRetryAt != nil {
+			next = retrystate.Later(*st.NextRetryAt, next)
+		}
+		ms := delay.Milliseconds()
+		a.DelayMS = &ms
+		a.NextRetryAt = &next
+		if j.class.IsHandoffFailure() {
+			task := a.Prompt
+			if plan.kind == checkpoint.KindFollowup {
+				task, _ = p.originalTask(ctx, run.ID, ws)
+			}
+			followup = handoff.BuildFollowup(p.followupInput(ws, task, j.diag, used+1))
+		}
+	}
+
+	rec := handoff.FailedRecord{
+		RunID: run.ID, StepID: ws.ID, Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
+		Class: j.class, Details: j.diag.Details, Violations: j.diag.Violations, Repairs: j.result.Repairs,
+		OutputSample: j.diag.OutputSample, OutputFile: a.OutputFile, FollowupPrompt: followup, CreatedAt: now,
+	}
+	if rec.Violations == nil {
+		rec.Violations = []handoff.Violation{}
+	}
+	if rec.Repairs == nil {
+		rec.Repairs = []string{}
+	}
+	recPath := filepath.Join(p.dir, CadenceDir, "failed_handoffs", run.ID, ws.ID, strconv.Itoa(a.N)+".json")
+	recJSON, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("encode failed-handoff record: %w", err)
+	}
+	if err := checkpoint.WriteFileAtomic(recPath, append(recJSON, '\n'), 0o644); err != nil {
+		return stepOutcome{}, fmt.Errorf("write failed-handoff record: %w", err)
+	}
+	a.FailedHandoff = p.relPath(recPath)
+	p.fp.hit(FailAfterHandoffWritten)
+	p.fp.hit(FailBeforeOutcomeCommit)
+
+	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := tx.UpdateAttempt(*a); err != nil {
+			return err
+		}
+		if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, j.class, now, j.resetAt); err != nil {
+			return err
+		}
+		s, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		addUsage(s, a)
+		if a.SessionID != "" {
+			s.SessionID = a.SessionID
+		}
+		s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess
+		s.UpdatedAt = now
+		if retry {
+			s.Status = checkpoint.StepWaiting
+			s.NextRetryAt, s.DelayMS = a.NextRetryAt, a.DelayMS
+		} else {
+			s.Status = checkpoint.StepFailed
+			s.NextRetryAt, s.DelayMS = nil, nil
+		}
+		return tx.UpdateStep(*s)
+	})
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("record failed attempt %d of step %s: %w", a.N, ws.ID, err)
+	}
+	p.fp.hit(FailAfterOutcomeCommit)
+	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
+		Until: a.NextRetryAt})
+	if !retry {
+		why := fmt.Sprintf("%s after %d of %d attempts", a.Error, used, st.MaxAttempts)
+		switch {
+		case j.permanent:
+			why = a.Error + " (not retried: the agent reported a permanent failure)"
+		case j.class == handoff.ClassHelp && ws.OnHelp != nil && used < st.MaxAttempts:
+			why = fmt.Sprintf("%s (all %d help rounds used)", a.Error, ws.OnHelp.MaxRounds)
+		case j.class == handoff.ClassHelp && ws.OnHelp == nil:
+			why = a.Error
+		case !policy.Retryable(string(j.class)):
+			why = fmt.Sprintf("%s (class %s is not retried)", a.Error, j.class)
+		}
+		p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Class: a.Class, Message: why})
+	}
+	return stepOutcome{}, nil
+}
+
+// commitSuccess writes the accepted handoff's envelope and commits the
+// attempt, the step and the circuit.
+func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt, n int, j judgement, cfg circuit.Config, elapsed float64) (stepOutcome, error) {
+	now := *a.FinishedAt
+	a.Status = checkpoint.AttemptSucceeded
+	a.Repairs = j.result.Repairs
+	var (
+		prev []string
+		st   *checkpoint.Step
+	)
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if st, err = tx.Step(run.ID, ws.ID); err != nil {
+			return err
+		}
+		list, err := tx.Attempts(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		for _, x := range list {
+			if x.Status != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
+				prev = append(prev, x.Error)
+			}
+		}
+		return nil
+	}); err != nil {
+		return stepOutcome{}, fmt.Errorf("read step %s: %w", ws.ID, err)
+	}
+	step := *st
+	addUsage(&step, a)
+	env := handoff.Envelope{
+		Component: ws.ID, SessionID: firstNonEmpty(a.SessionID, st.SessionID), Timestamp: now, Status: "success",
+		Data: json.RawMessage(j.result.JSON),
+		Metadata: handoff.EnvelopeMetadata{Attempts: countedN(a, n), Repairs: nonNil(j.result.Repairs),
+			PreviousErrors: nonNil(prev), CostUSD: step.CostUSD, Turns: step.Turns},
+	}
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("encode envelope: %w", err)
+	}
+	if err := p.writeEnvelope(run.ID, ws.ID, env); err != nil {
+		return stepOutcome{}, err
+	}
+	p.fp.hit(FailAfterHandoffWritten)
+	p.fp.hit(FailBeforeOutcomeCommit)
+	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := tx.UpdateAttempt(*a); err != nil {
+			return err
+		}
+		if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, "", now, time.Time{}); err != nil {
+			return err
+		}
+		s, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		addUsage(s, a)
+		if a.SessionID != "" {
+			s.SessionID = a.SessionID
+		}
+		s.Status = checkpoint.StepSucceeded
+		s.NextRetryAt, s.DelayMS = nil, nil
+		s.HandoffJSON = envJSON
+		s.UpdatedAt = now
+		return tx.UpdateStep(*s)
+	})
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
+	}
+	p.fp.hit(FailAfterOutcomeCommit)
+	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed})
+	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
+	var data any
+	_ = json.Unmarshal(j.result.JSON, &data)
+	return stepOutcome{done: true, data: data}, nil
+}
+
+// writeEnvelope writes handoffs/RUN/STEP.json atomically.
+func (p *project) writeEnvelope(runID, stepID string, env handoff.Envelope) error {
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode envelope: %w", err)
+	}
+	path := filepath.Join(p.dir, CadenceDir, "handoffs", runID, stepID+".json")
+	if err := checkpoint.WriteFileAtomic(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write handoff of step %s: %w", stepID, err)
+	}
+	return nil
+}
+
+// recordCircuit applies an attempt's outcome to its agent's breaker, in the
+// caller's transaction. A usage limit with a reset time keeps the circuit
+// open until then.
+func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit.Config, gen int64, class handoff.Class, now, resetAt time.Time) error {
+	b, err := loadBreaker(tx, agentName)
+	if err != nil {
+		return err
+	}
+	next := circuit.Record(b, cfg, gen, circuit.OutcomeFor(string(class)), now)
+	if !resetAt.IsZero() && resetAt.After(now) {
+		next = circuit.OpenUntilTime(next, resetAt, now)
+	}
+	return tx.PutCircuit(breakerRow(next, now))
+}
+
+// originalTask returns the prompt of the step's first counted attempt.
+func (p *project) originalTask(ctx context.Context, runID string, ws *workflow.Step) (string, error) {
+	var task string
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		list, err := tx.Attempts(runID, ws.ID)
+		if err != nil {
+			return err
+		}
+		for _, x := range list {
+			if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh {
+				task = x.Prompt
+			}
+		}
+		return nil
+	})
+	return task, err
+}
+
+func addUsage(s *checkpoint.Step, a *checkpoint.Attempt) {
+	if a.CostUSD != nil {
+		s.CostUSD += *a.CostUSD
+	} else if a.FinishedAt != nil {
+		s.CostKnown = false
+	}
+	s.Turns += a.Turns
+	s.InputTokens += a.InputTokens
+	s.OutputTokens += a.OutputTokens
+}
+
+func isProtocolCost(preset string) bool { return preset == "claude" || preset == "sim" }
+
+// countedN is the attempt's number among the attempts that count (help
+// rounds excluded); n is already that number.
+func countedN(_ *checkpoint.Attempt, n int) int { return n }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

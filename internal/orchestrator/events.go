@@ -1,0 +1,58 @@
+package orchestrator
+
+import "time"
+
+// Event is one transition of a run, shown by the human view and printed as a
+// JSON line by --json. Field names are stable; new ones may be added.
+type Event struct {
+	Time        time.Time  `json:"time"`
+	Type        string     `json:"event"`
+	RunID       string     `json:"run_id"`
+	Step        string     `json:"step,omitempty"`
+	Agent       string     `json:"agent,omitempty"`
+	Attempt     int        `json:"attempt,omitempty"`      // the attempt's number in the step's history (inspect's n, CADENCE_ATTEMPT)
+	Counted     int        `json:"counted,omitempty"`      // how many attempts count against max_attempts with this one
+	MaxAttempts int        `json:"max_attempts,omitempty"` // the step's max_attempts
+	HelpRound   int        `json:"help_round,omitempty"`   // for kind help: which advisor round
+	Kind        string     `json:"kind,omitempty"`
+	Status      string     `json:"status,omitempty"`
+	Class       string     `json:"class,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	Repairs     []string   `json:"repairs,omitempty"`
+	PID         int        `json:"pid,omitempty"`
+	SessionID   string     `json:"session_id,omitempty"`
+	Until       *time.Time `json:"until,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	Elapsed     float64    `json:"elapsed_s,omitempty"`
+	CostUSD     float64    `json:"cost_usd,omitempty"`
+	Message     string     `json:"message,omitempty"`
+}
+
+// Event types.
+const (
+	EventRunStarted      = "run_started"
+	EventRunResumed      = "run_resumed"
+	EventAttemptSettled  = "attempt_settled"
+	EventStepSkipped     = "step_skipped"
+	EventAttemptStarted  = "attempt_started"
+	EventAttemptFinished = "attempt_finished"
+	EventWaiting         = "waiting"
+	EventStepSucceeded   = "step_succeeded"
+	EventStepFailed      = "step_failed"
+	EventRunFinished     = "run_finished"
+	EventRunInterrupted  = "run_interrupted"
+)
+
+// Sink receives the events of a run as they happen. Implementations must not
+// block for long: the run loop calls them inline.
+type Sink interface {
+	Emit(Event)
+	// Tick reports the time left in a wait, or the elapsed time of a running
+	// attempt, for a live status line. Sinks without one ignore it.
+	Tick(step, what string, d time.Duration)
+}
+
+type discardSink struct{}
+
+func (discardSink) Emit(Event)                           {}
+func (discardSink) Tick(string, string, time.Duration) {}

@@ -1,0 +1,74 @@
+package orchestrator
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Failpoints are the named places of the run loop where CADENCE_FAILPOINT
+// makes cadence kill itself with SIGKILL, so that tests can prove the
+// durability guarantees at every commit boundary. The value is NAME, or
+// NAME:K to fire on the K-th time the point is reached in this process.
+const (
+	// FailAfterAttemptCommit fires after an attempt's row is committed and
+	// before its agent process starts.
+	FailAfterAttemptCommit = "after-attempt-commit"
+	// FailAfterAgentStart fires after the agent started and its pid was
+	// committed, while it runs.
+	FailAfterAgentStart = "after-agent-start"
+	// FailAfterHandoffWritten fires after the accepted handoff's envelope (or a
+	// failed attempt's failed-handoff record) is written to disk, before the
+	// outcome is committed.
+	FailAfterHandoffWritten = "after-handoff-written"
+	// FailBeforeOutcomeCommit fires just before the attempt's outcome
+	// transaction.
+	FailBeforeOutcomeCommit = "before-outcome-commit"
+	// FailAfterOutcomeCommit fires right after the outcome transaction.
+	FailAfterOutcomeCommit = "after-outcome-commit"
+	// FailDuringBackoff fires once a backoff deadline is committed and the
+	// wait for it has begun.
+	FailDuringBackoff = "during-backoff"
+)
+
+// Failpoints lists every failpoint name, in run-loop order.
+var Failpoints = []string{
+	FailAfterAttemptCommit, FailAfterAgentStart, FailAfterHandoffWritten,
+	FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
+}
+
+// failpoint is the parsed CADENCE_FAILPOINT setting of one process.
+type failpoint struct {
+	name string
+	nth  int
+	hits int
+}
+
+func parseFailpoint(s string) *failpoint {
+	if s == "" {
+		return nil
+	}
+	name, k, found := strings.Cut(s, ":")
+	fp := &failpoint{name: name, nth: 1}
+	if found {
+		if n, err := strconv.Atoi(k); err == nil && n > 0 {
+			fp.nth = n
+		}
+	}
+	return fp
+}
+
+// hit kills the process with SIGKILL when name is the configured failpoint
+// and this is the configured occurrence. SIGKILL, not exit: nothing deferred
+// runs, exactly as in a crash.
+func (f *failpoint) hit(name string) {
+	if f == nil || f.name != name {
+		return
+	}
+	f.hits++
+	if f.hits == f.nth {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is delivered asynchronously; never continue
+	}
+}

@@ -1,0 +1,222 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+)
+
+// Report is the machine-readable history of one run: the shape of
+// `cadence inspect --json` (SPEC §8). Field names are stable.
+type Report struct {
+	Run      RunReport       `json:"run"`
+	Steps    []StepReport    `json:"steps"`
+	Circuits []CircuitReport `json:"circuits"`
+}
+
+// RunReport is the run part of a Report.
+type RunReport struct {
+	ID             string     `json:"id"`
+	Status         string     `json:"status"`
+	Workflow       string     `json:"workflow"`
+	WorkflowSHA256 string     `json:"workflow_sha256"`
+	StartedAt      time.Time  `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	CostUSD        float64    `json:"cost_usd"`
+	CostUnknown    int        `json:"cost_unknown_attempts"`
+	BudgetUSD      *float64   `json:"budget_usd"`
+}
+
+// StepReport is one step of a Report.
+type StepReport struct {
+	ID           string          `json:"id"`
+	Status       string          `json:"status"`
+	Agent        string          `json:"agent"`
+	AttemptsUsed int             `json:"attempts_used"`
+	MaxAttempts  int             `json:"max_attempts"`
+	NextRetryAt  *time.Time      `json:"next_retry_at"`
+	SessionID    string          `json:"session_id"`
+	CostUSD      float64         `json:"cost_usd"`
+	Turns        int             `json:"turns"`
+	InputTokens  int64           `json:"input_tokens"`
+	OutputTokens int64           `json:"output_tokens"`
+	Handoff      string          `json:"handoff,omitempty"`
+	Attempts     []AttemptReport `json:"attempts"`
+}
+
+// AttemptReport is one attempt of a StepReport.
+type AttemptReport struct {
+	N             int        `json:"n"`
+	Status        string     `json:"status"`
+	Kind          string     `json:"kind"`
+	Class         string     `json:"class"`
+	Error         string     `json:"error"`
+	StartedAt     time.Time  `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	PID           *int       `json:"pid"`
+	ExitCode      *int       `json:"exit_code"`
+	SessionID     string     `json:"session_id"`
+	DelayMS       *int64     `json:"delay_ms"`
+	NextRetryAt   *time.Time `json:"next_retry_at"`
+	RetryAfterMS  *int64     `json:"retry_after_ms"`
+	Repairs       []string   `json:"repairs"`
+	FailedHandoff string     `json:"failed_handoff"`
+	OutputFile    string     `json:"output_file"`
+	CostUSD       *float64   `json:"cost_usd"`
+	Turns         int        `json:"turns"`
+	Prompt        string     `json:"prompt,omitempty"`
+	Details       string     `json:"details,omitempty"`
+}
+
+// CircuitReport is one agent's breaker.
+type CircuitReport struct {
+	Agent      string     `json:"agent"`
+	State      string     `json:"state"`
+	Failures   int        `json:"failures"`
+	Generation int64      `json:"generation"`
+	OpenedAt   *time.Time `json:"opened_at"`
+	OpenUntil  *time.Time `json:"open_until"`
+}
+
+// ErrNoRuns is returned by Inspect when the project has no run yet.
+var ErrNoRuns = errors.New("no runs yet")
+
+// Inspect reads the history of a run (the latest when runID is empty)
+// without taking the project lock: it reads while a run goes on (G7).
+// withPrompts includes each attempt's prompt and diagnosis.
+func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report, error) {
+	dbPath := filepath.Join(dir, CadenceDir, "state.db")
+	store, err := checkpoint.OpenReadOnly(ctx, dbPath)
+	if errors.Is(err, checkpoint.ErrNoDatabase) {
+		return nil, ErrNoRuns
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var rep Report
+	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+		var (
+			run *checkpoint.Run
+			err error
+		)
+		if runID == "" {
+			run, err = tx.LatestRun()
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return ErrNoRuns
+			}
+		} else {
+			run, err = tx.Run(runID)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return fmt.Errorf("no run %q in %s", runID, dir)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		cost, unknown, err := tx.RunCost(run.ID)
+		if err != nil {
+			return err
+		}
+		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
+			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD}
+		steps, err := tx.Steps(run.ID)
+		if err != nil {
+			return err
+		}
+		attempts, err := tx.AllAttempts(run.ID)
+		if err != nil {
+			return err
+		}
+		byStep := map[string][]checkpoint.Attempt{}
+		for _, a := range attempts {
+			byStep[a.StepID] = append(byStep[a.StepID], a)
+		}
+		rep.Steps = make([]StepReport, 0, len(steps))
+		for _, s := range steps {
+			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
+				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+				Attempts: []AttemptReport{}}
+			if s.Status == checkpoint.StepSucceeded {
+				sr.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID+".json"))
+			}
+			for _, a := range byStep[s.ID] {
+				if a.Kind != checkpoint.KindHelp {
+					sr.AttemptsUsed++
+				}
+				ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
+					StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
+					DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
+					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns}
+				if withPrompts {
+					ar.Prompt = a.Prompt
+					ar.Details = string(a.DetailsJSON)
+				}
+				sr.Attempts = append(sr.Attempts, ar)
+			}
+			rep.Steps = append(rep.Steps, sr)
+		}
+		circuits, err := tx.Circuits()
+		if err != nil {
+			return err
+		}
+		rep.Circuits = make([]CircuitReport, 0, len(circuits))
+		for _, c := range circuits {
+			cr := CircuitReport{Agent: c.Agent, State: c.State, Failures: c.Failures,
+				Generation: c.Generation, OpenedAt: c.OpenedAt, OpenUntil: c.OpenUntil}
+			if c.State == string(circuit.Closed) {
+				// A closed breaker keeps its last deadline only so that it is
+				// never moved earlier; it no longer applies.
+				cr.OpenedAt, cr.OpenUntil = nil, nil
+			}
+			rep.Circuits = append(rep.Circuits, cr)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// ResetCircuit closes an agent's circuit by hand and records that it did.
+// It takes the project lock, like every command that writes state.
+func ResetCircuit(ctx context.Context, dir, agentName string, now time.Time) (before string, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	cdir := filepath.Join(abs, CadenceDir)
+	lock, err := checkpoint.AcquireLock(cdir)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Release()
+	store, err := checkpoint.Open(ctx, filepath.Join(cdir, "state.db"))
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if _, err := tx.Circuit(agentName); errors.Is(err, checkpoint.ErrNotFound) {
+			return usagef("no circuit recorded for agent %q in %s (an agent gets one when it first runs)", agentName, abs)
+		}
+		b, err := loadBreaker(tx, agentName)
+		if err != nil {
+			return err
+		}
+		before = string(b.State)
+		next := circuit.Reset(b, now)
+		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+			return err
+		}
+		return tx.AddEvent(checkpoint.Event{At: now, Kind: "circuit_reset",
+			Detail: fmt.Sprintf("circuit of agent %s reset by hand (was %s, %d failures)", agentName, b.State, b.Failures)})
+	})
+	return before, err
+}

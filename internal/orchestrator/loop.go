@@ -1,0 +1,423 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/retrystate"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// attemptKinds are the kinds of attempt that count against max_attempts;
+// help rounds are recorded as attempts but do not consume one.
+var attemptKinds = []string{checkpoint.KindInitial, checkpoint.KindFollowup, checkpoint.KindFresh}
+
+// errWaitTooLong ends a run whose next wait exceeds --max-wait.
+type errWaitTooLong struct{ until time.Time }
+
+func (e *errWaitTooLong) Error() string {
+	return "wait until " + e.until.Format(time.RFC3339) + " exceeds --max-wait"
+}
+
+// stepResult is how runStep left a step.
+type stepResult int
+
+const (
+	stepDone stepResult = iota
+	stepFailed
+)
+
+// loop settles interrupted attempts, then runs every unfinished step in
+// order. It returns the run's outcome; errors are for the store and the
+// machine, not for agents (an agent's failure is an attempt outcome).
+func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error) {
+	if err := p.settle(ctx, run.ID); err != nil {
+		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
+	}
+	outputs := map[string]any{}
+	for _, ws := range p.wf.Steps {
+		st, err := p.stepRow(ctx, run.ID, ws.ID)
+		if err != nil {
+			return nil, err
+		}
+		switch st.Status {
+		case checkpoint.StepSucceeded:
+			out, err := envelopeData(st.HandoffJSON)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
+			}
+			outputs[ws.ID] = map[string]any{"Output": out}
+			p.sink.Emit(Event{Time: p.now(), Type: EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
+			continue
+		case checkpoint.StepFailed:
+			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
+				Message: fmt.Sprintf("step %s failed", ws.ID)})
+		}
+		res, out, err := p.runStep(ctx, run, ws, outputs)
+		if err != nil {
+			return p.stopped(run.ID, ws.ID, err)
+		}
+		if res == stepFailed {
+			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
+				Message: fmt.Sprintf("step %s failed", ws.ID)})
+		}
+		outputs[ws.ID] = map[string]any{"Output": out}
+	}
+	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+}
+
+// stopped turns an error that ended the loop into a result: an interruption
+// or a wait beyond --max-wait leaves the run resumable (exit 3); anything
+// else is returned as an error with the run left as committed.
+func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
+	var long *errWaitTooLong
+	switch {
+	case errors.As(err, &long):
+		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, ResumeAt: long.until,
+			Message: fmt.Sprintf("step %s waits until %s, longer than --max-wait", stepID, long.until.Format(time.RFC3339))}
+		return p.finish(runID, checkpoint.RunInterrupted, res)
+	case errors.Is(err, context.Canceled), errors.Is(err, errInterrupted):
+		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, Message: "interrupted"}
+		return p.finish(runID, checkpoint.RunInterrupted, res)
+	}
+	return nil, err
+}
+
+// errInterrupted reports that the attempt was stopped because cadence was.
+var errInterrupted = errors.New("interrupted")
+
+// finish commits the run's final status for this process and emits it.
+func (p *project) finish(runID, status string, res *Result) (*Result, error) {
+	now := p.now()
+	ctx := context.Background() // the caller's context may be cancelled: this write must still land
+	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		r, err := tx.Run(runID)
+		if err != nil {
+			return err
+		}
+		r.Status = status
+		r.UpdatedAt = now
+		if status != checkpoint.RunInterrupted {
+			r.FinishedAt = &now
+		}
+		return tx.UpdateRun(*r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
+	}
+	typ := EventRunFinished
+	if status == checkpoint.RunInterrupted {
+		typ = EventRunInterrupted
+	}
+	ev := Event{Time: now, Type: typ, RunID: runID, Status: status, Step: res.Step, Message: res.Message}
+	if !res.ResumeAt.IsZero() {
+		t := res.ResumeAt
+		ev.Until = &t
+	}
+	p.sink.Emit(ev)
+	return res, nil
+}
+
+func (p *project) now() time.Time { return p.clock.Now().UTC() }
+
+func (p *project) stepRow(ctx context.Context, runID, stepID string) (*checkpoint.Step, error) {
+	var st *checkpoint.Step
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		st, err = tx.Step(runID, stepID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read step %s: %w", stepID, err)
+	}
+	return st, nil
+}
+
+// runStep runs attempts of one step until it succeeds, fails for good, or
+// cadence is stopped. Every decision is taken from the committed state, so a
+// resumed process continues exactly where the last one left off.
+func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) (stepResult, any, error) {
+	policy := policyFor(ws.Retry)
+	ag := p.wf.Agents[ws.Agent]
+	cfg := circuitConfig(ag.Circuit)
+	for {
+		var (
+			st          *checkpoint.Step
+			last        *checkpoint.Attempt
+			used        int
+			needsAdvice bool
+		)
+		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+			var err error
+			if st, err = tx.Step(run.ID, ws.ID); err != nil {
+				return err
+			}
+			if last, err = lastCounted(tx, run.ID, ws.ID); err != nil {
+				return err
+			}
+			if needsAdvice, err = helpPending(tx, run.ID, ws.ID, last); err != nil {
+				return err
+			}
+			used, err = tx.CountAttempts(run.ID, ws.ID, attemptKinds...)
+			return err
+		})
+		if err != nil {
+			return 0, nil, fmt.Errorf("read step %s: %w", ws.ID, err)
+		}
+		switch st.Status {
+		case checkpoint.StepSucceeded:
+			out, err := envelopeData(st.HandoffJSON)
+			return stepDone, out, err
+		case checkpoint.StepFailed:
+			return stepFailed, nil, nil
+		}
+		askedHelp := last != nil && last.Status == checkpoint.AttemptFailed && last.Class == string(handoff.ClassHelp)
+		switch {
+		case askedHelp && ws.OnHelp == nil:
+			return p.failStep(ctx, run.ID, ws, st, "the agent asked for help and the step has no on_help")
+		case askedHelp && needsAdvice && st.HelpRounds >= ws.OnHelp.MaxRounds:
+			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds))
+		case !askedHelp && last != nil && last.Status == checkpoint.AttemptFailed && !policy.Retryable(last.Class):
+			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("class %s is not retried", last.Class))
+		case used >= st.MaxAttempts:
+			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("all %d attempts used", st.MaxAttempts))
+		case askedHelp && needsAdvice:
+			if err := p.helpRound(ctx, run, ws, last, outputs); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+
+		if st.NextRetryAt != nil && p.now().Before(*st.NextRetryAt) {
+			if err := p.wait(ctx, run.ID, ws, *st.NextRetryAt, "backoff", FailDuringBackoff); err != nil {
+				return 0, nil, err
+			}
+		}
+
+		if stop, err := p.overBudget(ctx, run, ws, st, used); err != nil || stop {
+			if err != nil {
+				return 0, nil, err
+			}
+			return stepFailed, nil, nil
+		}
+
+		task, err := p.renderPrompt(ws, run.ID, used+1, outputs, st.Advice)
+		if err != nil {
+			return p.failStep(ctx, run.ID, ws, st, err.Error())
+		}
+		orig := task
+		if last != nil {
+			if t, err := p.originalTask(ctx, run.ID, ws); err == nil && t != "" {
+				orig = t
+			}
+		}
+		plan, err := p.plan(ws, st, last, task, orig, used+1)
+		if err != nil {
+			return 0, nil, err
+		}
+
+		a, waitUntil, err := p.beginAttempt(ctx, run.ID, ws, cfg, plan)
+		if err != nil {
+			return 0, nil, err
+		}
+		if a == nil {
+			if err := p.wait(ctx, run.ID, ws, waitUntil, "circuit", ""); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		p.fp.hit(FailAfterAttemptCommit)
+		out, err := p.execute(ctx, run, ws, st, a, plan, used+1)
+		if err != nil {
+			return 0, nil, err
+		}
+		if out.done {
+			return stepDone, out.data, nil
+		}
+	}
+}
+
+// lastCounted returns the latest attempt that counts against max_attempts.
+func lastCounted(tx *checkpoint.Tx, runID, stepID string) (*checkpoint.Attempt, error) {
+	all, err := tx.LastAttempt(runID, stepID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if all.Kind != checkpoint.KindHelp {
+		return all, nil
+	}
+	list, err := tx.Attempts(runID, stepID)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].Kind != checkpoint.KindHelp {
+			a := list[i]
+			return &a, nil
+		}
+	}
+	return nil, nil
+}
+
+// failStep marks a step failed for good.
+func (p *project) failStep(ctx context.Context, runID string, ws *workflow.Step, st *checkpoint.Step, why string) (stepResult, any, error) {
+	now := p.now()
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		s, err := tx.Step(runID, ws.ID)
+		if err != nil {
+			return err
+		}
+		if s.Status == checkpoint.StepFailed {
+			return nil
+		}
+		s.Status = checkpoint.StepFailed
+		s.NextRetryAt = nil
+		s.UpdatedAt = now
+		return tx.UpdateStep(*s)
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("record step %s as failed: %w", ws.ID, err)
+	}
+	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: runID, Step: ws.ID, Agent: ws.Agent, Message: why})
+	return stepFailed, nil, nil
+}
+
+// wait blocks until deadline, honouring --max-wait. The deadline is absolute
+// and committed before the wait starts, so a resumed process waits only what
+// remains (G4) and a clock moved backwards only lengthens the wait (G10).
+func (p *project) wait(ctx context.Context, runID string, ws *workflow.Step, deadline time.Time, reason, fail string) error {
+	remaining := retrystate.Remaining(p.now(), deadline)
+	if remaining <= 0 {
+		return nil
+	}
+	if p.opts.MaxWait > 0 && remaining > p.opts.MaxWait {
+		return &errWaitTooLong{until: deadline}
+	}
+	d := deadline
+	p.sink.Emit(Event{Time: p.now(), Type: EventWaiting, RunID: runID, Step: ws.ID, Agent: ws.Agent, Until: &d, Reason: reason})
+	if fail != "" {
+		p.fp.hit(fail)
+	}
+	return retrystate.WaitUntil(ctx, p.clock, deadline, func(left time.Duration) {
+		p.sink.Tick(ws.ID, reason, left)
+	})
+}
+
+// overBudget stops the step (class budget) when the run's or the step's
+// recorded cost has reached its budget before this attempt.
+func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, st *checkpoint.Step, used int) (bool, error) {
+	var runBudget float64
+	if run.BudgetUSD != nil {
+		runBudget = *run.BudgetUSD
+	}
+	if runBudget <= 0 && ws.MaxCostUSD <= 0 {
+		return false, nil
+	}
+	var spent float64
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		spent, _, err = tx.RunCost(run.ID)
+		return err
+	}); err != nil {
+		return false, fmt.Errorf("read run cost: %w", err)
+	}
+	var detail string
+	switch {
+	case runBudget > 0 && spent >= runBudget:
+		detail = fmt.Sprintf("the run has spent $%.4f of its $%.2f budget", spent, runBudget)
+	case ws.MaxCostUSD > 0 && st.CostUSD >= ws.MaxCostUSD:
+		detail = fmt.Sprintf("step %s has spent $%.4f of its $%.2f budget", ws.ID, st.CostUSD, ws.MaxCostUSD)
+	default:
+		return false, nil
+	}
+	now := p.now()
+	diag := handoff.Diagnose(handoff.ClassBudget, detail)
+	details, _ := json.Marshal(diag)
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		n, err := nextN(tx, run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning, StartedAt: now}
+		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		a.Status, a.Class, a.Error, a.DetailsJSON, a.FinishedAt = checkpoint.AttemptFailed, string(handoff.ClassBudget), diag.Summary(), details, &now
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		s, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		s.Status, s.NextRetryAt, s.UpdatedAt = checkpoint.StepFailed, nil, now
+		return tx.UpdateStep(*s)
+	})
+	if err != nil {
+		return false, fmt.Errorf("record budget stop of step %s: %w", ws.ID, err)
+	}
+	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
+	return true, nil
+}
+
+func kindAfter(used int) string {
+	if used == 0 {
+		return checkpoint.KindInitial
+	}
+	return checkpoint.KindFollowup
+}
+
+// nextN is the number the next attempt row of a step gets.
+func nextN(tx *checkpoint.Tx, runID, stepID string) (int, error) {
+	last, err := tx.LastAttempt(runID, stepID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return last.N + 1, nil
+}
+
+// policyFor converts a workflow retry section into a retry policy.
+func policyFor(r workflow.Retry) retrystate.Policy {
+	return retrystate.Policy{
+		MaxAttempts: r.MaxAttempts,
+		Backoff:     retrystate.Backoff(r.Backoff),
+		Initial:     r.Initial,
+		Multiplier:  r.Multiplier,
+		Max:         r.Max,
+		Jitter:      retrystate.Jitter(r.Jitter),
+		On:          r.On,
+		Never:       r.Never,
+	}
+}
+
+func circuitConfig(c workflow.Circuit) circuit.Config {
+	return circuit.Config{Failures: c.Failures, OpenFor: c.OpenFor, HalfOpenCalls: c.HalfOpenCalls}
+}
+
+// envelopeData returns the data of a stored envelope, decoded for templates.
+func envelopeData(envJSON []byte) (any, error) {
+	if len(envJSON) == 0 {
+		return nil, nil
+	}
+	var env handoff.Envelope
+	if err := json.Unmarshal(envJSON, &env); err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(env.Data, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,393 @@
+// Package orchestrator is cadence's sequential run loop: it runs a workflow's
+// steps one agent process at a time, judges each handoff, retries with
+// backoff in the same agent session, keeps circuit breakers, and commits every
+// transition to the checkpoint store before the side effect that depends on
+// it, so that Resume after any interruption continues exactly where the
+// committed state says.
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/retrystate"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// Options configure one run or resume.
+type Options struct {
+	Dir          string // project directory
+	WorkflowPath string // "" means DIR/.cadence/workflow.yaml
+	New          bool   // run: abandon an unfinished run instead of refusing
+	AllowChanged bool   // resume: accept a workflow whose hash changed
+	RetryFailed  bool   // resume: reopen a failed run's failed step
+	// MaxWait bounds a single backoff, circuit or usage-limit wait; a longer
+	// one ends the process with StatusInterrupted and ResumeAt set.
+	MaxWait time.Duration
+	// BudgetUSD, when positive, replaces the run's budget (resume --budget).
+	BudgetUSD float64
+	SelfExe   string   // the cadence binary, for the sim preset
+	Env       []string // base environment of agents; nil means os.Environ()
+	Clock     retrystate.Clock
+	Rand      func() float64 // jitter source; nil means math/rand/v2
+	Sink      Sink
+	Logger    *slog.Logger
+	Failpoint string        // CADENCE_FAILPOINT
+	Grace     time.Duration // SIGTERM → SIGKILL grace for agents; 0 means 5s
+}
+
+// Status is how an invocation of Run or Resume ended.
+type Status int
+
+const (
+	StatusSucceeded   Status = iota // every step succeeded
+	StatusFailed                    // a step exhausted its attempts or could not be retried
+	StatusInterrupted               // stopped by a signal or --max-wait; resumable
+)
+
+// Result describes how a run ended.
+type Result struct {
+	RunID    string
+	Status   Status
+	ResumeAt time.Time // set when a wait exceeded MaxWait
+	Step     string    // the step that failed, when Status is StatusFailed
+	Message  string
+}
+
+// UsageError marks a problem with the invocation, the workflow or the state
+// that stopped cadence before anything executed (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// CadenceDir is the state directory inside a project.
+const CadenceDir = ".cadence"
+
+// project is an opened project: its lock, workflow and store.
+type project struct {
+	opts  Options
+	dir   string
+	wf    *workflow.Workflow
+	store *checkpoint.Store
+	lock  *checkpoint.Lock
+	clock retrystate.Clock
+	rnd   func() float64
+	sink  Sink
+	log   *slog.Logger
+	fp    *failpoint
+	env   []string
+}
+
+// open takes the project lock first (G7), then loads the workflow and opens
+// the store.
+func open(ctx context.Context, o Options) (*project, error) {
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, usagef("project directory %s: %w", o.Dir, err)
+	}
+	cdir := filepath.Join(dir, CadenceDir)
+	if fi, err := os.Stat(cdir); err != nil || !fi.IsDir() {
+		if o.WorkflowPath == "" {
+			return nil, usagef("%s has no .cadence directory; create a workflow with `cadence init %s`", dir, o.Dir)
+		}
+		if err := os.MkdirAll(cdir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", cdir, err)
+		}
+	}
+	lock, err := checkpoint.AcquireLock(cdir)
+	if err != nil {
+		return nil, err
+	}
+	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env}
+	ok := false
+	defer func() {
+		if !ok {
+			p.close()
+		}
+	}()
+	wf, err := workflow.Load(dir, o.WorkflowPath)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	p.wf = wf
+	store, err := checkpoint.Open(ctx, filepath.Join(cdir, "state.db"))
+	if err != nil {
+		return nil, err
+	}
+	p.store = store
+	if p.clock == nil {
+		p.clock = retrystate.SystemClock()
+	}
+	if p.rnd == nil {
+		p.rnd = mathrand.Float64
+	}
+	if p.sink == nil {
+		p.sink = discardSink{}
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.env == nil {
+		p.env = os.Environ()
+	}
+	p.fp = parseFailpoint(o.Failpoint)
+	ok = true
+	return p, nil
+}
+
+func (p *project) close() {
+	if p.store != nil {
+		_ = p.store.Close()
+	}
+	if p.lock != nil {
+		_ = p.lock.Release()
+	}
+}
+
+// Run validates the workflow and starts a new run. An unfinished run makes it
+// refuse, unless Options.New abandons that run first.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	p, err := open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+
+	var existing *checkpoint.Run
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		r, err := tx.LatestUnfinishedRun()
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil
+		}
+		existing = r
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("look for an unfinished run: %w", err)
+	}
+	if existing != nil && !o.New {
+		return nil, usagef("run %s (started %s) is unfinished; continue it with `cadence resume`, or abandon it and start over with `cadence run --new`",
+			existing.ID, existing.StartedAt.Format(time.RFC3339))
+	}
+
+	now := p.clock.Now().UTC()
+	run := checkpoint.Run{
+		ID:             newRunID(now),
+		Status:         checkpoint.RunRunning,
+		WorkflowPath:   p.relPath(p.wf.Path),
+		WorkflowSHA256: p.wf.SHA256,
+		WorkflowYAML:   p.wf.Raw,
+		StartedAt:      now,
+		UpdatedAt:      now,
+	}
+	if p.wf.MaxCostUSD > 0 {
+		b := p.wf.MaxCostUSD
+		run.BudgetUSD = &b
+	}
+	if o.BudgetUSD > 0 {
+		b := o.BudgetUSD
+		run.BudgetUSD = &b
+	}
+	steps := make([]checkpoint.Step, len(p.wf.Steps))
+	for i, s := range p.wf.Steps {
+		steps[i] = newStepRow(run.ID, s, now)
+	}
+	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if existing != nil {
+			old := *existing
+			old.Status = checkpoint.RunAbandoned
+			old.FinishedAt = &now
+			old.UpdatedAt = now
+			if err := tx.UpdateRun(old); err != nil {
+				return err
+			}
+			if err := tx.AddEvent(checkpoint.Event{RunID: old.ID, At: now, Kind: "run_abandoned", Detail: "abandoned by `cadence run --new`; replaced by " + run.ID}); err != nil {
+				return err
+			}
+		}
+		return tx.CreateRun(run, steps)
+	}); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	p.sink.Emit(Event{Time: now, Type: EventRunStarted, RunID: run.ID, Message: p.wf.Name})
+	return p.loop(ctx, &run)
+}
+
+// Resume continues the latest unfinished run (or, with RetryFailed, reopens
+// the latest failed run's failed step with fresh attempts).
+func Resume(ctx context.Context, o Options) (*Result, error) {
+	p, err := open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+
+	var run *checkpoint.Run
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		r, err := tx.LatestUnfinishedRun()
+		if errors.Is(err, checkpoint.ErrNotFound) && o.RetryFailed {
+			r, err = tx.LatestRun()
+			if err == nil && r.Status != checkpoint.RunFailed {
+				return usagef("the latest run %s is %s, not failed: nothing to retry", r.ID, r.Status)
+			}
+		}
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return usagef("no unfinished run to resume in %s; start one with `cadence run`", p.dir)
+		}
+		run = r
+		return err
+	}); err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("find the run to resume: %w", err)
+	}
+
+	if run.WorkflowSHA256 != p.wf.SHA256 {
+		changes := workflow.Changes(run.WorkflowYAML, p.wf.Raw)
+		if !o.AllowChanged {
+			summary := "  (the file differs, but no step or agent setting changed)"
+			if len(changes) > 0 {
+				summary = "  " + strings.Join(changes, "\n  ")
+			}
+			return nil, usagef("the workflow changed since run %s started:\n%s\nresume with --allow-changed to continue with the new workflow", run.ID, summary)
+		}
+	}
+
+	now := p.clock.Now().UTC()
+	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		r, err := tx.Run(run.ID)
+		if err != nil {
+			return err
+		}
+		if r.WorkflowSHA256 != p.wf.SHA256 {
+			detail := "resumed with a changed workflow: " + strings.Join(workflow.Changes(r.WorkflowYAML, p.wf.Raw), "; ")
+			if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: "workflow_changed_allowed", Detail: detail}); err != nil {
+				return err
+			}
+			r.WorkflowSHA256, r.WorkflowYAML = p.wf.SHA256, p.wf.Raw
+		}
+		if o.BudgetUSD > 0 {
+			b := o.BudgetUSD
+			r.BudgetUSD = &b
+		}
+		if o.RetryFailed && r.Status == checkpoint.RunFailed {
+			if err := reopenFailedSteps(tx, r.ID, now); err != nil {
+				return err
+			}
+		}
+		r.Status = checkpoint.RunRunning
+		r.FinishedAt = nil
+		r.UpdatedAt = now
+		if err := tx.UpdateRun(*r); err != nil {
+			return err
+		}
+		if err := p.addNewSteps(tx, r.ID, now); err != nil {
+			return err
+		}
+		run = r
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("reopen run %s: %w", run.ID, err)
+	}
+	p.sink.Emit(Event{Time: now, Type: EventRunResumed, RunID: run.ID, Message: p.wf.Name})
+	return p.loop(ctx, run)
+}
+
+// reopenFailedSteps gives each failed step of a failed run a fresh set of
+// attempts: max_attempts is raised by what the step already used, so that
+// the whole history still counts and nothing is erased.
+func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time) error {
+	steps, err := tx.Steps(runID)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if s.Status != checkpoint.StepFailed {
+			continue
+		}
+		used, err := tx.CountAttempts(runID, s.ID, attemptKinds...)
+		if err != nil {
+			return err
+		}
+		s.Status = checkpoint.StepPending
+		s.MaxAttempts = used + s.MaxAttempts
+		s.NextRetryAt, s.DelayMS = nil, nil
+		s.FreshSession = true
+		s.UpdatedAt = now
+		if err := tx.UpdateStep(s); err != nil {
+			return err
+		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "step_reopened", Detail: fmt.Sprintf("step %s reopened by `resume --retry-failed` with %d more attempts", s.ID, s.MaxAttempts-used)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addNewSteps inserts rows for steps that a changed workflow added.
+func (p *project) addNewSteps(tx *checkpoint.Tx, runID string, now time.Time) error {
+	rows, err := tx.Steps(runID)
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		have[r.ID] = true
+	}
+	for _, s := range p.wf.Steps {
+		if !have[s.ID] {
+			if err := tx.InsertStep(newStepRow(runID, s, now)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func newStepRow(runID string, s *workflow.Step, now time.Time) checkpoint.Step {
+	return checkpoint.Step{
+		RunID:       runID,
+		ID:          s.ID,
+		Idx:         s.Index,
+		Agent:       s.Agent,
+		Status:      checkpoint.StepPending,
+		MaxAttempts: s.Retry.MaxAttempts,
+		CostKnown:   true,
+		UpdatedAt:   now,
+	}
+}
+
+// newRunID returns a sortable, unique run id such as 20261122-150405-3fa2c1.
+func newRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// relPath returns path relative to the project directory, for display and
+// for the paths recorded in the store.
+func (p *project) relPath(path string) string {
+	if !filepath.IsAbs(path) {
+		return filepath.ToSlash(path)
+	}
+	if rel, err := filepath.Rel(p.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}

@@ -1,0 +1,122 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/template"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// templateData is what prompts and agent argv templates see (SPEC §4).
+func (p *project) templateData(ws *workflow.Step, runID string, attempt int, outputs map[string]any) map[string]any {
+	return map[string]any{
+		"Run":         map[string]any{"ID": runID},
+		"Step":        map[string]any{"ID": ws.ID},
+		"Attempt":     attempt,
+		"HandoffPath": ws.Handoff.Path,
+		"SchemaPath":  ws.Handoff.SchemaPath,
+		"Steps":       outputs,
+		"Help":        map[string]any{"Context": "", "Advice": ""},
+	}
+}
+
+// renderPrompt renders the step's task prompt for the given attempt.
+func (p *project) renderPrompt(ws *workflow.Step, runID string, attempt int, outputs map[string]any, advice string) (string, error) {
+	var b bytes.Buffer
+	data := p.templateData(ws, runID, attempt, outputs)
+	data["Help"] = map[string]any{"Context": "", "Advice": advice}
+	if err := ws.Template.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("render the prompt of step %s: %w", ws.ID, err)
+	}
+	return b.String(), nil
+}
+
+// renderArgs renders argv templates (command, args, continue_args).
+func renderArgs(name string, words []string, data map[string]any) ([]string, error) {
+	out := make([]string, 0, len(words))
+	for i, w := range words {
+		t, err := template.New(name).Option("missingkey=error").Parse(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
+		}
+		out = append(out, b.String())
+	}
+	return out, nil
+}
+
+// attemptPlan is what the next attempt will do: its kind, prompt and session.
+type attemptPlan struct {
+	kind      string
+	prompt    string
+	sessionID string
+	resume    bool
+}
+
+// plan decides the next attempt from the committed state: a first attempt
+// starts a session cadence names; a retry after a handoff failure continues
+// the session with a follow-up built from the stored diagnosis (the builder
+// is deterministic, so a resumed process sends the very prompt the failed-
+// handoff record shows; orig is the task of the session's first attempt);
+// a retry after timeout or stuck, or when the agent
+// lost the session, starts a fresh one with the original task.
+func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int) (attemptPlan, error) {
+	if last == nil {
+		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
+	if st.FreshSession || st.SessionID == "" {
+		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
+	cls := handoff.Class(last.Class)
+	switch {
+	case last.Status == checkpoint.AttemptFailed && cls.IsHandoffFailure():
+		diag, err := storedDiagnosis(last)
+		if err != nil {
+			return attemptPlan{}, fmt.Errorf("attempt %d of step %s: %w", last.N, ws.ID, err)
+		}
+		prompt := handoff.BuildFollowup(p.followupInput(ws, orig, diag, n))
+		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
+	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
+		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
+	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil:
+		// The agent never started: its session was never created.
+		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
+	// Interrupted, transient or a non-zero exit: the session exists, so the
+	// task is asked again in it.
+	return attemptPlan{kind: checkpoint.KindFollowup, prompt: task, sessionID: st.SessionID, resume: true}, nil
+}
+
+func (p *project) followupInput(ws *workflow.Step, task string, diag *handoff.Diagnosis, n int) handoff.FollowupInput {
+	in := handoff.FollowupInput{
+		Task:        task,
+		Diagnosis:   diag,
+		Schema:      ws.Handoff.Schema,
+		Attempt:     n,
+		MaxAttempts: ws.Retry.MaxAttempts,
+	}
+	if ws.Handoff.From == "file" {
+		in.HandoffPath = filepath.ToSlash(ws.Handoff.Path)
+	}
+	return in
+}
+
+func storedDiagnosis(a *checkpoint.Attempt) (*handoff.Diagnosis, error) {
+	var d handoff.Diagnosis
+	if len(a.DetailsJSON) == 0 {
+		return handoff.Diagnose(handoff.Class(a.Class), a.Error), nil
+	}
+	if err := json.Unmarshal(a.DetailsJSON, &d); err != nil {
+		return nil, fmt.Errorf("stored diagnosis: %w", err)
+	}
+	return &d, nil
+}

@@ -1,0 +1,195 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// settle resolves every attempt that a previous process left running (G5).
+// Its agent is killed if it somehow survived (G6). Then, if the attempt's
+// handoff is present and valid, the attempt is adopted: the step succeeds
+// with no new execution. Otherwise it becomes interrupted and counts as an
+// attempt; a half-open circuit trial it held counts as failed.
+func (p *project) settle(ctx context.Context, runID string) error {
+	var running []checkpoint.Attempt
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		running, err = tx.RunningAttempts(runID)
+		return err
+	}); err != nil {
+		return err
+	}
+	for i := range running {
+		a := running[i]
+		ws := p.wf.Step(a.StepID)
+		if a.PID != nil {
+			killOrphan(*a.PID, runID+"/"+a.StepID)
+		}
+		if err := p.settleOne(ctx, runID, ws, &a); err != nil {
+			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
+		}
+	}
+	return nil
+}
+
+func (p *project) settleOne(ctx context.Context, runID string, ws *workflow.Step, a *checkpoint.Attempt) error {
+	now := p.now()
+	a.FinishedAt = &now
+	env, ok := p.adoptable(runID, ws, a)
+	if ok {
+		a.Status = checkpoint.AttemptAdopted
+		a.Repairs = env.Metadata.Repairs
+		envJSON, err := json.Marshal(env)
+		if err != nil {
+			return err
+		}
+		if err := p.writeEnvelope(runID, ws.ID, *env); err != nil {
+			return err
+		}
+		err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+			if err := tx.UpdateAttempt(*a); err != nil {
+				return err
+			}
+			if err := p.recordCircuit(tx, ws.Agent, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, "", now, time.Time{}); err != nil {
+				return err
+			}
+			s, err := tx.Step(runID, ws.ID)
+			if err != nil {
+				return err
+			}
+			s.Status = checkpoint.StepSucceeded
+			s.NextRetryAt, s.DelayMS = nil, nil
+			s.HandoffJSON = envJSON
+			s.UpdatedAt = now
+			return tx.UpdateStep(*s)
+		})
+		if err != nil {
+			return err
+		}
+		p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Attempt: a.N, Status: a.Status,
+			Message: "its handoff was already written; adopted without running the agent again"})
+		return nil
+	}
+
+	a.Status = checkpoint.AttemptInterrupted
+	a.Class = string(handoff.ClassInterrupted)
+	a.Error = "interrupted: cadence stopped during the attempt"
+	if a.PID == nil {
+		a.Error = "interrupted before the agent started"
+	}
+	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := tx.UpdateAttempt(*a); err != nil {
+			return err
+		}
+		b, err := loadBreaker(tx, ws.Agent)
+		if err != nil {
+			return err
+		}
+		// A crash during a half-open trial counts as a failed trial.
+		outcome := circuit.Neutral
+		if b.State == circuit.HalfOpen && b.Generation == a.CircuitGen {
+			outcome = circuit.Failure
+		}
+		next := circuit.Record(b, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, outcome, now)
+		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+			return err
+		}
+		s, err := tx.Step(runID, ws.ID)
+		if err != nil {
+			return err
+		}
+		if s.Status == checkpoint.StepRunning {
+			s.Status = checkpoint.StepPending
+		}
+		s.UpdatedAt = now
+		return tx.UpdateStep(*s)
+	})
+	if err != nil {
+		return err
+	}
+	p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Attempt: a.N, Status: a.Status, Message: a.Error})
+	return nil
+}
+
+// adoptable returns the envelope of an interrupted attempt whose handoff
+// landed: the envelope cadence wrote just before the crash, or a file handoff
+// the agent wrote that passes the pipeline.
+func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attempt) (*handoff.Envelope, bool) {
+	envPath := filepath.Join(p.dir, CadenceDir, "handoffs", runID, ws.ID+".json")
+	if b, err := os.ReadFile(envPath); err == nil {
+		var env handoff.Envelope
+		// Only a succeeding attempt writes the envelope, and the step has
+		// not succeeded: an envelope written since this attempt started is
+		// this attempt's.
+		if json.Unmarshal(b, &env) == nil && !env.Timestamp.Before(a.StartedAt) && len(env.Data) > 0 {
+			if r := handoff.Check(env.Data, ws.Handoff.Schema, handoff.Options{MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}); r.OK {
+				return &env, true
+			}
+		}
+	}
+	if ws.Handoff.From != "file" || a.PID == nil {
+		return nil, false
+	}
+	path := filepath.Join(p.dir, ws.Handoff.Path)
+	r := handoff.CheckFile(path, ws.Handoff.Schema, handoff.Options{Repair: ws.Handoff.Repair,
+		AcceptTruncated: ws.Handoff.AcceptTruncated, MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth})
+	if !r.OK {
+		return nil, false
+	}
+	return &handoff.Envelope{
+		Component: ws.ID, SessionID: a.SessionID, Timestamp: p.now(), Status: "success",
+		Data:     json.RawMessage(r.JSON),
+		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(r.Repairs), PreviousErrors: []string{}},
+	}, true
+}
+
+// killOrphan kills the process group of an agent that outlived a crashed
+// cadence (G6). The parent-death signal normally got there first; the
+// environment check makes sure a reused pid of an unrelated process is never
+// touched.
+func killOrphan(pid int, idemKey string) {
+	if pid <= 0 {
+		return
+	}
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return
+	}
+	want := []byte("CADENCE_IDEMPOTENCY_KEY=" + idemKey)
+	found := false
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(kv, want) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Wait for it to go, so the resumed attempt never overlaps it.
+	for i := 0; i < 200; i++ {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && bytes.Contains(b, []byte(") Z ")) {
+			return // a zombie waiting for its (dead) parent's reaper holds nothing
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

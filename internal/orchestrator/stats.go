@@ -1,0 +1,339 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+)
+
+// Warning thresholds of `inspect --stats` (SPEC §9): a step or agent that
+// exhausts its attempts more often than this, or needs more retries than this
+// on average before it succeeds, is named in Stats.Warnings.
+const (
+	WarnExhaustionRate = 0.05
+	WarnMeanRetries    = 2.0
+)
+
+// Stats is the aggregate history of a project (or of one run) that
+// `cadence inspect --stats` shows: how well each step and each agent hands
+// off, what it costs and where the time goes.
+type Stats struct {
+	Scope    string       `json:"scope"` // "all runs" or "run ID"
+	Runs     int          `json:"runs"`  // runs the figures cover
+	Steps    []StepStats  `json:"steps"` // in order of first appearance (workflow order)
+	Agents   []AgentStats `json:"agents"`
+	Warnings []string     `json:"warnings"`
+}
+
+// StepStats are the figures of one step id, over every run in scope.
+type StepStats struct {
+	Step string `json:"step"`
+	Counts
+}
+
+// AgentStats are the figures of one agent, over every step execution that
+// ran on it. A step's help rounds are counted with the step's agent.
+type AgentStats struct {
+	Agent string `json:"agent"`
+	Counts
+}
+
+// Counts are the figures shared by steps and agents. A rate whose
+// denominator is zero is reported as 0 (JSON has no NaN).
+type Counts struct {
+	// Steps counts step executions: one per run in which the step started
+	// (has at least one attempt row).
+	Steps int `json:"steps"`
+	// Succeeded, Exhausted and Failed split the executions that finished:
+	// succeeded; failed after using every attempt; failed otherwise (a class
+	// that is not retried, a budget stop). Unfinished executions are in none.
+	Succeeded int `json:"succeeded"`
+	Exhausted int `json:"exhausted"`
+	Failed    int `json:"failed"`
+	// Attempts counts the attempts that finished, help rounds excluded: the
+	// denominator of SuccessRate.
+	Attempts int `json:"attempts"`
+	// SuccessRate is accepted (succeeded or adopted) handoffs per finished
+	// attempt.
+	SuccessRate float64 `json:"handoff_success_rate"`
+	// MeanAttemptsToSuccess is the mean number of attempts (help rounds
+	// excluded) that succeeded executions used, the successful one included.
+	MeanAttemptsToSuccess float64 `json:"mean_attempts_to_success"`
+	// ExhaustionRate is Exhausted over the executions that finished.
+	ExhaustionRate float64 `json:"exhaustion_rate"`
+	// FailureClasses counts failed and interrupted attempts by class.
+	FailureClasses map[string]int `json:"failure_classes"`
+	// Repairs counts the repairs applied, by name, over every attempt.
+	Repairs map[string]int `json:"repairs"`
+	// CostUSD sums the costs agents reported. CostPerAttemptUSD divides it by
+	// the attempts that reported one; CostUnknownAttempts counts the finished
+	// attempts whose agent reported none, so CostUSD is a lower bound when it
+	// is not zero.
+	CostUSD             float64 `json:"cost_usd"`
+	CostPerAttemptUSD   float64 `json:"cost_per_attempt_usd"`
+	CostUnknownAttempts int     `json:"cost_unknown_attempts"`
+	// RunningSeconds is the time spent in finished attempts; WaitingSeconds
+	// the time between an attempt's end and the start of the step's next
+	// attempt (backoffs, circuit waits, and the pause before a resume).
+	RunningSeconds float64 `json:"running_seconds"`
+	WaitingSeconds float64 `json:"waiting_seconds"`
+}
+
+// MeanRetries is the mean number of retries a succeeded execution needed
+// (MeanAttemptsToSuccess − 1), or 0 when none succeeded.
+func (c Counts) MeanRetries() float64 {
+	if c.Succeeded == 0 {
+		return 0
+	}
+	return c.MeanAttemptsToSuccess - 1
+}
+
+// ComputeStats reads the project's state database without taking the
+// project lock, so it works while a run goes on (G7). runID "" covers every
+// run of the project; otherwise only that run. A project with no run yet is
+// ErrNoRuns; an unknown runID wraps checkpoint.ErrNotFound.
+func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
+	store, err := checkpoint.OpenReadOnly(ctx, filepath.Join(dir, CadenceDir, "state.db"))
+	if errors.Is(err, checkpoint.ErrNoDatabase) {
+		return nil, ErrNoRuns
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+
+	agg := newStatsAggregator()
+	stats := &Stats{Scope: "all runs"}
+	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+		runs, err := statsRuns(tx, dir, runID)
+		if err != nil {
+			return err
+		}
+		stats.Runs = len(runs)
+		for _, r := range runs {
+			steps, err := tx.Steps(r.ID)
+			if err != nil {
+				return err
+			}
+			attempts, err := tx.AllAttempts(r.ID)
+			if err != nil {
+				return err
+			}
+			byStep := make(map[string][]checkpoint.Attempt, len(steps))
+			for _, a := range attempts {
+				byStep[a.StepID] = append(byStep[a.StepID], a)
+			}
+			for _, s := range steps {
+				agg.add(s, byStep[s.ID])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compute stats of %s: %w", dir, err)
+	}
+	if runID != "" {
+		stats.Scope = "run " + runID
+	}
+	stats.Steps, stats.Agents = agg.result()
+	stats.Warnings = statsWarnings(stats)
+	return stats, nil
+}
+
+// statsRuns returns the runs in scope, oldest first.
+func statsRuns(tx *checkpoint.Tx, dir, runID string) ([]checkpoint.Run, error) {
+	if runID != "" {
+		r, err := tx.Run(runID)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, fmt.Errorf("no run %q in %s: %w", runID, dir, checkpoint.ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []checkpoint.Run{*r}, nil
+	}
+	runs, err := tx.Runs()
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, ErrNoRuns
+	}
+	return runs, nil
+}
+
+// statsWarnings names every step and agent whose exhaustion rate or mean
+// retries is over its threshold, steps first.
+func statsWarnings(s *Stats) []string {
+	out := []string{}
+	for _, st := range s.Steps {
+		out = append(out, countsWarnings("step "+st.Step, st.Counts)...)
+	}
+	for _, a := range s.Agents {
+		out = append(out, countsWarnings("agent "+a.Agent, a.Counts)...)
+	}
+	return out
+}
+
+// countsWarnings returns the warnings of one step or agent, named by what.
+func countsWarnings(what string, c Counts) []string {
+	var out []string
+	if c.ExhaustionRate > WarnExhaustionRate {
+		out = append(out, fmt.Sprintf("%s: exhaustion rate %.1f%% (%d of %d finished executions), over %.0f%%",
+			what, 100*c.ExhaustionRate, c.Exhausted, c.Succeeded+c.Exhausted+c.Failed, 100*WarnExhaustionRate))
+	}
+	if r := c.MeanRetries(); r > WarnMeanRetries {
+		out = append(out, fmt.Sprintf("%s: %.2f retries on average before success, over %.0f",
+			what, r, WarnMeanRetries))
+	}
+	return out
+}
+
+// statsAggregator accumulates step executions into per-step and per-agent
+// tallies.
+type statsAggregator struct {
+	steps     map[string]*statsTally
+	stepOrder []string
+	agents    map[string]*statsTally
+}
+
+// statsTally is a Counts under construction, with the sums the derived figures
+// need.
+type statsTally struct {
+	c                 Counts
+	accepted          int // accepted handoffs
+	attemptsToSuccess int // attempts used by succeeded executions, summed
+	costKnown         int // attempts that reported a cost
+}
+
+func newStatsAggregator() *statsAggregator {
+	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}}
+}
+
+// add records one step execution: the step's row in a run and its attempts
+// in order. A step with no attempt never started and is not counted.
+func (g *statsAggregator) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
+	if len(attempts) == 0 {
+		return
+	}
+	st, ok := g.steps[s.ID]
+	if !ok {
+		st = newStatsTally()
+		g.steps[s.ID] = st
+		g.stepOrder = append(g.stepOrder, s.ID)
+	}
+	ag, ok := g.agents[s.Agent]
+	if !ok {
+		ag = newStatsTally()
+		g.agents[s.Agent] = ag
+	}
+	st.add(s, attempts)
+	ag.add(s, attempts)
+}
+
+// result turns the tallies into the figures, steps in order of first
+// appearance and agents by name.
+func (g *statsAggregator) result() ([]StepStats, []AgentStats) {
+	steps := make([]StepStats, 0, len(g.stepOrder))
+	for _, id := range g.stepOrder {
+		steps = append(steps, StepStats{Step: id, Counts: g.steps[id].counts()})
+	}
+	names := make([]string, 0, len(g.agents))
+	for name := range g.agents {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	agents := make([]AgentStats, 0, len(names))
+	for _, name := range names {
+		agents = append(agents, AgentStats{Agent: name, Counts: g.agents[name].counts()})
+	}
+	return steps, agents
+}
+
+func newStatsTally() *statsTally {
+	return &statsTally{c: Counts{FailureClasses: map[string]int{}, Repairs: map[string]int{}}}
+}
+
+// add records one step execution into the tally.
+func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
+	t.c.Steps++
+	counted := 0
+	var lastCounted *checkpoint.Attempt
+	for i := range attempts {
+		a := &attempts[i]
+		if i > 0 {
+			if prev := attempts[i-1].FinishedAt; prev != nil {
+				if gap := a.StartedAt.Sub(*prev); gap > 0 {
+					t.c.WaitingSeconds += gap.Seconds()
+				}
+			}
+		}
+		for _, r := range a.Repairs {
+			t.c.Repairs[r]++
+		}
+		finished := a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning
+		if a.CostUSD != nil {
+			t.c.CostUSD += *a.CostUSD
+			t.costKnown++
+		} else if finished {
+			t.c.CostUnknownAttempts++
+		}
+		if finished {
+			if d := a.FinishedAt.Sub(a.StartedAt); d > 0 {
+				t.c.RunningSeconds += d.Seconds()
+			}
+		}
+		if a.Kind == checkpoint.KindHelp {
+			continue
+		}
+		counted++
+		lastCounted = a
+		if !finished {
+			continue
+		}
+		t.c.Attempts++
+		switch a.Status {
+		case checkpoint.AttemptSucceeded, checkpoint.AttemptAdopted:
+			t.accepted++
+		default:
+			if a.Class != "" {
+				t.c.FailureClasses[a.Class]++
+			}
+		}
+	}
+	switch s.Status {
+	case checkpoint.StepSucceeded:
+		t.c.Succeeded++
+		t.attemptsToSuccess += counted
+	case checkpoint.StepFailed:
+		budgetStop := lastCounted != nil && lastCounted.Class == string(handoff.ClassBudget)
+		if counted >= s.MaxAttempts && !budgetStop {
+			t.c.Exhausted++
+		} else {
+			t.c.Failed++
+		}
+	}
+}
+
+// counts derives the rates and means from the sums.
+func (t *statsTally) counts() Counts {
+	c := t.c
+	c.SuccessRate = statsRatio(float64(t.accepted), c.Attempts)
+	c.MeanAttemptsToSuccess = statsRatio(float64(t.attemptsToSuccess), c.Succeeded)
+	c.ExhaustionRate = statsRatio(float64(c.Exhausted), c.Succeeded+c.Exhausted+c.Failed)
+	c.CostPerAttemptUSD = statsRatio(c.CostUSD, t.costKnown)
+	return c
+}
+
+// statsRatio is num/den, or 0 when den is 0.
+func statsRatio(num float64, den int) float64 {
+	if den == 0 {
+		return 0
+	}
+	return num / float64(den)
+}
