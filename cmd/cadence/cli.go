@@ -7,5 +7,20 @@ type runner interface {
 
 // CLI is the command tree; each command lives in a file of its own.
 type CLI struct {
-	Version versionCmd `cmd:"" help:"Print version and build information."`
+	Init     initCmd     `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
+	Run      runCmd      `cmd:"" help:"Validate the workflow and start a new run."`
+	Resume   resumeCmd   `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
+	Inspect  inspectCmd  `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
+	Validate validateCmd `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`
+	Repair   repairCmd   `cmd:"" help:"Extract and repair the JSON in an agent's output."`
+	Agent    agentCmd    `cmd:"" help:"Built-in agents."`
+	Circuit  circuitCmd  `cmd:"" help:"Inspect or reset circuit breakers."`
+	Version  versionCmd  `cmd:"" help:"Print version and build information."`
+}
+
+// output holds the flags shared by the commands that show a run.
+type output struct {
+	JSON    bool `help:"Print events as JSON Lines on stdout instead of the human view."`
+	Quiet   bool `short:"q" help:"Print only warnings, failures and the final result."`
+	NoColor bool `help:"Never use colour or terminal control codes (NO_COLOR is honoured too)."`
 }

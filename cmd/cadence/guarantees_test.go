@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// simWorkflow is a workflow on the sim agent with a ledger, so tests count
+// real executions. retry is the defaults' retry section.
+func simWorkflow(retry, steps string) string {
+	return `version: 1
+defaults:
+  agent: sim
+  retry: ` + retry + `
+agents:
+  sim:
+    preset: sim
+    scenario: scenario.yaml
+    args: [--ledger, ledger.jsonl]
+steps:
+` + steps
+}
+
+const boolSchema = `{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`
+
+// TestG2SucceededStepNeverRunsAgain kills cadence right after a step's
+// success was committed; resume must run only the next step.
+func TestG2SucceededStepNeverRunsAgain(t *testing.T) {
+	for _, fp := range []string{"after-outcome-commit", "after-outcome-commit:2"} {
+		t.Run(fp, func(t *testing.T) {
+			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: one, prompt: one, handoff: {schema: s.json}}
+  - {id: two, prompt: two, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one: [{answer: '{"ok": true}'}]
+  two: [{answer: '{"ok": true}'}]
+`})
+			p.cadence([]string{"CADENCE_FAILPOINT=" + fp}, "run").killed(t)
+			p.cadence(nil, "resume").exits(t, 0)
+			for _, s := range []string{"one", "two"} {
+				if n := len(p.executions(s)); n != 1 {
+					t.Errorf("step %s executed %d times, want exactly 1", s, n)
+				}
+			}
+			rep := p.inspect()
+			if rep.Run.Status != "succeeded" {
+				t.Errorf("run status %s, want succeeded", rep.Run.Status)
+			}
+		})
+	}
+}
+
+// TestG3ExactCountsAcrossProcesses kills cadence after every committed
+// outcome of a step that never succeeds: exhaustion must come at exactly
+// max_attempts executions over all the processes.
+func TestG3ExactCountsAcrossProcesses(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: bad, prompt: go, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  bad: [{answer: '{"ok": "no"}'}]
+`})
+	env := []string{"CADENCE_FAILPOINT=after-outcome-commit"}
+	p.cadence(env, "run").killed(t)
+	p.cadence(env, "resume").killed(t)
+	p.cadence(env, "resume").killed(t) // third attempt's failure committed, then killed
+	r := p.cadence(env, "resume")
+	r.exits(t, 1)
+	if n := len(p.executions("bad")); n != 3 {
+		t.Fatalf("executions = %d, want exactly max_attempts = 3", n)
+	}
+	s := step(p.inspect(), "bad")
+	if s.AttemptsUsed != 3 || s.Status != "failed" {
+		t.Fatalf("inspect: attempts_used %d status %s, want 3 failed", s.AttemptsUsed, s.Status)
+	}
+	for i, a := range s.Attempts {
+		if a.Class != "schema" || a.Status != "failed" {
+			t.Errorf("attempt %d: %s/%s, want failed/schema", i+1, a.Status, a.Class)
+		}
+	}
+	// Each retry continued the first attempt's session.
+	recs := p.executions("bad")
+	for _, r := range recs[1:] {
+		if !r.Resume || r.SessionID != recs[0].SessionID {
+			t.Errorf("attempt %d: resume=%v session %s, want a resume of %s", r.Attempt, r.Resume, r.SessionID, recs[0].SessionID)
+		}
+	}
+}
+
+// TestG1G5KilledBeforeTheAgentStarted kills cadence after committing the
+// attempt row and before starting the agent: the attempt is settled as
+// interrupted with no pid, counts, and the next one starts a new session.
+func TestG1G5KilledBeforeTheAgentStarted(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one: [{answer: '{"ok": true}'}]
+`})
+	p.cadence([]string{"CADENCE_FAILPOINT=after-attempt-commit"}, "run").killed(t)
+	s := step(p.inspect(), "one")
+	if len(s.Attempts) != 1 || s.Attempts[0].Status != "running" || s.Attempts[0].PID != nil {
+		t.Fatalf("after the kill: attempts %+v, want one running attempt with no pid", s.Attempts)
+	}
+	if len(p.executions("one")) != 0 {
+		t.Fatal("the agent ran although cadence was killed before starting it")
+	}
+	p.cadence(nil, "resume").exits(t, 0)
+	s = step(p.inspect(), "one")
+	if len(s.Attempts) != 2 || s.Attempts[0].Status != "interrupted" || s.Attempts[1].Status != "succeeded" {
+		t.Fatalf("after resume: %+v, want interrupted then succeeded", s.Attempts)
+	}
+	if s.AttemptsUsed != 2 {
+		t.Errorf("attempts_used = %d, want 2 (the interrupted attempt counts)", s.AttemptsUsed)
+	}
+	if recs := p.executions("one"); len(recs) != 1 || recs[0].Resume {
+		t.Errorf("executions %+v, want one fresh execution", recs)
+	}
+}
+
+// TestG5AdoptsALandedHandoff kills cadence after the handoff landed but
+// before the outcome was committed: resume adopts it without running the
+// agent again.
+func TestG5AdoptsALandedHandoff(t *testing.T) {
+	for _, tc := range []struct{ name, failpoint, from string }{
+		{"stdout handoff, envelope written", "after-handoff-written", "stdout"},
+		{"stdout handoff, before commit", "before-outcome-commit", "stdout"},
+		{"file handoff, agent still running", "after-agent-start", "file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			handoff := `{schema: s.json}`
+			answer := `[{answer: '{"ok": true}'}]`
+			if tc.from == "file" {
+				handoff = `{from: file, path: out/h.json, schema: s.json}`
+				answer = `[{write_file: '{"ok": true}', answer: done, sleep: 200ms}]`
+			}
+			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`,
+				"  - {id: one, prompt: go, handoff: "+handoff+"}\n"),
+				map[string]string{"s.json": boolSchema, "scenario.yaml": "steps:\n  one: " + answer + "\n"})
+			if tc.from == "file" {
+				// Kill cadence once the agent has written its handoff.
+				p.killWhen(t, "run", func() bool {
+					_, err := os.Stat(filepath.Join(p.dir, "out", "h.json"))
+					return err == nil
+				})
+			} else {
+				p.cadence([]string{"CADENCE_FAILPOINT=" + tc.failpoint}, "run").killed(t)
+			}
+			p.cadence(nil, "resume").exits(t, 0)
+			if n := len(p.executions("one")); n != 1 {
+				t.Fatalf("executions = %d, want 1: the landed handoff must be adopted", n)
+			}
+			s := step(p.inspect(), "one")
+			if len(s.Attempts) != 1 || s.Attempts[0].Status != "adopted" || s.Status != "succeeded" {
+				t.Fatalf("attempts %+v, want one adopted attempt", s.Attempts)
+			}
+			if _, err := os.Stat(filepath.Join(p.dir, ".cadence", "handoffs")); err != nil {
+				t.Errorf("no stored envelope: %v", err)
+			}
+		})
+	}
+}
+
+// TestG5InterruptedAttemptContinuesItsSession kills cadence while the agent
+// runs and has not answered: the attempt counts as interrupted, and the next
+// attempt resumes the same agent session.
+func TestG5InterruptedAttemptContinuesItsSession(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one:
+    - {hang: true}
+    - {answer: '{"ok": true}'}
+`})
+	p.killWhen(t, "run", func() bool { return len(p.executions("one")) == 1 })
+	p.cadence(nil, "resume").exits(t, 0)
+	recs := p.executions("one")
+	if len(recs) != 2 || !recs[1].Resume || recs[1].SessionID != recs[0].SessionID {
+		t.Fatalf("executions %+v, want the second to resume the first's session", recs)
+	}
+	s := step(p.inspect(), "one")
+	if s.AttemptsUsed != 2 || s.Attempts[0].Status != "interrupted" || s.Attempts[1].Kind != "followup" {
+		t.Fatalf("attempts %+v, want interrupted then a follow-up", s.Attempts)
+	}
+}
+
+// TestG4ResumeWaitsOnlyTheRemainingBackoff kills cadence during a backoff
+// and checks that the resumed process starts the retry at the stored
+// next_retry_at — not a full delay later, and not earlier.
+func TestG4ResumeWaitsOnlyTheRemainingBackoff(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 3s, jitter: none}`, `
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one:
+    - {answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+`})
+	p.cadence([]string{"CADENCE_FAILPOINT=during-backoff"}, "run").killed(t)
+	before := step(p.inspect(), "one")
+	if before.NextRetryAt == nil || before.Attempts[0].DelayMS == nil || *before.Attempts[0].DelayMS != 3000 {
+		t.Fatalf("after the kill: %+v, want a stored 3000 ms delay and deadline", before)
+	}
+	deadline := *before.NextRetryAt
+	// Let part of the backoff pass while no cadence runs.
+	waitFor(t, "a second of the backoff to pass", func() bool { return time.Until(deadline) < 2*time.Second })
+	p.cadence(nil, "resume").exits(t, 0)
+	if recs := p.executions("one"); len(recs) != 2 {
+		t.Fatalf("executions = %d, want 2", len(recs))
+	}
+	after := step(p.inspect(), "one")
+	// started_at is committed just before the agent is launched, so it
+	// measures the wait itself, without the process start.
+	started := after.Attempts[1].StartedAt
+	if started.Before(deadline) {
+		t.Fatalf("retry started at %s, before the stored deadline %s", started, deadline)
+	}
+	if late := started.Sub(deadline); late > 500*time.Millisecond {
+		t.Fatalf("retry started %s after the deadline: the backoff was not shortened to what remained", late)
+	}
+	if *after.Attempts[0].DelayMS != 3000 || !after.Attempts[0].NextRetryAt.Equal(deadline) {
+		t.Fatalf("the stored delay or deadline changed: %v %v", *after.Attempts[0].DelayMS, after.Attempts[0].NextRetryAt)
+	}
+}
+
+// TestG6NoOrphanAgent checks that an agent never outlives cadence: not
+// after SIGKILL of cadence (parent-death signal), and not after Ctrl-C
+// (the group is terminated, the attempt recorded as interrupted, exit 3).
+func TestG6NoOrphanAgent(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := newProject(t, simWorkflow(`{max_attempts: 3}`, `
+  - {id: one, prompt: go}
+`), map[string]string{"scenario.yaml": "steps:\n  one: [{hang: true}]\n"})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := p.command(ctx, nil, "run")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+			agentPID := p.executions("one")[0].PID
+			if !alive(agentPID) {
+				t.Fatalf("agent %d is not running", agentPID)
+			}
+			_ = cmd.Process.Signal(sig)
+			r := p.finish(cmd, cmd.Wait(), out.String(), errb.String())
+			waitFor(t, "the agent to be gone", func() bool { return !alive(agentPID) })
+			if sig == syscall.SIGKILL {
+				r.killed(t)
+				return
+			}
+			r.exits(t, 3)
+			if !strings.Contains(r.stderr, "cadence resume") {
+				t.Errorf("no resume hint in stderr:\n%s", r.stderr)
+			}
+			s := step(p.inspect(), "one")
+			if len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" {
+				t.Fatalf("attempts %+v, want one interrupted", s.Attempts)
+			}
+		})
+	}
+}
+
+// TestG7SecondProcessGetsExit4 runs a second cadence while the first holds
+// the lock: run and resume get exit 4 naming the holder's pid, while
+// inspect reads the live state without the lock.
+func TestG7SecondProcessGetsExit4(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3}`, `
+  - {id: one, prompt: go}
+`), map[string]string{"scenario.yaml": "steps:\n  one: [{hang: true}]\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := p.command(ctx, nil, "run")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}()
+	waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+	for _, args := range [][]string{{"run"}, {"resume"}, {"run", "--new"}} {
+		r := p.cadence(nil, args...)
+		r.exits(t, 4)
+		if want := "pid " + itoa(cmd.Process.Pid); !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: stderr %q does not name the holder (%s)", args, r.stderr, want)
+		}
+	}
+	s := step(p.inspect(), "one")
+	if s.Status != "running" || len(s.Attempts) != 1 || s.Attempts[0].PID == nil {
+		t.Fatalf("inspect during the run: %+v", s)
+	}
+}

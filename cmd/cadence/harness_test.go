@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent/sim"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// project is a scratch cadence project on disk for process-level tests.
+type project struct {
+	t   *testing.T
+	dir string
+}
+
+// newProject writes files (path → content) into a fresh directory; the
+// workflow goes to .cadence/workflow.yaml.
+func newProject(t *testing.T, workflowYAML string, files map[string]string) *project {
+	t.Helper()
+	dir := t.TempDir()
+	all := map[string]string{".cadence/workflow.yaml": workflowYAML}
+	for k, v := range files {
+		all[k] = v
+	}
+	for name, content := range all {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &project{t: t, dir: dir}
+}
+
+// result is how one cadence process ended.
+type result struct {
+	code           int // -1 when killed by a signal
+	signal         syscall.Signal
+	stdout, stderr string
+}
+
+// cadence runs the cadence binary (this test binary, installed on PATH by
+// TestMain) as a real subprocess in the project, with extra environment.
+func (p *project) cadence(env []string, args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := p.command(ctx, env, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return p.finish(cmd, err, out.String(), errb.String())
+}
+
+func (p *project) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "cadence", append(args, p.dir)...)
+	cmd.Dir = p.dir
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "GORACE=atexit_sleep_ms=0"), env...)
+	return cmd
+}
+
+func (p *project) finish(cmd *exec.Cmd, err error, stdout, stderr string) result {
+	p.t.Helper()
+	r := result{stdout: stdout, stderr: stderr}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.signal = ws.Signal()
+		}
+	default:
+		p.t.Fatalf("cadence did not run: %v", err)
+	}
+	return r
+}
+
+// killWhen starts cadence with args, waits until cond holds, then kills it
+// with SIGKILL, as a crash would.
+func (p *project) killWhen(t *testing.T, cmdName string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := p.command(ctx, nil, cmdName)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the moment to kill cadence", cond)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	p.finish(cmd, cmd.Wait(), out.String(), errb.String()).killed(t)
+}
+
+// killed asserts that a run was ended by the given failpoint's SIGKILL.
+func (r result) killed(t *testing.T) {
+	t.Helper()
+	if r.signal != syscall.SIGKILL {
+		t.Fatalf("cadence was not killed by its failpoint: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func (r result) exits(t *testing.T, code int) {
+	t.Helper()
+	if r.signal != 0 || r.code != code {
+		t.Fatalf("cadence exited %d (signal %v), want %d\nstdout:\n%s\nstderr:\n%s", r.code, r.signal, code, r.stdout, r.stderr)
+	}
+}
+
+// inspect returns the parsed `cadence inspect --json` of the latest run.
+func (p *project) inspect() orchestrator.Report {
+	p.t.Helper()
+	r := p.cadence(nil, "inspect", "--json")
+	r.exits(p.t, 0)
+	var rep orchestrator.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		p.t.Fatalf("inspect --json: %v\n%s", err, r.stdout)
+	}
+	return rep
+}
+
+// ledger returns the sim agent's execution ledger: one record per real
+// execution of an agent process.
+func (p *project) ledger() []sim.LedgerRecord {
+	p.t.Helper()
+	f, err := os.Open(filepath.Join(p.dir, "ledger.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []sim.LedgerRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r sim.LedgerRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			p.t.Fatalf("ledger line %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// executions counts the ledger records of one step.
+func (p *project) executions(step string) []sim.LedgerRecord {
+	var out []sim.LedgerRecord
+	for _, r := range p.ledger() {
+		if r.Step == step {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the deadline passes: a wait on a
+// condition, never a fixed sleep.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive reports whether a process exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	return !bytes.Contains(b, []byte(") Z "))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func step(rep orchestrator.Report, id string) orchestrator.StepReport {
+	for _, s := range rep.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return orchestrator.StepReport{}
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+type inspectCmd struct {
+	Dir     string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID   string `name:"run" help:"Run id (default: the latest run)."`
+	Step    string `help:"Show the attempt history of this step."`
+	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
+	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README)."`
+}
+
+func (c *inspectCmd) Run(e *env) error {
+	if c.Attempt != 0 && c.Step == "" {
+		return withCode(exitUsage, errors.New("--attempt needs --step"))
+	}
+	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, c.Attempt != 0)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+	}
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	var step *orchestrator.StepReport
+	if c.Step != "" {
+		for i := range rep.Steps {
+			if rep.Steps[i].ID == c.Step {
+				step = &rep.Steps[i]
+			}
+		}
+		if step == nil {
+			return withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, c.Step))
+		}
+	}
+	if c.Attempt != 0 {
+		for _, a := range step.Attempts {
+			if a.N == c.Attempt {
+				if c.JSON {
+					return writeJSON(e.stdout, a)
+				}
+				printAttempt(e.stdout, rep.Run.ID, step, a)
+				return nil
+			}
+		}
+		return withCode(exitUsage, fmt.Errorf("step %s of run %s has no attempt %d", c.Step, rep.Run.ID, c.Attempt))
+	}
+	if c.JSON {
+		if step != nil {
+			return writeJSON(e.stdout, step)
+		}
+		return writeJSON(e.stdout, rep)
+	}
+	if step != nil {
+		printStep(e.stdout, step)
+		return nil
+	}
+	printSummary(e.stdout, rep)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func ts(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func printSummary(w io.Writer, rep *orchestrator.Report) {
+	r := rep.Run
+	fmt.Fprintf(w, "run      %s  %s\n", r.ID, r.Status)
+	fmt.Fprintf(w, "workflow %s (sha256 %s)\n", r.Workflow, short(r.WorkflowSHA256))
+	fmt.Fprintf(w, "started  %s  finished %s\n", r.StartedAt.UTC().Format(time.RFC3339), ts(r.FinishedAt))
+	cost := fmt.Sprintf("$%.4f", r.CostUSD)
+	if r.CostUnknown > 0 {
+		cost += fmt.Sprintf(" (+ %d attempt(s) whose agent reports no cost)", r.CostUnknown)
+	}
+	fmt.Fprintf(w, "cost     %s\n\n", cost)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
+	for _, s := range rep.Steps {
+		lastErr := ""
+		for _, a := range s.Attempts {
+			if a.Error != "" {
+				lastErr = firstLine(a.Error)
+			}
+		}
+		if s.Status == "succeeded" {
+			lastErr = ""
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, ts(s.NextRetryAt), clip(lastErr, 70))
+	}
+	tw.Flush()
+	if len(rep.Circuits) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGENT\tCIRCUIT\tFAILURES\tOPEN UNTIL")
+		for _, c := range rep.Circuits {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Agent, c.State, c.Failures, ts(c.OpenUntil))
+		}
+		tw.Flush()
+	}
+}
+
+func printStep(w io.Writer, s *orchestrator.StepReport) {
+	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, s.SessionID)
+	if s.Handoff != "" {
+		fmt.Fprintf(w, "handoff %s\n", s.Handoff)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "N\tKIND\tSTATUS\tCLASS\tSTARTED\tPID\tEXIT\tDELAY\tREPAIRS\tERROR")
+	for _, a := range s.Attempts {
+		pid, exit, delay := "-", "-", "-"
+		if a.PID != nil {
+			pid = fmt.Sprint(*a.PID)
+		}
+		if a.ExitCode != nil {
+			exit = fmt.Sprint(*a.ExitCode)
+		}
+		if a.DelayMS != nil {
+			delay = (time.Duration(*a.DelayMS) * time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Kind, a.Status, dash(a.Class),
+			a.StartedAt.UTC().Format("15:04:05"), pid, exit, delay, dash(strings.Join(a.Repairs, ",")), clip(firstLine(a.Error), 60))
+	}
+	tw.Flush()
+}
+
+func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orchestrator.AttemptReport) {
+	fmt.Fprintf(w, "run %s  step %s  attempt %d (%s)  %s\n", runID, s.ID, a.N, a.Kind, a.Status)
+	fmt.Fprintf(w, "started   %s\nfinished  %s\n", a.StartedAt.UTC().Format(time.RFC3339), ts(a.FinishedAt))
+	if a.PID != nil {
+		fmt.Fprintf(w, "pid       %d\n", *a.PID)
+	} else {
+		fmt.Fprintln(w, "pid       - (the agent was never started)")
+	}
+	if a.ExitCode != nil {
+		fmt.Fprintf(w, "exit code %d\n", *a.ExitCode)
+	}
+	fmt.Fprintf(w, "session   %s\n", dash(a.SessionID))
+	fmt.Fprintf(w, "output    %s\n", dash(a.OutputFile))
+	if a.Class != "" {
+		fmt.Fprintf(w, "class     %s\n", a.Class)
+	}
+	if len(a.Repairs) > 0 {
+		fmt.Fprintf(w, "repairs   %s\n", strings.Join(a.Repairs, ", "))
+	}
+	if a.FailedHandoff != "" {
+		fmt.Fprintf(w, "record    %s\n", a.FailedHandoff)
+	}
+	if a.NextRetryAt != nil {
+		fmt.Fprintf(w, "retry at  %s (delay %s)\n", ts(a.NextRetryAt), time.Duration(*a.DelayMS)*time.Millisecond)
+	}
+	if a.Error != "" {
+		fmt.Fprintf(w, "\nerror:\n%s\n", indent(a.Error))
+	}
+	if a.Details != "" {
+		var d struct{ Details string }
+		if json.Unmarshal([]byte(a.Details), &d) == nil && d.Details != "" && d.Details != a.Error {
+			fmt.Fprintf(w, "\ndiagnosis:\n%s\n", indent(d.Details))
+		}
+	}
+	fmt.Fprintf(w, "\nprompt:\n%s\n", indent(a.Prompt))
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

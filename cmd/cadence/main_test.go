@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary double as the cadence command: scripts and
+// the guarantee tests start it as a real subprocess named cadence (found on
+// PATH), and the sim preset starts it again as `cadence agent sim`.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"cadence": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: each is a project tree, the
+// cadence commands to run on it, and their expected output and exit codes.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("CADENCE_FAILPOINT", "")
+			// Race-enabled binaries otherwise pause a second at every exit.
+			e.Setenv("GORACE", "atexit_sleep_ms=0")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsoneq": cmdJSONEq,
+			"exits":  cmdExits,
+		},
+	})
+}
+
+// cmdExits implements `exits CODE PROG [ARGS...]`: run PROG and require
+// exactly that exit code (exec only tells zero from non-zero). stdout and
+// stderr are kept for the following stdout/stderr checks.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdJSONEq implements `jsoneq FILE POINTER JSON`: the value at the JSON
+// pointer in FILE must equal the given JSON literal.
+func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsoneq FILE POINTER JSON")
+	}
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(ts.ReadFile(args[0])))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	got, err := pointerGet(doc, args[1])
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	var want any
+	wdec := json.NewDecoder(strings.NewReader(args[2]))
+	wdec.UseNumber()
+	if err := wdec.Decode(&want); err != nil {
+		ts.Fatalf("expected value %q is not JSON: %v", args[2], err)
+	}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	equal := bytes.Equal(gb, wb)
+	if equal == neg {
+		ts.Fatalf("%s %s: got %s, want %s%s", args[0], args[1], gb, map[bool]string{true: "not ", false: ""}[neg], wb)
+	}
+}
+
+func pointerGet(v any, ptr string) (any, error) {
+	if ptr == "" || ptr == "/" {
+		return v, nil
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[tok]; !ok {
+				return nil, fmt.Errorf("%s: no key %q", ptr, tok)
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("%s: no index %q in an array of %d", ptr, tok, len(x))
+			}
+			v = x[i]
+		default:
+			return nil, fmt.Errorf("%s: %q indexes a scalar", ptr, tok)
+		}
+	}
+	return v, nil
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+type resumeCmd struct {
+	Dir          string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	Workflow     string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	AllowChanged bool          `help:"Continue even though the workflow changed since the run started."`
+	RetryFailed  bool          `help:"Reopen a failed run: its failed step gets fresh attempts; succeeded steps are kept."`
+	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
+	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	output
+}
+
+func (c *resumeCmd) Run(e *env) error {
+	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
+	if err != nil {
+		return err
+	}
+	opts.AllowChanged = c.AllowChanged
+	opts.RetryFailed = c.RetryFailed
+	opts.BudgetUSD = c.Budget
+	res, err := orchestrator.Resume(e.ctx, opts)
+	view.close()
+	return runOutcome(e, c.Dir, res, err)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+type runCmd struct {
+	Dir      string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	New      bool          `help:"Abandon an unfinished run and start a new one."`
+	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	output
+}
+
+func (c *runCmd) Run(e *env) error {
+	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
+	if err != nil {
+		return err
+	}
+	opts.New = c.New
+	res, err := orchestrator.Run(e.ctx, opts)
+	view.close()
+	return runOutcome(e, c.Dir, res, err)
+}
+
+// orchestratorOptions builds what run and resume share.
+func orchestratorOptions(e *env, dir, wf string, maxWait time.Duration, out output) (orchestrator.Options, *view, error) {
+	self, err := selfExe()
+	if err != nil {
+		return orchestrator.Options{}, nil, fmt.Errorf("find the cadence binary: %w", err)
+	}
+	v := newView(e.stdout, e.stderr, out)
+	level := slog.LevelWarn
+	if os.Getenv("CADENCE_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	return orchestrator.Options{
+		Dir:          dir,
+		WorkflowPath: wf,
+		MaxWait:      maxWait,
+		SelfExe:      self,
+		Sink:         v,
+		Logger:       logger,
+		Failpoint:    os.Getenv("CADENCE_FAILPOINT"),
+	}, v, nil
+}
+
+// selfExe is the path that starts this cadence binary again, for the sim
+// preset. It prefers the name the process was started by (found on PATH when
+// it has no slash), so that a cadence reached through a link runs as
+// cadence, and falls back to os.Executable.
+func selfExe() (string, error) {
+	if a := os.Args[0]; a != "" {
+		if strings.ContainsRune(a, filepath.Separator) {
+			if abs, err := filepath.Abs(a); err == nil {
+				return abs, nil
+			}
+		} else if p, err := exec.LookPath(a); err == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return os.Executable()
+}
+
+// runOutcome maps how a run ended to the exit codes of SPEC §2.
+func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
+	if err != nil {
+		var ue *orchestrator.UsageError
+		var le *checkpoint.LockedError
+		switch {
+		case errors.As(err, &le):
+			return withCode(exitLocked, err)
+		case errors.As(err, &ue):
+			return withCode(exitUsage, err)
+		}
+		return withCode(exitFailed, err)
+	}
+	switch res.Status {
+	case orchestrator.StatusSucceeded:
+		return nil
+	case orchestrator.StatusInterrupted:
+		hint := fmt.Sprintf("run %s is resumable: cadence resume %s", res.RunID, dir)
+		if !res.ResumeAt.IsZero() {
+			hint = fmt.Sprintf("run %s waits until %s; resume then with: cadence resume %s",
+				res.RunID, res.ResumeAt.Local().Format(time.RFC3339), dir)
+		}
+		fmt.Fprintln(e.stderr, hint)
+		return withCode(exitInterrupted, nil)
+	default:
+		fmt.Fprintf(e.stderr, "run %s failed at step %s; see: cadence inspect %s --step %s\n", res.RunID, res.Step, dir, res.Step)
+		return withCode(exitFailed, nil)
+	}
+}

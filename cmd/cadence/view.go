@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// view prints a run's events: one human line per transition, a live status
+// line while waiting (only on a terminal), or JSON Lines with --json.
+type view struct {
+	mu       sync.Mutex
+	out, err io.Writer
+	json     bool
+	quiet    bool
+	color    bool
+	live     bool // stdout is a terminal: a status line may be redrawn
+	liveText bool // a live line is currently shown
+	enc      *json.Encoder
+}
+
+func newView(stdout, stderr io.Writer, o output) *view {
+	tty := isTerminal(stdout)
+	return &view{
+		out:   stdout,
+		err:   stderr,
+		json:  o.JSON,
+		quiet: o.Quiet,
+		color: tty && !o.NoColor && os.Getenv("NO_COLOR") == "" && !o.JSON,
+		live:  tty && !o.JSON && !o.Quiet,
+		enc:   json.NewEncoder(stdout),
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func (v *view) Emit(ev orchestrator.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.json {
+		_ = v.enc.Encode(ev)
+		return
+	}
+	line, important := humanLine(ev)
+	if line == "" || (v.quiet && !important) {
+		return
+	}
+	v.clearLive()
+	if v.color {
+		switch {
+		case ev.Type == orchestrator.EventStepSucceeded || (ev.Type == orchestrator.EventRunFinished && ev.Status == "succeeded"):
+			line = "\x1b[32m" + line + "\x1b[0m"
+		case ev.Type == orchestrator.EventStepFailed || (ev.Type == orchestrator.EventRunFinished && ev.Status == "failed"):
+			line = "\x1b[31m" + line + "\x1b[0m"
+		}
+	}
+	fmt.Fprintln(v.out, line)
+}
+
+func (v *view) Tick(step, what string, d time.Duration) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.live {
+		return
+	}
+	fmt.Fprintf(v.out, "\r\x1b[K%-12s %s: %s left", step, what, d.Round(time.Second))
+	v.liveText = true
+}
+
+func (v *view) clearLive() {
+	if v.liveText {
+		fmt.Fprint(v.out, "\r\x1b[K")
+		v.liveText = false
+	}
+}
+
+func (v *view) close() {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clearLive()
+}
+
+// humanLine renders one event; important lines survive --quiet.
+func humanLine(ev orchestrator.Event) (string, bool) {
+	step := fmt.Sprintf("%-12s", ev.Step)
+	clock := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.Local().Format("15:04:05")
+	}
+	switch ev.Type {
+	case orchestrator.EventRunStarted:
+		return fmt.Sprintf("run %s started (%s)", ev.RunID, ev.Message), false
+	case orchestrator.EventRunResumed:
+		return fmt.Sprintf("run %s resumed (%s)", ev.RunID, ev.Message), false
+	case orchestrator.EventAttemptSettled:
+		return fmt.Sprintf("%s attempt %d %s: %s", step, ev.Attempt, ev.Status, ev.Message), true
+	case orchestrator.EventStepSkipped:
+		return fmt.Sprintf("%s already succeeded, not run again", step), false
+	case orchestrator.EventAttemptStarted:
+		if ev.Kind == "help" {
+			return fmt.Sprintf("%s attempt %d started (help round %d, advisor %s, pid %d)", step, ev.Attempt, ev.HelpRound, ev.Agent, ev.PID), false
+		}
+		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, agent %s, pid %d)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, ev.Agent, ev.PID), false
+	case orchestrator.EventAttemptFinished:
+		s := fmt.Sprintf("%s attempt %d %s in %.1fs", step, ev.Attempt, ev.Status, ev.Elapsed)
+		if ev.Kind == "help" {
+			s = fmt.Sprintf("%s attempt %d (help round %d) %s in %.1fs", step, ev.Attempt, ev.HelpRound, ev.Status, ev.Elapsed)
+		}
+		if ev.Error != "" {
+			s += ": " + firstLine(ev.Error)
+		}
+		if len(ev.Repairs) > 0 {
+			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
+		}
+		if ev.Until != nil {
+			s += fmt.Sprintf("; retry at %s", clock(ev.Until))
+		}
+		return s, ev.Status != "succeeded"
+	case orchestrator.EventWaiting:
+		left := time.Until(*ev.Until).Round(100 * time.Millisecond)
+		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
+	case orchestrator.EventStepSucceeded:
+		s := fmt.Sprintf("%s succeeded (%d of %d attempts used)", step, ev.Counted, ev.MaxAttempts)
+		if ev.CostUSD > 0 {
+			s += fmt.Sprintf(", $%.4f", ev.CostUSD)
+		}
+		return s, false
+	case orchestrator.EventStepFailed:
+		return fmt.Sprintf("%s FAILED: %s", step, firstLine(ev.Message)), true
+	case orchestrator.EventRunFinished:
+		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
+	case orchestrator.EventRunInterrupted:
+		return fmt.Sprintf("run %s interrupted: %s", ev.RunID, ev.Message), true
+	}
+	return "", false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
