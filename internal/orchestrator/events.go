@@ -54,5 +54,5 @@ type Sink interface {
 
 type discardSink struct{}
 
-func (discardSink) Emit(Event)                           {}
+func (discardSink) Emit(Event)                         {}
 func (discardSink) Tick(string, string, time.Duration) {}

@@ -181,4 +181,3 @@ func elapsedOf(res *agent.Result) float64 {
 	}
 	return res.Elapsed.Seconds()
 }
-
