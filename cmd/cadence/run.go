@@ -76,12 +76,17 @@ func selfExe() (string, error) {
 // runOutcome maps how a run ended to the exit codes of SPEC §2.
 func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 	if err != nil {
-		var ue *orchestrator.UsageError
-		var le *checkpoint.LockedError
+		var (
+			ue *orchestrator.UsageError
+			le *checkpoint.LockedError
+			ne *checkpoint.NewerSchemaError
+		)
 		switch {
 		case errors.As(err, &le):
 			return withCode(exitLocked, err)
-		case errors.As(err, &ue):
+		case errors.As(err, &ue), errors.As(err, &ne), errors.Is(err, checkpoint.ErrNotSQLite):
+			// Nothing was executed: the invocation, the workflow or the
+			// state file is what has to change.
 			return withCode(exitUsage, err)
 		}
 		return withCode(exitFailed, err)

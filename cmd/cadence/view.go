@@ -23,6 +23,8 @@ type view struct {
 	live     bool // stdout is a terminal: a status line may be redrawn
 	liveText bool // a live line is currently shown
 	enc      *json.Encoder
+	// stopTicker ends the live line of the running attempt.
+	stopTicker chan struct{}
 }
 
 func newView(stdout, stderr io.Writer, o output) *view {
@@ -54,6 +56,14 @@ func (v *view) Emit(ev orchestrator.Event) {
 		_ = v.enc.Encode(ev)
 		return
 	}
+	if v.live {
+		switch ev.Type {
+		case orchestrator.EventAttemptStarted:
+			v.startTicker(ev)
+		case orchestrator.EventAttemptFinished, orchestrator.EventRunInterrupted, orchestrator.EventRunFinished:
+			v.stopTickerLocked()
+		}
+	}
 	line, important := humanLine(ev)
 	if line == "" || (v.quiet && !important) {
 		return
@@ -80,6 +90,45 @@ func (v *view) Tick(step, what string, d time.Duration) {
 	v.liveText = true
 }
 
+// startTicker shows a live line for a running attempt: elapsed time,
+// agent and attempt, redrawn every second until the attempt ends.
+func (v *view) startTicker(ev orchestrator.Event) {
+	v.stopTickerLocked()
+	stop := make(chan struct{})
+	v.stopTicker = stop
+	started := ev.Time
+	label := fmt.Sprintf("%-12s attempt %d (%d of %d), agent %s", ev.Step, ev.Attempt, ev.Counted, ev.MaxAttempts, ev.Agent)
+	if ev.Kind == "help" {
+		label = fmt.Sprintf("%-12s help round %d, advisor %s", ev.Step, ev.HelpRound, ev.Agent)
+	}
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-t.C:
+				v.mu.Lock()
+				select {
+				case <-stop:
+				default:
+					fmt.Fprintf(v.out, "\r\x1b[K%s: running %s", label, now.Sub(started).Round(time.Second))
+					v.liveText = true
+				}
+				v.mu.Unlock()
+			}
+		}
+	}()
+}
+
+func (v *view) stopTickerLocked() {
+	if v.stopTicker != nil {
+		close(v.stopTicker)
+		v.stopTicker = nil
+	}
+}
+
 func (v *view) clearLive() {
 	if v.liveText {
 		fmt.Fprint(v.out, "\r\x1b[K")
@@ -93,6 +142,7 @@ func (v *view) close() {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.stopTickerLocked()
 	v.clearLive()
 }
 

@@ -355,7 +355,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 			msg = "the provider reported a transient error"
 		}
 		if res.RetryAfter > 0 {
-			msg += fmt.Sprintf(" (retry after %s)", res.RetryAfter)
+			msg += fmt.Sprintf(" (retry after %s)", res.RetryAfter.Round(time.Millisecond))
 		}
 		return judgement{class: handoff.ClassTransient, diag: handoff.Diagnose(handoff.ClassTransient, msg),
 			retryAfter: res.RetryAfter, resetAt: res.ResetAt}

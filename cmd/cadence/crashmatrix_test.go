@@ -1,0 +1,527 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent/sim"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// crashScenario is one workflow of the crash-point matrix: its steps, the
+// sim scenario, which steps hand off through a file, and how the run must
+// end once every crash has been resumed.
+type crashScenario struct {
+	name     string
+	retry    string
+	agent    string // extra keys of the sim agent entry, e.g. its circuit
+	steps    string
+	scenario string
+	files    map[string]string // step → file handoff path
+	want     string            // final run status
+	wantExit int
+}
+
+// crashScenarios are the workflows every failpoint is tried on. Backoffs
+// are short and without jitter so that the whole matrix stays fast, yet long
+// enough that a process reliably reaches the wait.
+var crashScenarios = []crashScenario{
+	{
+		name:  "schema-then-success",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 50ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
+		name:  "transient-backoff",
+		retry: `{max_attempts: 5, backoff: fixed, initial: 20ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {rate_limit: {retry_after: 50ms}}
+    - {overloaded: true}
+    - {answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
+		name:  "circuit-half-open",
+		retry: `{max_attempts: 6, backoff: fixed, initial: 30ms, jitter: none}`,
+		agent: "    circuit: {failures: 2, open_for: 300ms, half_open_calls: 1}\n",
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {overloaded: true}
+    - {overloaded: true}
+    - {answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
+		name:  "file-handoff",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 50ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {from: file, path: out/one.json, schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {write_file: '{"ok": "no"}'}
+    - {write_file: '{"ok": true}'}
+`,
+		files: map[string]string{"one": "out/one.json"},
+		want:  "succeeded",
+	},
+	{
+		name:  "final-attempt-fails",
+		retry: `{max_attempts: 2, backoff: fixed, initial: 50ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {answer: '{"ok": "no"}'}
+`,
+		want:     "failed",
+		wantExit: 1,
+	},
+	{
+		name:  "three-steps",
+		retry: `{max_attempts: 3, backoff: fixed, initial: 50ms, jitter: none}`,
+		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
+  - {id: two, prompt: two, handoff: {schema: s.json}}
+  - {id: three, prompt: three, handoff: {schema: s.json}}
+`,
+		scenario: `steps:
+  one: [{answer: '{"ok": true}'}]
+  two: [{answer: '{"ok": true}'}]
+  three: [{answer: '{"ok": true}'}]
+`,
+		want: "succeeded",
+	},
+}
+
+// workflowYAML is the scenario's workflow on the sim agent, with a ledger.
+func (sc crashScenario) workflowYAML() string {
+	return `version: 1
+defaults:
+  agent: sim
+  retry: ` + sc.retry + `
+agents:
+  sim:
+    preset: sim
+    scenario: scenario.yaml
+    args: [--ledger, ledger.jsonl]
+` + sc.agent + `steps:
+` + sc.steps
+}
+
+// maxProcesses bounds the cadence processes of one matrix cell, so that a
+// failpoint that fired forever would fail the cell instead of hanging.
+const maxProcesses = 10
+
+// failpointK is the occurrence at which process i (0-based) of a cell dies:
+// the first two processes die at the first occurrence, so a crash during the
+// resume of a crash is covered too; later ones get further each time, so
+// the cell always terminates.
+func failpointK(i int) int { return max(1, i) }
+
+// TestCrashPointMatrix kills cadence with SIGKILL at every failpoint in
+// every scenario, resumes until the run ends, and checks the durability
+// guarantees against the sim's execution ledger and inspect after every
+// process.
+func TestCrashPointMatrix(t *testing.T) {
+	start := time.Now()
+	var cells, reached, kills int
+	for _, sc := range crashScenarios {
+		for _, fp := range orchestrator.Failpoints {
+			t.Run(sc.name+"/"+fp, func(t *testing.T) {
+				cells++
+				n := runCrashCell(t, sc, fp)
+				kills += n
+				if n > 0 {
+					reached++
+				}
+			})
+		}
+	}
+	t.Logf("crash-point matrix: %d cells, %d reached their failpoint, %d not reached, %d kills, %s",
+		cells, reached, cells-reached, kills, time.Since(start).Round(time.Millisecond))
+}
+
+// runCrashCell runs one cell and returns how many times cadence was killed.
+func runCrashCell(t *testing.T, sc crashScenario, fp string) int {
+	p := newProject(t, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario})
+	d := newDurability(t, p, sc.files)
+	cmd := "run"
+	for i := 0; ; i++ {
+		if i == maxProcesses {
+			t.Fatalf("still killed after %d processes: the failpoint never stops firing", maxProcesses)
+		}
+		r := p.cadence([]string{fmt.Sprintf("CADENCE_FAILPOINT=%s:%d", fp, failpointK(i))}, cmd)
+		if r.signal != syscall.SIGKILL {
+			r.exits(t, sc.wantExit)
+			d.finish(sc.want)
+			if d.kills == 0 {
+				t.Logf("failpoint %s not reached in scenario %s", fp, sc.name)
+			}
+			return d.kills
+		}
+		d.afterKill()
+		if fp == orchestrator.FailAfterAttemptCommit {
+			d.checkNoLedgerForUnstarted()
+		}
+		cmd = d.nextCommand()
+	}
+}
+
+// attemptKey names one attempt of one step.
+type attemptKey struct {
+	step string
+	n    int
+}
+
+// schedule is an attempt's stored backoff as first observed.
+type schedule struct {
+	delayMS int64
+	next    time.Time
+}
+
+// durability follows one project through every cadence process that works
+// on it and checks the guarantees of SPEC §7 between them.
+type durability struct {
+	t     *testing.T
+	p     *project
+	files map[string]string // step → file handoff path
+
+	kills     int
+	schedules map[attemptKey]schedule // G4, G10: first observed backoff
+	landed    map[attemptKey]bool     // G5: did an interrupted attempt's handoff land
+}
+
+func newDurability(t *testing.T, p *project, files map[string]string) *durability {
+	return &durability{t: t, p: p, files: files,
+		schedules: map[attemptKey]schedule{}, landed: map[attemptKey]bool{}}
+}
+
+// report reads the latest run in-process, through the same code as
+// `cadence inspect --json`; ok is false while no run exists yet.
+func (d *durability) report() (orchestrator.Report, bool) {
+	d.t.Helper()
+	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, "", false)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return orchestrator.Report{}, false
+	}
+	if err != nil {
+		d.t.Fatalf("inspect: %v", err)
+	}
+	return *rep, true
+}
+
+// nextCommand is how the next process continues: resume once a run exists,
+// run again if the killed process died before creating it.
+func (d *durability) nextCommand() string {
+	if _, ok := d.report(); ok {
+		return "resume"
+	}
+	return "run"
+}
+
+// afterKill checks what a killed process left behind: no agent outlives it
+// (G6); stored backoffs are unchanged (G4, G10); and, once every agent is
+// gone, whether each attempt left running had its handoff land, which fixes
+// how resume must settle it (G5).
+func (d *durability) afterKill() {
+	d.t.Helper()
+	d.kills++
+	d.noSurvivors()
+	rep, ok := d.report()
+	if !ok {
+		return
+	}
+	d.checkSchedules(rep)
+	d.checkSettled(rep)
+	for _, s := range rep.Steps {
+		for _, a := range s.Attempts {
+			k := attemptKey{s.ID, a.N}
+			if _, seen := d.landed[k]; a.Status == "running" && !seen {
+				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID, a.N)
+			}
+		}
+	}
+}
+
+// noSurvivors waits until no agent process of the project is alive: every
+// pid in the ledger and every pid recorded on an attempt (G6).
+func (d *durability) noSurvivors() {
+	d.t.Helper()
+	pids := map[int]bool{}
+	for _, r := range d.p.ledger() {
+		pids[r.PID] = true
+	}
+	if rep, ok := d.report(); ok {
+		for _, s := range rep.Steps {
+			for _, a := range s.Attempts {
+				if a.PID != nil {
+					pids[*a.PID] = true
+				}
+			}
+		}
+	}
+	for pid := range pids {
+		waitFor(d.t, fmt.Sprintf("agent %d to die with cadence (G6)", pid), func() bool { return !alive(pid) })
+	}
+}
+
+// handoffLanded reports whether attempt n's accepted handoff is on disk: the
+// envelope cadence writes before committing a success, or a valid file
+// handoff written by the agent.
+func (d *durability) handoffLanded(runID, stepID string, n int) bool {
+	b, err := os.ReadFile(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json"))
+	if err == nil {
+		var env struct {
+			Metadata struct {
+				Attempts int `json:"attempts"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(b, &env) == nil && env.Metadata.Attempts == n {
+			return true
+		}
+	}
+	path, ok := d.files[stepID]
+	if !ok {
+		return false
+	}
+	b, err = os.ReadFile(filepath.Join(d.p.dir, filepath.FromSlash(path)))
+	if err != nil {
+		return false
+	}
+	var v map[string]any
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	_, valid := v["ok"].(bool) // what s.json requires
+	return valid
+}
+
+// checkSchedules fails when an attempt's stored delay or deadline differs
+// from what was first observed (G4: resume never redraws; G10: a deadline is
+// never moved).
+func (d *durability) checkSchedules(rep orchestrator.Report) {
+	d.t.Helper()
+	for _, s := range rep.Steps {
+		for _, a := range s.Attempts {
+			if a.DelayMS == nil || a.NextRetryAt == nil {
+				continue
+			}
+			k := attemptKey{s.ID, a.N}
+			now := schedule{*a.DelayMS, a.NextRetryAt.UTC()}
+			if first, ok := d.schedules[k]; !ok {
+				d.schedules[k] = now
+			} else if first.delayMS != now.delayMS || !first.next.Equal(now.next) {
+				d.t.Errorf("G4/G10: step %s attempt %d: backoff %d ms until %s changed to %d ms until %s",
+					s.ID, a.N, first.delayMS, first.next, now.delayMS, now.next)
+			}
+		}
+	}
+}
+
+// checkSettled checks every settled attempt that was left running by a
+// killed process: adopted exactly when its handoff had landed (G5).
+func (d *durability) checkSettled(rep orchestrator.Report) {
+	d.t.Helper()
+	for _, s := range rep.Steps {
+		for _, a := range s.Attempts {
+			landed, ok := d.landed[attemptKey{s.ID, a.N}]
+			if !ok || a.Status == "running" {
+				continue
+			}
+			switch {
+			case landed && a.Status != "adopted":
+				d.t.Errorf("G5: step %s attempt %d: its handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status)
+			case !landed && a.Status != "interrupted":
+				d.t.Errorf("G5: step %s attempt %d: no handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status)
+			}
+		}
+	}
+}
+
+// checkNoLedgerForUnstarted checks that an attempt killed right after its
+// row was committed never started an agent: no pid, no ledger line (G1).
+func (d *durability) checkNoLedgerForUnstarted() {
+	d.t.Helper()
+	rep, ok := d.report()
+	if !ok {
+		d.t.Fatal("killed after an attempt commit, yet no run is recorded")
+	}
+	execs := ledgerIndex(d.p.ledger())
+	for _, s := range rep.Steps {
+		for _, a := range s.Attempts {
+			if a.Status != "running" {
+				continue
+			}
+			if a.PID != nil || len(execs[attemptKey{s.ID, a.N}]) != 0 {
+				d.t.Errorf("G1: step %s attempt %d killed before its agent started has pid %v and %d executions",
+					s.ID, a.N, a.PID, len(execs[attemptKey{s.ID, a.N}]))
+			}
+		}
+	}
+}
+
+// finish checks the run once it has ended: its status, and every guarantee
+// against the ledger and `cadence inspect --json`.
+func (d *durability) finish(wantStatus string) {
+	d.t.Helper()
+	d.noSurvivors()
+	rep := d.p.inspect()
+	if rep.Run.Status != wantStatus {
+		d.t.Errorf("run status %s, want %s", rep.Run.Status, wantStatus)
+	}
+	d.checkSchedules(rep)
+	d.checkSettled(rep)
+	if errs := checkHistory(rep, d.p.ledger()); len(errs) > 0 {
+		d.t.Errorf("violations after %d kills:\n%s\nledger:\n%s\ninspect:\n%s",
+			d.kills, strings.Join(errs, "\n"), ledgerDump(d.p.ledger()), reportDump(rep))
+	}
+}
+
+// ledgerIndex groups ledger records by step and attempt number.
+func ledgerIndex(recs []sim.LedgerRecord) map[attemptKey][]sim.LedgerRecord {
+	m := map[attemptKey][]sim.LedgerRecord{}
+	for _, r := range recs {
+		k := attemptKey{r.Step, r.Attempt}
+		m[k] = append(m[k], r)
+	}
+	return m
+}
+
+// checkHistory checks a finished run's recorded attempts against the sim's
+// ledger of real executions and returns every violation found:
+//   - every execution belongs to a recorded attempt of the same number,
+//     session and pid, and no attempt executed twice;
+//   - an attempt with an outcome (failed, succeeded, adopted) executed exactly
+//     once; only an interrupted attempt may have no execution, when cadence
+//     died before the agent started or before it wrote its ledger line;
+//   - nothing ran after the attempt recorded as the step's success (G2);
+//   - counts stay within max_attempts, and a failed step used exactly
+//     max_attempts (G3);
+//   - a retry never started before the stored deadline of the failure it
+//     retries (G4);
+//   - no attempt is left running.
+func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	execs := ledgerIndex(ledger)
+	steps := map[string]orchestrator.StepReport{}
+	for _, s := range rep.Steps {
+		steps[s.ID] = s
+	}
+	for k, recs := range execs {
+		s, ok := steps[k.step]
+		if !ok || k.n < 1 || k.n > len(s.Attempts) || s.Attempts[k.n-1].N != k.n {
+			bad("ledger: step %s attempt %d executed but has no attempt row", k.step, k.n)
+			continue
+		}
+		a := s.Attempts[k.n-1]
+		if len(recs) > 1 {
+			bad("step %s attempt %d executed %d times", k.step, k.n, len(recs))
+		}
+		for _, r := range recs {
+			if r.SessionID != a.SessionID {
+				bad("step %s attempt %d: ledger session %s, attempt row session %s", k.step, k.n, r.SessionID, a.SessionID)
+			}
+			switch {
+			case a.PID != nil && *a.PID != r.PID:
+				bad("step %s attempt %d: ledger pid %d, attempt row pid %d", k.step, k.n, r.PID, *a.PID)
+			case a.PID == nil && a.Status != "interrupted":
+				bad("step %s attempt %d: executed (pid %d) but %s with no pid recorded", k.step, k.n, r.PID, a.Status)
+			}
+		}
+	}
+	for _, s := range rep.Steps {
+		counted, success := 0, 0
+		for i, a := range s.Attempts {
+			if a.N != i+1 {
+				bad("step %s: attempt %d numbered %d", s.ID, i+1, a.N)
+			}
+			if a.Kind != "help" {
+				counted++
+			}
+			n := len(execs[attemptKey{s.ID, a.N}])
+			switch a.Status {
+			case "running":
+				bad("step %s attempt %d still running after the run ended", s.ID, a.N)
+			case "interrupted":
+			default:
+				if n != 1 {
+					bad("step %s attempt %d is %s with %d executions, want exactly 1", s.ID, a.N, a.Status, n)
+				}
+			}
+			if a.Status == "succeeded" || a.Status == "adopted" {
+				success = a.N
+				if i != len(s.Attempts)-1 {
+					bad("G2: step %s has attempts after its success %d", s.ID, a.N)
+				}
+				for _, r := range ledger {
+					t, err := time.Parse(time.RFC3339Nano, r.Time)
+					if r.Step == s.ID && (r.Attempt > a.N || err != nil || (a.FinishedAt != nil && t.After(*a.FinishedAt))) {
+						bad("G2: step %s executed (attempt %d at %s) after attempt %d succeeded at %v", s.ID, r.Attempt, r.Time, a.N, a.FinishedAt)
+					}
+				}
+			}
+			if i > 0 {
+				prev := s.Attempts[i-1]
+				if prev.NextRetryAt != nil && a.StartedAt.Before(*prev.NextRetryAt) {
+					bad("G4: step %s attempt %d started at %s, before attempt %d's deadline %s", s.ID, a.N, a.StartedAt, prev.N, prev.NextRetryAt)
+				}
+			}
+		}
+		if s.AttemptsUsed != counted {
+			bad("step %s: attempts_used %d, but %d attempts recorded", s.ID, s.AttemptsUsed, counted)
+		}
+		if counted > s.MaxAttempts {
+			bad("G3: step %s used %d attempts, max_attempts %d", s.ID, counted, s.MaxAttempts)
+		}
+		ran := 0
+		for _, r := range ledger {
+			if r.Step == s.ID {
+				ran++
+			}
+		}
+		if ran > s.MaxAttempts {
+			bad("G3: step %s executed %d times, max_attempts %d", s.ID, ran, s.MaxAttempts)
+		}
+		switch s.Status {
+		case "succeeded":
+			if success == 0 {
+				bad("step %s succeeded with no succeeded or adopted attempt", s.ID)
+			}
+		case "failed":
+			if s.AttemptsUsed != s.MaxAttempts {
+				bad("G3: step %s failed after %d attempts, want exactly max_attempts %d", s.ID, s.AttemptsUsed, s.MaxAttempts)
+			}
+		}
+	}
+	return errs
+}
+
+func ledgerDump(recs []sim.LedgerRecord) string {
+	var b strings.Builder
+	for _, r := range recs {
+		fmt.Fprintf(&b, "  %s attempt %d pid %d resume=%v session %s at %s\n", r.Step, r.Attempt, r.PID, r.Resume, r.SessionID, r.Time)
+	}
+	return b.String()
+}
+
+func reportDump(rep orchestrator.Report) string {
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	return string(b)
+}

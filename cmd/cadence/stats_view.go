@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// printStats writes `inspect --stats` for people: one table per step, one per
+// agent, then the warnings. A figure that has nothing to be computed from
+// (no finished attempt, no success) is shown as "-" rather than a
+// misleading 0.
+func printStats(w io.Writer, s *orchestrator.Stats) {
+	runs := "runs"
+	if s.Runs == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(w, "stats of %s (%d %s)\n\n", s.Scope, s.Runs, runs)
+	printStatsTable(w, "STEP", len(s.Steps), func(i int) (string, orchestrator.Counts) {
+		return s.Steps[i].Step, s.Steps[i].Counts
+	})
+	fmt.Fprintln(w)
+	printStatsTable(w, "AGENT", len(s.Agents), func(i int) (string, orchestrator.Counts) {
+		return s.Agents[i].Agent, s.Agents[i].Counts
+	})
+	fmt.Fprintln(w)
+	if len(s.Warnings) == 0 {
+		fmt.Fprintln(w, "no warnings")
+		return
+	}
+	fmt.Fprintln(w, "warnings:")
+	for _, msg := range s.Warnings {
+		fmt.Fprintf(w, "  %s\n", msg)
+	}
+}
+
+// printStatsTable writes one table of n rows; row returns a row's name and
+// figures.
+func printStatsTable(w io.Writer, title string, n int, row func(int) (string, orchestrator.Counts)) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, title+"\tEXECUTIONS\tOK\tEXHAUSTED\tFAILED\tATTEMPTS\tHANDOFF OK\tMEAN ATTEMPTS\tEXHAUSTION\tCOST\tPER ATTEMPT\tRUNNING\tWAITING\tFAILURE CLASSES\tREPAIRS")
+	for i := range n {
+		name, c := row(i)
+		finished := c.Succeeded + c.Exhausted + c.Failed
+		cost := fmt.Sprintf("$%.4f", c.CostUSD)
+		if c.CostUnknownAttempts > 0 {
+			cost += fmt.Sprintf(" +%d unknown", c.CostUnknownAttempts)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			name, c.Steps, c.Succeeded, c.Exhausted, c.Failed, c.Attempts,
+			statsPercent(c.SuccessRate, c.Attempts),
+			statsMean(c.MeanAttemptsToSuccess, c.Succeeded),
+			statsPercent(c.ExhaustionRate, finished),
+			cost, fmt.Sprintf("$%.4f", c.CostPerAttemptUSD),
+			statsSeconds(c.RunningSeconds), statsSeconds(c.WaitingSeconds),
+			statsTally(c.FailureClasses), statsTally(c.Repairs))
+	}
+	tw.Flush()
+}
+
+// statsPercent renders a rate as a percentage, or "-" when its denominator
+// is zero.
+func statsPercent(rate float64, den int) string {
+	if den == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*rate)
+}
+
+// statsMean renders a mean over n values, or "-" when there are none.
+func statsMean(mean float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", mean)
+}
+
+// statsSeconds renders a number of seconds as a duration to a tenth of a
+// second, such as 1m12s or 2.5s.
+func statsSeconds(sec float64) string {
+	return time.Duration(sec * float64(time.Second)).Round(100 * time.Millisecond).String()
+}
+
+// statsTally renders counts by name, most frequent first (ties by name), as
+// "schema 3, truncated 1"; "-" when empty.
+func statsTally(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if m[names[i]] != m[names[j]] {
+			return m[names[i]] > m[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statsJSON writes `inspect --stats --json`: the Stats value as one indented
+// JSON object.
+func statsJSON(w io.Writer, s *orchestrator.Stats) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("write stats as JSON: %w", err)
+	}
+	return nil
+}
