@@ -1,0 +1,85 @@
+package mockmodel
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Kinds of request. A turn consumes a scripted reply; every other kind is a
+// side request a CLI makes around a turn and gets a default answer.
+const (
+	KindTurn        = "turn"         // the main answer of a turn
+	KindCountTokens = "count_tokens" // Anthropic count_tokens, Gemini countTokens
+	KindRouter      = "router"       // Gemini CLI's model router (complexity score)
+	KindNextSpeaker = "next_speaker" // Gemini CLI's next-speaker check
+	KindUnknown     = "unknown"      // a path the server does not implement
+)
+
+// wantsStream reports whether the client asked for a streamed answer.
+func wantsStream(r Request) bool {
+	if r.API == Gemini {
+		return r.Query.Get("alt") == "sse"
+	}
+	b, _ := r.JSON["stream"].(bool)
+	return b
+}
+
+// classify says whether a request is a turn or which side request it is.
+//
+// Observed side requests: Gemini CLI 0.61 asks a flash-lite model, through
+// non-streaming generateContent with a responseJsonSchema, to score the
+// prompt's complexity before each turn (its model router), and may ask
+// whether the user or the model speaks next. Claude Code 2.1 in print mode
+// (-p) sends only the turn itself; count_tokens is handled in case it is
+// used.
+func classify(r Request) string {
+	switch r.API {
+	case Unknown:
+		return KindUnknown
+	case Anthropic:
+		if strings.HasSuffix(r.Path, "/count_tokens") {
+			return KindCountTokens
+		}
+	case Gemini:
+		_, method, _ := geminiPath(r.Path)
+		if method == "countTokens" {
+			return KindCountTokens
+		}
+		if method == "generateContent" {
+			return geminiSideKind(r)
+		}
+	}
+	return KindTurn
+}
+
+// geminiSideKind recognises Gemini CLI's structured side requests by the
+// properties of the JSON schema they ask the answer to follow.
+func geminiSideKind(r Request) string {
+	cfg, _ := r.JSON["generationConfig"].(map[string]any)
+	schema := cfg["responseJsonSchema"]
+	if schema == nil {
+		schema = cfg["responseSchema"]
+	}
+	b, _ := json.Marshal(schema)
+	switch {
+	case strings.Contains(string(b), `"complexity_score"`):
+		return KindRouter
+	case strings.Contains(string(b), `"next_speaker"`):
+		return KindNextSpeaker
+	}
+	return KindTurn
+}
+
+// sideReply is the default answer to a request of r's kind; for a turn it
+// is replaced by the scripted reply.
+func sideReply(r Request) Reply {
+	switch r.Kind {
+	case KindUnknown:
+		return Reply{Status: 404}
+	case KindRouter:
+		return Reply{Text: `{"complexity_reasoning": "A short, simple request.", "complexity_score": 10}`}
+	case KindNextSpeaker:
+		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
+	}
+	return Reply{Text: "ok"}
+}

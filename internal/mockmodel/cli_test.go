@@ -1,0 +1,483 @@
+//go:build agentcli
+
+package mockmodel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests run the real agent CLIs against the mock, one turn each. They
+// need the CLIs installed:
+//
+//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 \
+//	    @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+//	go test -tags agentcli ./internal/mockmodel/
+//
+// CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up.
+// CADENCE_UPDATE_TRANSCRIPTS=1 rewrites testdata/transcripts from the runs.
+
+const (
+	defaultBinDir = "/work/.cache/agents/node_modules/.bin"
+	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+	transcriptDir = "../../testdata/transcripts"
+
+	unknownSession = "4b9b3e52-6c1e-4f43-9d7a-0c1f5a9e2d11"
+	cliTimeout     = 90 * time.Second
+)
+
+// agentCLI describes how to drive one CLI against the mock.
+type agentCLI struct {
+	name string // binary name and transcript folder
+	// setup prepares the scratch home before the first run.
+	setup func(t *testing.T, sb sandbox)
+	// env is the CLI's environment besides PATH, HOME and TMPDIR.
+	env func(s *Server, sb sandbox) []string
+	// first is the argv (after the binary) of a first turn, prompt on stdin.
+	first func(s *Server, sb sandbox) []string
+	// resume is the argv of a follow-up turn in session id.
+	resume func(s *Server, sb sandbox, id string) []string
+	// session finds the session id in the events.
+	session func(events []map[string]any) string
+	// answer finds the final answer text in the events.
+	answer func(events []map[string]any) string
+	// overloaded is the status the provider uses for "overloaded".
+	overloaded int
+}
+
+var claudeCLI = agentCLI{
+	name:  "claude",
+	setup: func(*testing.T, sandbox) {},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"ANTHROPIC_BASE_URL=" + s.URL,
+			"ANTHROPIC_API_KEY=sk-ant-mock",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_TELEMETRY=1",
+			"DISABLE_AUTOUPDATER=1",
+			"DISABLE_ERROR_REPORTING=1",
+			fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", sb.retries),
+		}
+	},
+	first: func(*Server, sandbox) []string { return []string{"-p", "--output-format", "stream-json", "--verbose"} },
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-p", "--output-format", "stream-json", "--verbose", "--resume=" + id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "", "session_id") },
+	answer: func(events []map[string]any) string {
+		return lastString(events, "result", "result")
+	},
+	overloaded: 529,
+}
+
+var codexCLI = agentCLI{
+	name: "codex",
+	setup: func(t *testing.T, sb sandbox) {
+		if err := os.MkdirAll(filepath.Join(sb.home, ".codex"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{"CODEX_HOME=" + filepath.Join(sb.home, ".codex"), "MOCK_API_KEY=sk-mock"}
+	},
+	first: func(s *Server, sb sandbox) []string {
+		return append([]string{"exec", "--json", "--skip-git-repo-check"}, append(codexProvider(s, sb), "-")...)
+	},
+	resume: func(s *Server, sb sandbox, id string) []string {
+		args := append([]string{"exec", "resume", "--json", "--skip-git-repo-check"}, codexProvider(s, sb)...)
+		return append(args, id, "-")
+	},
+	session: func(events []map[string]any) string { return lastString(events, "thread.started", "thread_id") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			item, _ := e["item"].(map[string]any)
+			if e["type"] == "item.completed" && item["type"] == "agent_message" {
+				text, _ = item["text"].(string)
+			}
+		}
+		return text
+	},
+	overloaded: 529,
+}
+
+// codexProvider points codex at the mock with sb.retries request retries
+// and no stream retries.
+func codexProvider(s *Server, sb sandbox) []string {
+	return []string{
+		"-c", "model_provider=mock",
+		"-c", fmt.Sprintf(`model_providers.mock={name="mock",base_url="%s/v1",wire_api="responses",env_key="MOCK_API_KEY",request_max_retries=%d,stream_max_retries=%d}`, s.URL, sb.retries, sb.retries),
+	}
+}
+
+var geminiCLI = agentCLI{
+	name: "gemini",
+	setup: func(t *testing.T, sb sandbox) {
+		settings := fmt.Sprintf(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":%d}}`, sb.retries+1)
+		writeFile(t, filepath.Join(sb.home, ".gemini", "settings.json"), settings)
+	},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"GOOGLE_GEMINI_BASE_URL=" + s.URL,
+			"GEMINI_API_KEY=mock-key",
+			"GEMINI_CLI_TRUST_WORKSPACE=true",
+		}
+	},
+	first: func(*Server, sandbox) []string { return []string{"-o", "stream-json"} },
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-o", "stream-json", "--resume", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "init", "session_id") },
+	answer: func(events []map[string]any) string {
+		var text strings.Builder
+		for _, e := range events {
+			if e["type"] == "message" && e["role"] == "assistant" {
+				s, _ := e["content"].(string)
+				text.WriteString(s)
+			}
+		}
+		return text.String()
+	},
+	overloaded: 503,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI}
+
+// cliRun is one finished CLI process.
+type cliRun struct {
+	Stdout, Stderr []byte
+	Exit           int
+	Events         []map[string]any // stdout lines that are JSON objects
+}
+
+// sandbox is a scratch home with a project folder the CLI runs in and a
+// temporary folder, so that nothing a CLI writes lands outside it, and the
+// number of times the CLI may retry a failed model request.
+type sandbox struct {
+	home, project, tmp string
+	retries            int
+}
+
+func newSandbox(t *testing.T, a agentCLI, retries int) sandbox {
+	home := t.TempDir()
+	sb := sandbox{home: home, project: filepath.Join(home, "project"), tmp: filepath.Join(home, "tmp"), retries: retries}
+	for _, dir := range []string{sb.project, sb.tmp} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.setup(t, sb)
+	return sb
+}
+
+// agentBin finds a CLI binary, failing with install instructions when it
+// is missing.
+func agentBin(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("CADENCE_AGENT_BIN_DIR")
+	if dir == "" {
+		dir = defaultBinDir
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("agent CLI %s not found: %v\ninstall the CLIs with:\n  %s\nor set CADENCE_AGENT_BIN_DIR to the folder that holds claude, codex and gemini", name, err, installHint)
+	}
+	return path
+}
+
+// run runs the CLI in sb with prompt on stdin and a minimal environment:
+// nothing of the caller's environment but PATH leaks in, so no real key or
+// home is ever used.
+func (a agentCLI) run(t *testing.T, s *Server, sb sandbox, prompt string, args []string) cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBin(t, a.name), args...)
+	cmd.Dir = sb.project
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + sb.home,
+		"TMPDIR=" + sb.tmp,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"NO_COLOR=1",
+		"CI=1",
+	}, a.env(s, sb)...)
+	cmd.Stdin = strings.NewReader(prompt)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	res := cliRun{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%s %v: no exit within %v\nstdout:\n%s\nstderr:\n%s", a.name, args, cliTimeout, res.Stdout, res.Stderr)
+	case errors.As(err, &exitErr):
+		res.Exit = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run %s: %v", a.name, err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(res.Stdout))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			res.Events = append(res.Events, ev)
+		}
+	}
+	t.Logf("%s exit %d\nstdout:\n%s\nstderr:\n%s", a.name, res.Exit, res.Stdout, res.Stderr)
+	return res
+}
+
+// lastString is field of the last event of type typ ("" matches any) that
+// has it as a non-empty string.
+func lastString(events []map[string]any, typ, field string) string {
+	var v string
+	for _, e := range events {
+		if typ != "" && e["type"] != typ {
+			continue
+		}
+		if s, ok := e[field].(string); ok && s != "" {
+			v = s
+		}
+	}
+	return v
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveTranscript writes the run to testdata/transcripts/CLI/NAME.* when
+// CADENCE_UPDATE_TRANSCRIPTS is set, with the scratch home replaced by
+// /home/user and the mock's port by PORT.
+func saveTranscript(t *testing.T, a agentCLI, name string, s *Server, sb sandbox, r cliRun) {
+	t.Helper()
+	if os.Getenv("CADENCE_UPDATE_TRANSCRIPTS") == "" {
+		return
+	}
+	scrub := strings.NewReplacer(sb.home, "/home/user", strings.TrimPrefix(s.URL, "http://"), "127.0.0.1:PORT")
+	base := filepath.Join(transcriptDir, a.name, name)
+	writeFile(t, base+".jsonl", scrub.Replace(string(r.Stdout)))
+	writeFile(t, base+".exit", fmt.Sprintf("%d\n", r.Exit))
+	if len(r.Stderr) > 0 {
+		writeFile(t, base+".stderr", scrub.Replace(string(r.Stderr)))
+	}
+}
+
+// saveRequest writes a recorded request body to testdata/NAME.json when
+// CADENCE_UPDATE_TRANSCRIPTS is set: real CLI requests are the fixtures of
+// the package's own unit tests.
+func saveRequest(t *testing.T, name string, sb sandbox, r Request) {
+	t.Helper()
+	if os.Getenv("CADENCE_UPDATE_TRANSCRIPTS") == "" {
+		return
+	}
+	body := strings.ReplaceAll(string(r.Body), sb.home, "/home/user")
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, []byte(body), "", " "); err != nil {
+		t.Fatalf("indent %s request: %v", name, err)
+	}
+	writeFile(t, filepath.Join("testdata", name+".json"), pretty.String()+"\n")
+}
+
+// TestAgentCLITurnAndResume runs a first turn and a follow-up in the same
+// session with each CLI, and checks that the follow-up carried the first
+// exchange to the model.
+func TestAgentCLITurnAndResume(t *testing.T) {
+	for _, a := range agentCLIs {
+		t.Run(a.name, func(t *testing.T) {
+			s := Start(t, Text(firstAnswer), Text(followupAnswer))
+			sb := newSandbox(t, a, 0)
+
+			first := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+			saveTranscript(t, a, "success", s, sb, first)
+			if first.Exit != 0 {
+				t.Fatalf("first turn: exit %d, want 0", first.Exit)
+			}
+			if got := a.answer(first.Events); got != firstAnswer {
+				t.Errorf("first turn answer = %q, want %q", got, firstAnswer)
+			}
+			id := a.session(first.Events)
+			if id == "" {
+				t.Fatal("first turn: no session id in the stream")
+			}
+			for _, r := range s.Requests() {
+				t.Logf("request: %s %s?%s kind=%s stream=%v model=%s", r.Method, r.Path, r.Query.Encode(), r.Kind, r.Stream, r.Model())
+			}
+			turns := s.Turns()
+			if len(turns) != 1 {
+				t.Fatalf("first turn: mock saw %d turns, want 1", len(turns))
+			}
+			if !strings.Contains(turns[0].LastUserText(), firstPrompt) {
+				t.Errorf("first turn: last user message %q lacks the prompt", turns[0].LastUserText())
+			}
+			if !turns[0].Stream {
+				t.Error("first turn: request was not streamed")
+			}
+
+			second := a.run(t, s, sb, followupPrompt, a.resume(s, sb, id))
+			saveTranscript(t, a, "resume", s, sb, second)
+			if second.Exit != 0 {
+				t.Fatalf("follow-up: exit %d, want 0", second.Exit)
+			}
+			if got := a.answer(second.Events); got != followupAnswer {
+				t.Errorf("follow-up answer = %q, want %q", got, followupAnswer)
+			}
+			if got := a.session(second.Events); got != id {
+				t.Errorf("follow-up session = %q, want %q", got, id)
+			}
+			turns = s.Turns()
+			if len(turns) != 2 {
+				t.Fatalf("follow-up: mock saw %d turns, want 2", len(turns))
+			}
+			assertSawHistory(t, turns[1])
+			saveRequest(t, a.name+"_resume_request", sb, turns[1])
+			for _, r := range s.Requests() {
+				if !r.Turn {
+					saveRequest(t, a.name+"_"+r.Kind+"_request", sb, r)
+				}
+			}
+		})
+	}
+}
+
+// assertSawHistory checks that a follow-up request carried the first
+// prompt, the first answer as the model's message, and the follow-up.
+func assertSawHistory(t *testing.T, r Request) {
+	t.Helper()
+	var sawPrompt, sawAnswer bool
+	for _, m := range r.Conversation() {
+		sawPrompt = sawPrompt || m.Role == "user" && strings.Contains(m.Text, firstPrompt)
+		sawAnswer = sawAnswer || m.Role == "assistant" && strings.Contains(m.Text, firstAnswer)
+	}
+	if !sawPrompt || !sawAnswer {
+		t.Errorf("follow-up request lacks the earlier exchange (prompt %v, answer %v): %+v", sawPrompt, sawAnswer, r.Conversation())
+	}
+	if !strings.Contains(r.LastUserText(), followupPrompt) {
+		t.Errorf("follow-up: last user message %q lacks the follow-up prompt", r.LastUserText())
+	}
+}
+
+// TestAgentCLIErrors records how each CLI reports an API error it cannot
+// retry away (retries are turned off where the CLI allows it).
+func TestAgentCLIErrors(t *testing.T) {
+	for _, a := range agentCLIs {
+		cases := []struct {
+			name  string
+			reply Reply
+		}{
+			{"rate_limited", RateLimited("2")},
+			{"overloaded", Reply{Status: a.overloaded}},
+			{"auth", Reply{Status: 401}},
+		}
+		for _, c := range cases {
+			t.Run(a.name+"/"+c.name, func(t *testing.T) {
+				s := Start(t, c.reply)
+				sb := newSandbox(t, a, 0)
+				r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+				saveTranscript(t, a, c.name, s, sb, r)
+				if r.Exit == 0 {
+					t.Errorf("exit 0 after a %d answer, want non-zero", c.reply.Status)
+				}
+				if len(s.Turns()) == 0 {
+					t.Error("mock saw no turn")
+				}
+				out := string(r.Stdout) + string(r.Stderr)
+				if !strings.Contains(out, fmt.Sprint(c.reply.Status)) {
+					t.Errorf("output does not mention status %d", c.reply.Status)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentCLIUnknownSession resumes a session that does not exist.
+func TestAgentCLIUnknownSession(t *testing.T) {
+	for _, a := range agentCLIs {
+		t.Run(a.name, func(t *testing.T) {
+			s := Start(t, Text(firstAnswer))
+			sb := newSandbox(t, a, 0)
+			r := a.run(t, s, sb, followupPrompt, a.resume(s, sb, unknownSession))
+			saveTranscript(t, a, "unknown_session", s, sb, r)
+			if r.Exit == 0 {
+				t.Error("exit 0 resuming a session that does not exist")
+			}
+			if n := len(s.Turns()); n != 0 {
+				t.Errorf("mock saw %d turns, want none: the CLI should refuse before asking the model", n)
+			}
+		})
+	}
+}
+
+// TestGeminiUntrustedFolder records Gemini CLI refusing to run headless in
+// a folder it has not been told to trust.
+func TestGeminiUntrustedFolder(t *testing.T) {
+	a := geminiCLI
+	env := a.env
+	a.env = func(s *Server, sb sandbox) []string {
+		var out []string
+		for _, kv := range env(s, sb) {
+			if !strings.HasPrefix(kv, "GEMINI_CLI_TRUST_WORKSPACE=") {
+				out = append(out, kv)
+			}
+		}
+		return out
+	}
+	s := Start(t, Text(firstAnswer))
+	sb := newSandbox(t, a, 0)
+	r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+	saveTranscript(t, a, "untrusted", s, sb, r)
+	if r.Exit == 0 {
+		t.Error("exit 0 in an untrusted folder")
+	}
+	if !strings.Contains(string(r.Stdout)+string(r.Stderr), "GEMINI_CLI_TRUST_WORKSPACE") {
+		t.Error("output does not say how to trust the folder")
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("mock saw %d requests, want none", n)
+	}
+}
+
+// TestAgentCLIRetryAfter lets each CLI retry once after a 429 that asks
+// for a wait of retryAfter seconds, and records how long it waited.
+func TestAgentCLIRetryAfter(t *testing.T) {
+	const retryAfter = 3
+	for _, a := range agentCLIs {
+		t.Run(a.name, func(t *testing.T) {
+			s := Start(t, RateLimited(fmt.Sprint(retryAfter)), Text(firstAnswer))
+			sb := newSandbox(t, a, 1)
+			r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+			saveTranscript(t, a, "rate_limited_then_ok", s, sb, r)
+			if r.Exit != 0 {
+				t.Fatalf("exit %d after a retried 429, want 0", r.Exit)
+			}
+			if got := a.answer(r.Events); got != firstAnswer {
+				t.Errorf("answer = %q, want %q", got, firstAnswer)
+			}
+			turns := s.Turns()
+			if len(turns) != 2 {
+				t.Fatalf("mock saw %d turns, want the 429 and one retry", len(turns))
+			}
+			gap := turns[1].Received.Sub(turns[0].Received)
+			t.Logf("%s retried after %v (retry-after: %ds)", a.name, gap.Round(10*time.Millisecond), retryAfter)
+		})
+	}
+}
