@@ -300,6 +300,9 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 // judge classifies a finished attempt into success or exactly one failure
 // class (SPEC §5).
 func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, handoffPath string) judgement {
+	if runErr != nil && errors.Is(runErr, context.Canceled) {
+		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
+	}
 	if runErr != nil {
 		return judgement{class: handoff.ClassExitNonzero,
 			diag: handoff.Diagnose(handoff.ClassExitNonzero, "the agent could not be started: "+runErr.Error())}

@@ -183,7 +183,9 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 			return p.failStep(ctx, run.ID, ws, st, "the agent asked for help and the step has no on_help")
 		case askedHelp && needsAdvice && st.HelpRounds >= ws.OnHelp.MaxRounds:
 			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds))
-		case !askedHelp && last != nil && last.Status == checkpoint.AttemptFailed && !policy.Retryable(last.Class):
+		case !askedHelp && last != nil && last.Status == checkpoint.AttemptFailed &&
+			last.Class != string(handoff.ClassBudget) && !policy.Retryable(last.Class):
+			// A budget stop is decided again below, against the budget now in force.
 			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("class %s is not retried", last.Class))
 		case used >= st.MaxAttempts:
 			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("all %d attempts used", st.MaxAttempts))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -239,7 +240,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 	var run *checkpoint.Run
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		r, err := tx.LatestUnfinishedRun()
-		if errors.Is(err, checkpoint.ErrNotFound) && o.RetryFailed {
+		if errors.Is(err, checkpoint.ErrNotFound) && (o.RetryFailed || o.BudgetUSD > 0) {
 			r, err = tx.LatestRun()
 			if err == nil && r.Status != checkpoint.RunFailed {
 				return usagef("the latest run %s is %s, not failed: nothing to retry", r.ID, r.Status)
@@ -286,8 +287,10 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			b := o.BudgetUSD
 			r.BudgetUSD = &b
 		}
-		if o.RetryFailed && r.Status == checkpoint.RunFailed {
-			if err := reopenFailedSteps(tx, r.ID, now); err != nil {
+		if r.Status == checkpoint.RunFailed {
+			// --retry-failed reopens every failed step; --budget alone the
+			// steps the budget stopped.
+			if err := reopenFailedSteps(tx, r.ID, now, !o.RetryFailed); err != nil {
 				return err
 			}
 		}
@@ -311,8 +314,10 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 
 // reopenFailedSteps gives each failed step of a failed run a fresh set of
 // attempts: max_attempts is raised by what the step already used, so that
-// the whole history still counts and nothing is erased.
-func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time) error {
+// the whole history still counts and nothing is erased. With budgetOnly it
+// reopens only the steps a budget stopped, which keep their attempts (the
+// budget stop, recorded as an attempt, is given back) and their session.
+func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnly bool) error {
 	steps, err := tx.Steps(runID)
 	if err != nil {
 		return err
@@ -321,19 +326,35 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time) error {
 		if s.Status != checkpoint.StepFailed {
 			continue
 		}
+		last, err := lastCounted(tx, runID, s.ID)
+		if err != nil {
+			return err
+		}
+		byBudget := last != nil && last.Class == string(handoff.ClassBudget)
+		if budgetOnly && !byBudget {
+			continue
+		}
 		used, err := tx.CountAttempts(runID, s.ID, attemptKinds...)
 		if err != nil {
 			return err
 		}
 		s.Status = checkpoint.StepPending
-		s.MaxAttempts = used + s.MaxAttempts
+		if budgetOnly {
+			s.MaxAttempts++
+		} else {
+			s.MaxAttempts = used + s.MaxAttempts
+			s.FreshSession = true
+		}
 		s.NextRetryAt, s.DelayMS = nil, nil
-		s.FreshSession = true
 		s.UpdatedAt = now
 		if err := tx.UpdateStep(s); err != nil {
 			return err
 		}
-		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "step_reopened", Detail: fmt.Sprintf("step %s reopened by `resume --retry-failed` with %d more attempts", s.ID, s.MaxAttempts-used)}); err != nil {
+		detail := fmt.Sprintf("step %s reopened by `resume --retry-failed` with %d more attempts", s.ID, s.MaxAttempts-used)
+		if budgetOnly {
+			detail = fmt.Sprintf("step %s reopened by `resume --budget` after its budget stop", s.ID)
+		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "step_reopened", Detail: detail}); err != nil {
 			return err
 		}
 	}
