@@ -37,8 +37,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsoneq": cmdJSONEq,
-			"exits":  cmdExits,
+			"jsoneq":  cmdJSONEq,
+			"exits":   cmdExits,
+			"jsonlen": cmdJSONLen,
 		},
 	})
 }
@@ -94,6 +95,34 @@ func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
 	equal := bytes.Equal(gb, wb)
 	if equal == neg {
 		ts.Fatalf("%s %s: got %s, want %s%s", args[0], args[1], gb, map[bool]string{true: "not ", false: ""}[neg], wb)
+	}
+}
+
+// cmdJSONLen implements `jsonlen FILE POINTER N`: the array (or object) at
+// the JSON pointer in FILE has N elements.
+func cmdJSONLen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonlen FILE POINTER N")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	v, err := pointerGet(doc, args[1])
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	n := -1
+	switch x := v.(type) {
+	case []any:
+		n = len(x)
+	case map[string]any:
+		n = len(x)
+	default:
+		ts.Fatalf("%s %s: not an array or object", args[0], args[1])
+	}
+	if strconv.Itoa(n) != args[2] {
+		ts.Fatalf("%s %s: %d elements, want %s", args[0], args[1], n, args[2])
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 const attemptColumns = `run_id, step_id, n, kind, status, class, error, details_json, prompt,
 	started_at, finished_at, pid, exit_code, session_id, circuit_gen, delay_ms, next_retry_at,
 	retry_after_ms, repairs_json, output_file, failed_handoff, cost_usd, turns, input_tokens,
-	output_tokens, help_context`
+	output_tokens, help_context, uncounted`
 
 // Queries on the resume path, named so a test can check their plans use an
 // index rather than scanning the attempt history.
 const (
 	lastAttemptNumberQuery = `SELECT COALESCE(MAX(n), 0) FROM attempts WHERE run_id = ? AND step_id = ?`
 	attemptStatusQuery     = `SELECT status FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`
+	countCountedQuery      = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND kind <> 'help' AND uncounted = 0`
 	lastAttemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ?
 		ORDER BY n DESC LIMIT 1`
 	// A run's attempts are few (steps × max_attempts), so the primary key
@@ -56,7 +57,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 		:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
 		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
 		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-		:output_tokens, :help_context)`, row); err != nil {
+		:output_tokens, :help_context, :uncounted)`, row); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	return nil
@@ -89,7 +90,8 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 		circuit_gen = :circuit_gen, delay_ms = :delay_ms, next_retry_at = :next_retry_at,
 		retry_after_ms = :retry_after_ms, repairs_json = :repairs_json, output_file = :output_file,
 		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
-		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context
+		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
+		uncounted = :uncounted
 		WHERE run_id = :run_id AND step_id = :step_id AND n = :n`, row)
 }
 
@@ -128,6 +130,16 @@ func (t *Tx) AllAttempts(runID string) ([]Attempt, error) {
 		`SELECT `+prefixColumns("a.", attemptColumns)+` FROM attempts a
 		JOIN steps s ON s.run_id = a.run_id AND s.step_id = a.step_id
 		WHERE a.run_id = ? ORDER BY s.idx, a.n`, runID)
+}
+
+// CountCounted returns how many of the step's attempts count against its
+// max_attempts: every attempt but help rounds and those marked Uncounted.
+func (t *Tx) CountCounted(runID, stepID string) (int, error) {
+	var n int
+	if err := t.tx.GetContext(t.ctx, &n, countCountedQuery, runID, stepID); err != nil {
+		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+	}
+	return n, nil
 }
 
 // CountAttempts returns how many attempts the step has, counting only the

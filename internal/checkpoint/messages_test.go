@@ -71,3 +71,31 @@ func TestSessionMessagesRefuseMixedSessionsAndReadOnlyWrites(t *testing.T) {
 		t.Fatal("a message with role tool was accepted")
 	}
 }
+
+func TestCountCountedLeavesOutHelpRoundsAndUncountedAttempts(t *testing.T) {
+	s := newStore(t)
+	at := time.Now().UTC()
+	seedRun(t, s, "r1", at, "plan")
+	rows := []Attempt{
+		{Kind: KindInitial},                   // counts
+		{Kind: KindHelp},                      // a help round: does not count
+		{Kind: KindFollowup, Uncounted: true}, // a usage-limit refusal: does not count
+		{Kind: KindFollowup},                  // counts
+	}
+	update(t, s, func(tx *Tx) error {
+		for i, a := range rows {
+			a.RunID, a.StepID, a.N, a.Status, a.StartedAt = "r1", "plan", i+1, AttemptRunning, at
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, s, func(tx *Tx) error {
+		n, err := tx.CountCounted("r1", "plan")
+		if err == nil && n != 2 {
+			t.Errorf("CountCounted = %d, want 2", n)
+		}
+		return err
+	})
+}

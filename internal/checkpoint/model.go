@@ -68,6 +68,9 @@ type Attempt struct {
 	InputTokens   int64
 	OutputTokens  int64
 	HelpContext   string
+	// Uncounted marks an attempt that does not count against max_attempts:
+	// a budget stop, or a usage limit the provider will lift at a known time.
+	Uncounted bool
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are

@@ -23,6 +23,7 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s"}},
 		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", 1}},
 		{"CountAttempts", countAttemptsQuery, []any{"r", "s"}},
+		{"CountCounted", countCountedQuery, []any{"r", "s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -96,7 +96,7 @@ func fullAttempt(runID, stepID string) Attempt {
 		SessionID: "sess-1", CircuitGen: 7, DelayMS: ptr(int64(0)), NextRetryAt: ptr(t0.Add(5 * time.Second)),
 		RetryAfterMS: ptr(int64(30000)), Repairs: []string{"single_quotes", "trailing_comma"},
 		OutputFile: ".cadence/attempts/run-full/implement/1.out", FailedHandoff: ".cadence/failed_handoffs/run-full/implement/1.json",
-		CostUSD: ptr(0.0), Turns: 3, InputTokens: 1200, OutputTokens: 300, HelpContext: `{"question":"which file?"}`,
+		CostUSD: ptr(0.0), Turns: 3, InputTokens: 1200, OutputTokens: 300, HelpContext: `{"question":"which file?"}`, Uncounted: true,
 	}
 }
 

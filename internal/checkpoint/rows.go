@@ -148,6 +148,7 @@ type attemptRow struct {
 	InputTokens   int64             `db:"input_tokens"`
 	OutputTokens  int64             `db:"output_tokens"`
 	HelpContext   string            `db:"help_context"`
+	Uncounted     bool              `db:"uncounted"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -186,6 +187,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		InputTokens:   a.InputTokens,
 		OutputTokens:  a.OutputTokens,
 		HelpContext:   a.HelpContext,
+		Uncounted:     a.Uncounted,
 	}, nil
 }
 
@@ -226,6 +228,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		InputTokens:   r.InputTokens,
 		OutputTokens:  r.OutputTokens,
 		HelpContext:   r.HelpContext,
+		Uncounted:     r.Uncounted,
 	}, nil
 }
 

@@ -461,13 +461,19 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 		if st, err = tx.Step(run.ID, ws.ID); err != nil {
 			return err
 		}
-		used, err = tx.CountAttempts(run.ID, ws.ID, attemptKinds...)
+		used, err = tx.CountCounted(run.ID, ws.ID)
 		return err
 	}); err != nil {
 		return stepOutcome{}, fmt.Errorf("read step %s: %w", ws.ID, err)
 	}
 	a.HelpContext = j.helpContext
 	helpRetry := j.class == handoff.ClassHelp && ws.OnHelp != nil && st.HelpRounds < ws.OnHelp.MaxRounds
+	if !j.resetAt.IsZero() {
+		// A usage limit with a reset time: cadence waits for the reset
+		// instead of burning an attempt on it.
+		a.Uncounted = true
+		used--
+	}
 	retry := (policy.Retryable(string(j.class)) || helpRetry) && !j.permanent && used < st.MaxAttempts
 	var followup string
 	if retry && !helpRetry {

@@ -71,6 +71,9 @@ type AttemptReport struct {
 	Turns         int        `json:"turns"`
 	Prompt        string     `json:"prompt,omitempty"`
 	Details       string     `json:"details,omitempty"`
+	// Uncounted marks an attempt that did not use up one of max_attempts:
+	// a budget stop, or a usage limit with a reset time.
+	Uncounted bool `json:"uncounted,omitempty"`
 }
 
 // CircuitReport is one agent's breaker.
@@ -146,13 +149,13 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 				sr.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID+".json"))
 			}
 			for _, a := range byStep[s.ID] {
-				if a.Kind != checkpoint.KindHelp {
+				if a.Kind != checkpoint.KindHelp && !a.Uncounted {
 					sr.AttemptsUsed++
 				}
 				ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
 					StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 					DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
-					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns}
+					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted}
 				if withPrompts {
 					ar.Prompt = a.Prompt
 					ar.Details = string(a.DetailsJSON)

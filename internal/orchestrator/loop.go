@@ -14,9 +14,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-// attemptKinds are the kinds of attempt that count against max_attempts;
-// help rounds are recorded as attempts but do not consume one.
-var attemptKinds = []string{checkpoint.KindInitial, checkpoint.KindFollowup, checkpoint.KindFresh}
 
 // errWaitTooLong ends a run whose next wait exceeds --max-wait.
 type errWaitTooLong struct{ until time.Time }
@@ -164,7 +161,7 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 			if needsAdvice, err = helpPending(tx, run.ID, ws.ID, last); err != nil {
 				return err
 			}
-			used, err = tx.CountAttempts(run.ID, ws.ID, attemptKinds...)
+			used, err = tx.CountCounted(run.ID, ws.ID)
 			return err
 		})
 		if err != nil {
@@ -349,7 +346,9 @@ func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workf
 		if err != nil {
 			return err
 		}
-		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning, StartedAt: now}
+		// No process runs, so the stop does not use up an attempt.
+		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning,
+			StartedAt: now, Uncounted: true}
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
 		}

@@ -315,8 +315,8 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 // reopenFailedSteps gives each failed step of a failed run a fresh set of
 // attempts: max_attempts is raised by what the step already used, so that
 // the whole history still counts and nothing is erased. With budgetOnly it
-// reopens only the steps a budget stopped, which keep their attempts (the
-// budget stop, recorded as an attempt, is given back) and their session.
+// reopens only the steps a budget stopped, which keep their attempts and
+// their session (a budget stop itself does not count as an attempt).
 func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnly bool) error {
 	steps, err := tx.Steps(runID)
 	if err != nil {
@@ -334,14 +334,12 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		if budgetOnly && !byBudget {
 			continue
 		}
-		used, err := tx.CountAttempts(runID, s.ID, attemptKinds...)
+		used, err := tx.CountCounted(runID, s.ID)
 		if err != nil {
 			return err
 		}
 		s.Status = checkpoint.StepPending
-		if budgetOnly {
-			s.MaxAttempts++
-		} else {
+		if !budgetOnly {
 			s.MaxAttempts = used + s.MaxAttempts
 			s.FreshSession = true
 		}
