@@ -14,7 +14,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-
 // errWaitTooLong ends a run whose next wait exceeds --max-wait.
 type errWaitTooLong struct{ until time.Time }
 
