@@ -154,6 +154,8 @@ var repairCases = []repairCase{
 	{"hex is not a number", `[0x1F]`, ``, "", false},
 	{"double dot", `[1.2.3]`, ``, "", false},
 	{"exponent without digits", `[1e]`, ``, "", false},
+	{"lone dot", `{"a": .}`, ``, "", false},
+	{"lone minus", `{"a": -}`, ``, "", false},
 
 	// string_encoded_json
 	{"encoded object", `"{\"a\":1}"`, `{"a":1}`, "string_encoded_json", false},
@@ -239,6 +241,7 @@ var errorCases = []errorCase{
 	{"double dot", `[1.2.3]`, 1, 5},
 	{"exponent without digits", `[1e]`, 1, 4},
 	{"value missing", `{"a": }`, 1, 7},
+	{"lone dot", `[1, .]`, 1, 5},
 	{"bad key", `{"a": 1, [1]: 2}`, 1, 10},
 	{"yes is not a literal", `{"a": yes}`, 1, 7},
 	{"nested fragment not taken", `{"a": {"b": 1}, x} and no more`, 1, 18},

@@ -17,7 +17,7 @@ const (
 	ControlChars      = "control_chars"       // raw control characters inside strings were escaped
 	NumberFormat      = "number_format"       // 007, .5, +1, 1.
 	StringEncodedJSON = "string_encoded_json" // "{\"a\":1}" became {"a":1}
-	Concatenated      = "concatenated"        // several top-level values; the last complete one was kept
+	Concatenated      = "concatenated"        // several top-level values, no prose; the last complete one was kept
 	Truncated         = "truncated"           // open strings, arrays and objects were closed
 )
 

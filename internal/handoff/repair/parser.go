@@ -43,8 +43,8 @@ type parser struct {
 
 	reps      repairSet
 	truncated bool
-	members   int  // container members completed; >0 means the text looked like JSON
-	keyMark   int  // len(out) before the current key and its comma
+	members   int // container members completed; >0 means the text looked like JSON
+	keyMark   int // len(out) before the current key and its comma
 	err       parseError
 	comma     bool // a ',' was read and its element has not started yet
 	stopFence bool // treat a ``` where a token is expected as the end of input

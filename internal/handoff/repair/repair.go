@@ -43,23 +43,26 @@ func Repair(input []byte, opts Options) (Result, error) {
 	var best *candidate
 	var spare []byte
 	s := newScanner(input, opts)
-	s.fresh = func() []byte {
-		if spare == nil {
-			spare = make([]byte, 0, len(input)+len(input)/16+64)
+	s.fresh = func(start int) []byte {
+		if need := outputCap(len(input) - start); cap(spare) < need {
+			spare = make([]byte, 0, need)
 		}
 		return spare[:0]
 	}
 	s.emit = func(c *candidate) {
-		if best == nil || c.supersedes(best) {
-			if best != nil {
-				spare = best.json
-			} else {
-				spare = nil
-			}
-			best = c
+		if best != nil && !c.supersedes(best) {
+			spare = c.json
 			return
 		}
-		spare = c.json
+		// A small winner is copied so the large buffer is reused for the
+		// values after it (think NDJSON); a large one keeps its buffer.
+		if len(c.json) < cap(c.json)/4 {
+			spare = c.json
+			c.json = bytes.Clone(c.json)
+		} else {
+			spare = nil
+		}
+		best = c
 	}
 	if err := s.run(); err != nil {
 		return Result{}, err
@@ -79,8 +82,13 @@ func Repair(input []byte, opts Options) (Result, error) {
 func RepairAll(input []byte, opts Options) ([]Result, error) {
 	var found []*candidate
 	s := newScanner(input, opts)
-	scratch := make([]byte, 0, len(input)+len(input)/16+64)
-	s.fresh = func() []byte { return scratch[:0] }
+	var scratch []byte
+	s.fresh = func(start int) []byte {
+		if need := outputCap(len(input) - start); cap(scratch) < need {
+			scratch = make([]byte, 0, need)
+		}
+		return scratch[:0]
+	}
 	s.emit = func(c *candidate) {
 		scratch = c.json
 		c.json = bytes.Clone(c.json)
@@ -98,6 +106,11 @@ func RepairAll(input []byte, opts Options) ([]Result, error) {
 	}
 	return out, nil
 }
+
+// outputCap is the buffer size for repairing n bytes of input. The output
+// is rarely longer than the input (escaping raw control characters is the
+// exception); when it is, append grows the buffer.
+func outputCap(n int) int { return n + n/16 + 64 }
 
 // bom is the UTF-8 byte order mark some editors and agents emit.
 var bom = []byte{0xEF, 0xBB, 0xBF}

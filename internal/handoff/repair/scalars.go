@@ -113,7 +113,7 @@ func (p *parser) number() *parseError {
 	case i >= len(in) && signed:
 		p.out = append(p.out, '0')
 		p.markTruncated()
-	case i < len(in) && in[i] == '.':
+	case i < len(in) && in[i] == '.' && (i+1 >= len(in) || isDigit(in[i+1])):
 		p.reps.add(idNumberFormat)
 		p.out = append(p.out, '0')
 	default:

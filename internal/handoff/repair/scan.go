@@ -9,8 +9,8 @@ import "bytes"
 type scanner struct {
 	in    []byte
 	p     parser
-	emit  func(*candidate) // takes ownership of c.json
-	fresh func() []byte    // a buffer for the next candidate
+	emit  func(*candidate)       // takes ownership of c.json
+	fresh func(start int) []byte // an empty buffer for a value starting at start
 
 	prose   bool // text other than values, whitespace and fence markers
 	found   int  // values emitted
@@ -78,7 +78,7 @@ func fenceKindOf(lang []byte) fenceKind {
 // indistinguishable from prose. It returns where scanning goes on.
 func (s *scanner) tryScalar(i int, fence fenceKind) int {
 	p := &s.p
-	p.reset(i, s.fresh())
+	p.reset(i, s.fresh(i))
 	p.stopFence = fence != fenceNone
 	if err := p.parse(); err != nil {
 		// A bare word or number that fails is prose; a string that fails
@@ -109,7 +109,7 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 // it is mistaken for the handoff.
 func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	p := &s.p
-	p.reset(i, s.fresh())
+	p.reset(i, s.fresh(i))
 	p.stopFence = fence != fenceNone
 	err := p.parse()
 	if err == nil {
