@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/handoff/repair/benchinput"
 	"reflect"
 	"testing"
 
@@ -28,8 +29,8 @@ var sizes = []struct {
 
 func BenchmarkCompare(b *testing.B) {
 	for _, sz := range sizes {
-		for _, shape := range Shapes {
-			in := Input(shape, sz.size)
+		for _, shape := range benchinput.Broken {
+			in := benchinput.Input(shape, sz.size)
 			b.Run(fmt.Sprintf("%s/%s/cadence", shape, sz.name), func(b *testing.B) {
 				b.SetBytes(int64(len(in)))
 				b.ReportAllocs()
@@ -59,8 +60,8 @@ func BenchmarkCompare(b *testing.B) {
 // TestSameValue checks that both repairers agree on the value of every
 // benchmark shape, so the comparison measures equal work.
 func TestSameValue(t *testing.T) {
-	for _, shape := range Shapes {
-		in := Input(shape, 8<<10)
+	for _, shape := range benchinput.Broken {
+		in := benchinput.Input(shape, 8<<10)
 		ours, err := repair.Repair(in, repair.Options{})
 		if err != nil {
 			t.Fatalf("%s: repair: %v", shape, err)

@@ -4,68 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand"
+	"github.com/cadence-dev/cadence/internal/handoff/repair/benchinput"
 	"runtime"
-	"strconv"
 	"testing"
 )
 
-// Input shapes for the benchmarks: the same records written validly and
-// broken in one way throughout.
-const (
-	shapeValid     = "valid"
-	shapeTrailing  = "trailing_commas"
-	shapeMissing   = "missing_commas"
-	shapePython    = "python"
-	shapeTruncated = "truncated"
-)
-
-var benchShapes = []string{shapeValid, shapeTrailing, shapeMissing, shapePython, shapeTruncated}
-
-// benchInput deterministically generates about size bytes of an array of
-// records in the given shape.
-func benchInput(shape string, size int) []byte {
-	r := rand.New(rand.NewSource(7))
-	var b bytes.Buffer
-	b.Grow(size + 512)
-	b.WriteString("[\n")
-	sep, q, yes, none := ", ", `"`, "true", "null"
-	switch shape {
-	case shapeMissing:
-		sep = " "
-	case shapePython:
-		q, yes, none = "'", "True", "None"
-	}
-	for i := 0; b.Len() < size; i++ {
-		if i > 0 {
-			if shape == shapeMissing {
-				b.WriteString("\n")
-			} else {
-				b.WriteString(",\n")
-			}
-		}
-		id := strconv.Itoa(i)
-		b.WriteString("  {" + q + "id" + q + ": " + id + sep)
-		b.WriteString(q + "name" + q + ": " + q + "item " + id + " of the batch" + q + sep)
-		b.WriteString(q + "active" + q + ": " + yes + sep)
-		b.WriteString(q + "score" + q + ": " + strconv.FormatFloat(r.Float64()*100, 'f', 3, 64) + sep)
-		b.WriteString(q + "tags" + q + ": [" + q + "alpha" + q + sep + q + "beta" + q + sep + strconv.Itoa(r.Intn(1000)))
-		if shape == shapeTrailing {
-			b.WriteString(",")
-		}
-		b.WriteString("]" + sep + q + "owner" + q + ": " + none + sep)
-		b.WriteString(q + "note" + q + ": " + q + "braces {} and [brackets] in text" + q)
-		if shape == shapeTrailing {
-			b.WriteString(",")
-		}
-		b.WriteString("}")
-	}
-	if shape == shapeTruncated {
-		return b.Bytes()[:b.Len()-17] // inside the last string, after "[bra"
-	}
-	b.WriteString("\n]\n")
-	return b.Bytes()
-}
+// The benchmark inputs: valid first, then each broken shape.
+var benchShapes = append([]string{benchinput.ShapeValid}, benchinput.Broken...)
 
 var benchSizes = []struct {
 	name string
@@ -78,11 +23,11 @@ var benchSizes = []struct {
 func BenchmarkRepair(b *testing.B) {
 	for _, sz := range benchSizes {
 		for _, shape := range benchShapes {
-			in := benchInput(shape, sz.size)
+			in := benchinput.Input(shape, sz.size)
 			b.Run(fmt.Sprintf("%s/%s/repair", shape, sz.name), func(b *testing.B) {
 				benchLoop(b, in, func() error { _, err := Repair(in, Options{}); return err })
 			})
-			if shape == shapeValid {
+			if shape == benchinput.ShapeValid {
 				b.Run(fmt.Sprintf("%s/%s/encoding_json", shape, sz.name), func(b *testing.B) {
 					benchLoop(b, in, func() error { var v any; return json.Unmarshal(in, &v) })
 				})
@@ -111,11 +56,11 @@ func benchLoop(b *testing.B, in []byte, op func() error) {
 // valid one strictly valid, the others repaired with their repair.
 func TestBenchInputs(t *testing.T) {
 	want := map[string]string{
-		shapeValid: "", shapeTrailing: TrailingComma, shapeMissing: MissingComma,
-		shapePython: SingleQuotes, shapeTruncated: Truncated,
+		benchinput.ShapeValid: "", benchinput.ShapeTrailing: TrailingComma, benchinput.ShapeMissing: MissingComma,
+		benchinput.ShapePython: SingleQuotes, benchinput.ShapeTruncated: Truncated,
 	}
 	for _, shape := range benchShapes {
-		in := benchInput(shape, 4<<10)
+		in := benchinput.Input(shape, 4<<10)
 		r, err := Repair(in, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", shape, err)

@@ -1,4 +1,8 @@
-package bench
+// Package benchinput generates the inputs of the repairer's benchmarks:
+// the same records written validly or broken in one way throughout. The
+// package benchmark and the comparison module in bench/ share it, so both
+// measure the very same bytes.
+package benchinput
 
 import (
 	"bytes"
@@ -6,17 +10,17 @@ import (
 	"strconv"
 )
 
-// Input shapes: the same records, broken in one way throughout. They match
-// the shapes of the repair package's own benchmark.
+// Input shapes.
 const (
+	ShapeValid     = "valid"
 	ShapeTrailing  = "trailing_commas"
 	ShapeMissing   = "missing_commas"
 	ShapePython    = "python"
 	ShapeTruncated = "truncated"
 )
 
-// Shapes lists the broken shapes in reporting order.
-var Shapes = []string{ShapeTrailing, ShapeMissing, ShapePython, ShapeTruncated}
+// Broken lists the broken shapes in reporting order.
+var Broken = []string{ShapeTrailing, ShapeMissing, ShapePython, ShapeTruncated}
 
 // Input deterministically generates about size bytes of an array of records
 // in the given shape.
