@@ -5,12 +5,15 @@
 // period) on timeout, on silence, on oversized output or when the caller's
 // context ends, and a parent-death signal so the agent never outlives cadence.
 // While the process runs, its stdout is parsed line by line in the attempt's
-// stream protocol (plain text or Claude Code's stream-json) into a Result:
+// stream protocol (plain text, Claude Code's stream-json, Codex's exec
+// --json lines or Gemini CLI's stream-json) into a Result:
 // the handoff candidate text, the session id, cost and usage, provider errors
 // classified as transient or permanent, and the help signal.
 //
-// Command turns a preset (claude, sim, exec) and its settings into the argv,
-// stdin and protocol that Run expects.
+// Command turns a preset (claude, codex, gemini, sim, exec) and its settings
+// into the argv, stdin and protocol that Run expects; PresetEnv adds the
+// environment a preset needs. RunChat drives the openai preset, an agent that
+// is a chat-completions endpoint rather than a process.
 package agent
 
 import (
@@ -29,6 +32,10 @@ const (
 	// object per line, as printed by `claude -p --output-format stream-json
 	// --verbose` and by the simulated agent.
 	ProtocolClaudeStream Protocol = "claude-stream"
+	// ProtocolCodexJSONL reads the JSON lines of `codex exec --json`.
+	ProtocolCodexJSONL Protocol = "codex-jsonl"
+	// ProtocolGeminiStream reads the JSON lines of `gemini -o stream-json`.
+	ProtocolGeminiStream Protocol = "gemini-stream"
 )
 
 // StopReason says why cadence stopped an attempt; empty when the agent exited
@@ -89,6 +96,22 @@ type Spec struct {
 	// OnStart, when set, is called with the pid right after the process
 	// started. An error kills the process group and Run returns that error.
 	OnStart func(pid int) error
+	// OnSession, when set, is called once, from the goroutine reading
+	// stdout, as soon as the stream first names the agent's session
+	// (Claude's system/init, Codex's thread.started, Gemini's init), so
+	// that the caller can record it durably before the attempt ends. It
+	// must not block for long: stdout is not read while it runs.
+	OnSession func(id string)
+	// Resume says that the attempt continues an existing session
+	// (Invocation.Resume); a stream protocol uses it to tell whether a
+	// failed turn left a session behind (Result.SessionNotSaved).
+	Resume bool
+	// PriorInputTokens and PriorOutputTokens are, for protocols whose usage
+	// is cumulative per session (ProtocolCodexJSONL), the session's
+	// cumulative figures after its previous attempt. Run subtracts them so
+	// that Result.InputTokens and OutputTokens are this attempt's usage.
+	// Zero for a new session.
+	PriorInputTokens, PriorOutputTokens int64
 }
 
 // Result describes how an attempt ended and what the agent said. Every agent
@@ -101,11 +124,15 @@ type Result struct {
 
 	// Text is the handoff candidate: all of stdout for ProtocolText; for
 	// ProtocolClaudeStream the final result text, or the assistant text
-	// blocks joined by newlines when no result event came.
+	// blocks joined by newlines when no result event came; for
+	// ProtocolCodexJSONL the text of the last agent_message item; for
+	// ProtocolGeminiStream the concatenated assistant message deltas; for
+	// RunChat the first choice's message content.
 	Text []byte
 	// StructuredOutput is Claude's structured_output, when present.
 	StructuredOutput json.RawMessage
-	// SessionID is the agent session, from system/init or else the result.
+	// SessionID is the agent session: Claude's system/init (or else the
+	// result), Codex's thread.started, Gemini's init, or ChatSpec.SessionID.
 	SessionID string
 
 	IsError      bool   // the result event said is_error
@@ -113,23 +140,47 @@ type Result struct {
 	// Transient marks rate limits, overload, 5xx and network failures:
 	// api_error_status 429, 529 or 5xx, a synthetic assistant error such as
 	// "rate_limit" or "overloaded", or a rate_limit_event with status
-	// "rejected".
+	// "rejected" (Claude); a turn.failed naming such a status (Codex); a
+	// RetryableQuotaError or such a status in an error result (Gemini); an
+	// HTTP 408, 429 or 5xx answer or a network error (RunChat).
 	Transient bool
 	// RetryAfter is how long the agent asked to wait, when it said; ResetAt
 	// is the same moment as an absolute time.
 	RetryAfter time.Duration
 	ResetAt    time.Time
 	// Permanent marks failures a retry cannot fix: authentication_failed,
-	// billing_error.
+	// billing_error, HTTP 401/402/403, Gemini's TerminalQuotaError.
 	Permanent bool
-	// SessionNotFound is set when a resumed session does not exist ("No
-	// conversation found").
+	// SessionNotFound is set when a resumed session does not exist: Claude's
+	// "No conversation found", Codex's "no rollout found for thread id",
+	// Gemini's "Error resuming session".
 	SessionNotFound bool
+	// SessionNotSaved is set when a new session's only turn failed and the
+	// agent did not keep the session: Gemini CLI saves a new session only
+	// once a turn has been answered, so `--resume ID` would fail with "No
+	// previous sessions found". The next attempt must start a fresh
+	// session (as after SessionNotFound).
+	SessionNotSaved bool
 
-	CostUSD      float64
-	Turns        int
+	CostUSD float64
+	Turns   int
+	// InputTokens and OutputTokens are this attempt's usage.
 	InputTokens  int64
 	OutputTokens int64
+	// CumulativeInputTokens and CumulativeOutputTokens are the session's
+	// usage so far as the agent reported it, for agents whose usage is
+	// cumulative per session (Codex's turn.completed); zero otherwise. The
+	// caller passes them as Spec.PriorInputTokens/PriorOutputTokens of the
+	// session's next attempt.
+	CumulativeInputTokens  int64
+	CumulativeOutputTokens int64
+	// Truncated is set when the model stopped at its output limit
+	// (finish_reason "length" of a chat completion).
+	Truncated bool
+	// SchemaUnsupported is set when a chat endpoint rejected
+	// response_format and the request was repeated without it; the caller
+	// should not ask that endpoint for it again.
+	SchemaUnsupported bool
 
 	// Help is set when a line containing the help marker was seen in the
 	// decoded text (event text for stream protocols, raw lines for text).

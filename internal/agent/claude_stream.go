@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -225,52 +224,12 @@ func (c *claudeStream) resultEvent(ev *claudeEvent) {
 }
 
 // finish sets the candidate text once the stream has ended.
-func (c *claudeStream) finish() {
+func (c *claudeStream) finish(string) {
 	if c.gotResult {
 		c.res.Text = []byte(c.result)
 		return
 	}
 	c.res.Text = bytes.Join(c.assistant, []byte("\n"))
-}
-
-// classifyStatus maps an HTTP status reported by the agent to a failure kind.
-func classifyStatus(res *Result, status int) {
-	switch {
-	case status == 429 || status == 529 || status == 408 || (status >= 500 && status <= 599):
-		res.Transient = true
-	case status == 401 || status == 402 || status == 403:
-		res.Permanent = true
-	}
-}
-
-var apiErrorRE = regexp.MustCompile(`API Error: (\d{3})\b`)
-
-// apiErrorStatus finds the status in Claude's "API Error: 529 {…}" text.
-func apiErrorStatus(s string) int {
-	m := apiErrorRE.FindStringSubmatch(s)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
-
-// transientMarkers are texts of provider and network failures that a retry
-// later can fix.
-var transientMarkers = []string{
-	"overloaded", "rate_limit", "rate limit", "connection error", "econnreset",
-	"etimedout", "econnrefused", "socket hang up", "fetch failed", "request timed out",
-	"network error",
-}
-
-func transientText(s string) bool {
-	s = strings.ToLower(s)
-	for _, m := range transientMarkers {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
 }
 
 func jsonString(raw json.RawMessage) string {

@@ -9,6 +9,9 @@ import (
 // Preset names accepted by Command.
 const (
 	PresetClaude = "claude"
+	PresetCodex  = "codex"
+	PresetGemini = "gemini"
+	PresetOpenAI = "openai" // not a process: see RunChat
 	PresetSim    = "sim"
 	PresetExec   = "exec"
 )
@@ -28,7 +31,7 @@ var (
 // Invocation is one attempt's agent call, with its templates already
 // rendered: which preset, how to start it, which session, what prompt.
 type Invocation struct {
-	Preset       string   // PresetClaude, PresetSim or PresetExec
+	Preset       string   // PresetClaude, PresetCodex, PresetGemini, PresetSim or PresetExec
 	Command      []string // replaces the preset's program when non-empty
 	Args         []string // appended after the preset's own flags
 	ContinueArgs []string // exec: appended when Resume is set
@@ -38,17 +41,33 @@ type Invocation struct {
 	Resume       bool   // continue SessionID instead of starting it
 	Scenario     string // sim: the scenario file
 	SelfExe      string // sim: the cadence binary, normally os.Executable()
+	// NativeSchema asks a claude agent to constrain its answer to
+	// SchemaJSON itself (--json-schema); the answer then arrives as
+	// Result.StructuredOutput, which the caller still validates.
+	NativeSchema bool
+	SchemaJSON   []byte // the step's JSON Schema, when it has one
 }
 
 // Command builds the argv, the stdin and the stream protocol of an
 // invocation. Exec agents default to ProtocolText; the caller overrides the
-// protocol when the workflow declares the agent's output format.
+// protocol when the workflow declares the agent's output format. The prompt
+// never appears in a preset's argv.
 //
 //	claude: claude -p --output-format stream-json --verbose
-//	        (--session-id ID | --resume=ID) ARGS…           prompt on stdin
+//	        (--session-id ID | --resume=ID) [--json-schema SCHEMA] ARGS…
+//	codex:  codex exec --json --skip-git-repo-check ARGS… -
+//	        codex exec --json --skip-git-repo-check ARGS…
+//	              resume [-c sandbox_mode=MODE] ID -
+//	gemini: gemini -o stream-json --approval-mode yolo --skip-trust
+//	        [--resume ID] ARGS…
 //	sim:    SELF agent sim --scenario FILE
-//	        (--session-id ID | --resume ID) ARGS…           prompt on stdin
+//	        (--session-id ID | --resume ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
+//
+// Every preset but exec with prompt_via arg gets the prompt on stdin. Codex
+// and Gemini CLI choose the id of a new session themselves: SessionID is
+// used only to resume, and the new id comes from the stream
+// (Result.SessionID, Spec.OnSession).
 func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err error) {
 	if inv.Resume && inv.SessionID == "" {
 		return nil, nil, "", fmt.Errorf("%w: %s: resume without a session id", ErrInvocation, inv.Preset)
@@ -63,7 +82,20 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		case inv.SessionID != "":
 			argv = append(argv, "--session-id", inv.SessionID)
 		}
+		if inv.NativeSchema && len(inv.SchemaJSON) > 0 {
+			schema, err := compactJSON(inv.SchemaJSON)
+			if err != nil {
+				return nil, nil, "", fmt.Errorf("%w: claude: native schema: %w", ErrInvocation, err)
+			}
+			argv = append(argv, "--json-schema", schema)
+		}
 		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolClaudeStream, nil
+	case PresetCodex:
+		return codexArgv(inv), []byte(inv.Prompt), ProtocolCodexJSONL, nil
+	case PresetGemini:
+		return geminiArgv(inv), []byte(inv.Prompt), ProtocolGeminiStream, nil
+	case PresetOpenAI:
+		return nil, nil, "", fmt.Errorf("%w: openai agents are called with RunChat, not started as a process", ErrInvocation)
 	case PresetSim:
 		if inv.Scenario == "" {
 			return nil, nil, "", fmt.Errorf("%w: sim: no scenario file", ErrInvocation)

@@ -36,6 +36,49 @@ func TestCommand(t *testing.T) {
 			wantStdin: "p", wantProto: agent.ProtocolClaudeStream,
 		},
 		{
+			name: "claude native schema",
+			inv: agent.Invocation{Preset: "claude", Prompt: "p", SessionID: "S1", NativeSchema: true,
+				SchemaJSON: []byte("{\n  \"type\": \"object\"\n}\n"), Args: []string{"--model", "opus"}},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id", "S1", "--json-schema", `{"type":"object"}`, "--model", "opus"},
+			wantStdin: "p", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "claude schema without native_schema",
+			inv:       agent.Invocation{Preset: "claude", Prompt: "p", SchemaJSON: []byte(`{"type":"object"}`)},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose"},
+			wantStdin: "p", wantProto: agent.ProtocolClaudeStream,
+		},
+		{
+			name:      "codex new thread ignores the proposed session id",
+			inv:       agent.Invocation{Preset: "codex", Prompt: "plan", SessionID: "S9", Args: []string{"-m", "gpt-5", "--sandbox", "workspace-write"}},
+			wantArgv:  []string{"codex", "exec", "--json", "--skip-git-repo-check", "-m", "gpt-5", "--sandbox", "workspace-write", "-"},
+			wantStdin: "plan", wantProto: agent.ProtocolCodexJSONL,
+		},
+		{
+			name:      "codex resume repeats the sandbox after resume",
+			inv:       agent.Invocation{Preset: "codex", Command: []string{"/opt/codex"}, Prompt: "fix", SessionID: "T1", Resume: true, Args: []string{"-c", "model_provider=mock", "-s", "read-only"}},
+			wantArgv:  []string{"/opt/codex", "exec", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "-s", "read-only", "resume", "-c", "sandbox_mode=read-only", "T1", "-"},
+			wantStdin: "fix", wantProto: agent.ProtocolCodexJSONL,
+		},
+		{
+			name:      "codex resume without a sandbox",
+			inv:       agent.Invocation{Preset: "codex", Prompt: "fix", SessionID: "T1", Resume: true, Args: []string{"--sandbox=danger-full-access", "--sandbox="}},
+			wantArgv:  []string{"codex", "exec", "--json", "--skip-git-repo-check", "--sandbox=danger-full-access", "--sandbox=", "resume", "T1", "-"},
+			wantStdin: "fix", wantProto: agent.ProtocolCodexJSONL,
+		},
+		{
+			name:      "gemini new session",
+			inv:       agent.Invocation{Preset: "gemini", Prompt: "plan", SessionID: "S9", Args: []string{"-m", "gemini-2.5-pro"}},
+			wantArgv:  []string{"gemini", "-o", "stream-json", "--approval-mode", "yolo", "--skip-trust", "-m", "gemini-2.5-pro"},
+			wantStdin: "plan", wantProto: agent.ProtocolGeminiStream,
+		},
+		{
+			name:      "gemini resume with its own approval mode",
+			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
+			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume", "G1", "--approval-mode=auto_edit"},
+			wantStdin: "fix", wantProto: agent.ProtocolGeminiStream,
+		},
+		{
 			name:      "sim new session",
 			inv:       agent.Invocation{Preset: "sim", SelfExe: "/usr/bin/cadence", Scenario: "sc.yaml", SessionID: "S2", Prompt: "go", Args: []string{"--ledger", "l.jsonl"}},
 			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--session-id", "S2", "--ledger", "l.jsonl"},
@@ -92,6 +135,9 @@ func TestCommandErrors(t *testing.T) {
 		{"sim without binary", agent.Invocation{Preset: "sim", Scenario: "s.yaml"}, agent.ErrInvocation},
 		{"exec without command", agent.Invocation{Preset: "exec"}, agent.ErrInvocation},
 		{"exec bad prompt_via", agent.Invocation{Preset: "exec", Command: []string{"x"}, PromptVia: "file"}, agent.ErrInvocation},
+		{"openai is not a process", agent.Invocation{Preset: "openai", Prompt: "p"}, agent.ErrInvocation},
+		{"codex resume without session", agent.Invocation{Preset: "codex", Resume: true}, agent.ErrInvocation},
+		{"claude native schema not JSON", agent.Invocation{Preset: "claude", NativeSchema: true, SchemaJSON: []byte("{")}, agent.ErrInvocation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, ErrNoCommand
 	}
-	if spec.Protocol != ProtocolText && spec.Protocol != ProtocolClaudeStream {
+	if !knownProtocol(spec.Protocol) {
 		return nil, fmt.Errorf("%w %q", ErrUnsupportedProtocol, spec.Protocol)
 	}
 	if err := ctx.Err(); err != nil {
@@ -103,6 +103,15 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	return res, nil
+}
+
+// knownProtocol reports whether Run can read p.
+func knownProtocol(p Protocol) bool {
+	switch p {
+	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream:
+		return true
+	}
+	return false
 }
 
 func withDefaults(spec Spec) Spec {

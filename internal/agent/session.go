@@ -32,7 +32,9 @@ type session struct {
 	// Owned by the stdout reader until stdoutDone.
 	res         Result
 	help        helpScanner
-	stream      *claudeStream
+	stream      *claudeStream // ProtocolClaudeStream only
+	events      lineStream    // the protocol's parser; nil for ProtocolText
+	sessionSeen bool          // OnSession has been called
 	text        bytes.Buffer
 	stdoutBytes int64
 	overflow    bool
@@ -55,8 +57,14 @@ func newSession(spec Spec, p *pipes) *session {
 		stderrTail: tailBuffer{size: stderrTailSz},
 	}
 	s.help.marker = spec.HelpMarker
-	if spec.Protocol == ProtocolClaudeStream {
+	switch spec.Protocol {
+	case ProtocolClaudeStream:
 		s.stream = newClaudeStream(&s.res, &s.help, time.Now)
+		s.events = s.stream
+	case ProtocolCodexJSONL:
+		s.events = newCodexStream(&s.res, &s.help, spec.PriorInputTokens, spec.PriorOutputTokens)
+	case ProtocolGeminiStream:
+		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.Resume)
 	}
 	return s
 }
@@ -163,13 +171,31 @@ func (s *session) consume(chunk []byte) {
 	}
 }
 
+// lineStream is a stream protocol's parser: it folds stdout lines into the
+// session's Result as they arrive, and completes it once stdout and stderr
+// have ended.
+type lineStream interface {
+	// line handles one stdout line without its newline; it must not
+	// retain the slice.
+	line(line []byte)
+	// finish sets what only the whole stream decides (the candidate text,
+	// fallbacks read from the stderr tail).
+	finish(stderrTail string)
+}
+
 // line handles one complete stdout line; it must not retain the slice.
 func (s *session) line(line []byte) {
-	if s.stream != nil {
-		s.stream.line(line)
+	if s.events == nil {
+		s.help.line(string(line))
 		return
 	}
-	s.help.line(string(line))
+	s.events.line(line)
+	if !s.sessionSeen && s.res.SessionID != "" {
+		s.sessionSeen = true
+		if s.spec.OnSession != nil {
+			s.spec.OnSession(s.res.SessionID)
+		}
+	}
 }
 
 func (s *session) readStderr() {
@@ -193,24 +219,36 @@ func (s *session) readStderr() {
 
 // result assembles the Result once both readers have finished.
 func (s *session) result() *Result {
+	tail := s.stderrTail.String()
+	if s.events != nil {
+		s.events.finish(tail)
+	}
 	res := s.res
-	if s.stream != nil {
-		s.stream.finish()
-		res.Text = s.res.Text
-	} else {
+	if s.events == nil {
 		res.Text = s.text.Bytes()
 	}
 	res.Help = s.help.seen
 	res.HelpContext = s.help.context
 	res.StdoutBytes = s.stdoutBytes
-	res.StderrTail = s.stderrTail.String()
-	if strings.Contains(res.StderrTail, noConversation) {
-		res.SessionNotFound = true
-		if res.ErrorMessage == "" {
-			res.ErrorMessage = lastLineWith(res.StderrTail, noConversation)
+	res.StderrTail = tail
+	for _, marker := range sessionNotFoundMarkers {
+		if strings.Contains(tail, marker) {
+			res.SessionNotFound = true
+			if res.ErrorMessage == "" {
+				res.ErrorMessage = lastLineWith(tail, marker)
+			}
+			break
 		}
 	}
 	return &res
+}
+
+// sessionNotFoundMarkers are what the agent CLIs print, on stderr, when asked
+// to resume a session they do not have: Claude Code, Codex, Gemini CLI.
+var sessionNotFoundMarkers = []string{
+	noConversation,
+	"no rollout found for thread id",
+	"Error resuming session",
 }
 
 func lastLineWith(s, sub string) string {

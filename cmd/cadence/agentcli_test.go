@@ -1,0 +1,393 @@
+//go:build agentcli
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/mockmodel"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// These tests run the cadence binary end to end with the real agent CLIs
+// (and the openai preset) against the mock model API. They need the CLIs:
+//
+//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 \
+//	    @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+//	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
+//
+// CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
+// test gives the agent a scratch HOME (and CODEX_HOME) through the
+// workflow's env:, so no real key, login or setting is ever used, and turns
+// the CLI's own retries off so that cadence sees every provider error.
+
+const (
+	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+
+	e2ePrompt  = `Reply with a JSON object {"ok": <boolean>} and nothing else.`
+	badAnswer  = `{"ok": "yes"}`
+	goodAnswer = `{"ok": true}`
+	e2eSchema  = `{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`
+)
+
+// e2eAgent is one preset under test: how to write its agents: entry so that
+// it talks to the mock from a scratch home.
+type e2eAgent struct {
+	preset string
+	// entry returns the agent's settings (YAML mapping entries) for a mock
+	// at s and a scratch home.
+	entry func(t *testing.T, s *mockmodel.Server, home string) map[string]any
+	// overloaded is the provider's "overloaded" answer.
+	overloaded mockmodel.Reply
+	// reportsCost: the agent reports a cost (only Claude Code does).
+	reportsCost bool
+	// retryAfterMS is the retry-after cadence can learn from the agent's
+	// output for a 429 with retry-after 1 (Claude Code and Codex do not
+	// print it; Gemini CLI passes the server's RetryInfo on); 0 for none.
+	retryAfterMS int64
+	// unansweredResumable: a session whose first turn was killed before
+	// the model answered can be resumed (Codex keeps the thread; Claude
+	// Code and Gemini CLI keep nothing; cadence keeps openai's history).
+	unansweredResumable bool
+}
+
+func agentBinary(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("CADENCE_AGENT_BIN_DIR")
+	if dir == "" {
+		dir = defaultAgentBinDir
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("agent CLI %s not found: %v\ninstall the CLIs with:\n  %s\nor set CADENCE_AGENT_BIN_DIR", name, err, agentInstallHint)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+var claudeAgent = e2eAgent{
+	preset: "claude",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		return map[string]any{
+			"command": []string{agentBinary(t, "claude")},
+			"env": map[string]string{
+				"HOME":               home,
+				"ANTHROPIC_BASE_URL": s.URL,
+				"ANTHROPIC_API_KEY":  "sk-ant-mock",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+				"DISABLE_TELEMETRY":                        "1",
+				"DISABLE_AUTOUPDATER":                      "1",
+				"DISABLE_ERROR_REPORTING":                  "1",
+				"CLAUDE_CODE_MAX_RETRIES":                  "0",
+			},
+		}
+	},
+	overloaded:  mockmodel.Overloaded(),
+	reportsCost: true,
+}
+
+var codexAgent = e2eAgent{
+	preset: "codex",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		codexHome := filepath.Join(home, ".codex")
+		if err := os.MkdirAll(codexHome, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{
+			"command": []string{agentBinary(t, "codex")},
+			"args": []string{
+				"--sandbox", "read-only",
+				"-c", "model_provider=mock",
+				"-c", fmt.Sprintf(`model_providers.mock={name="mock",base_url="%s/v1",wire_api="responses",env_key="MOCK_API_KEY",request_max_retries=0,stream_max_retries=0}`, s.URL),
+			},
+			"env": map[string]string{"HOME": home, "CODEX_HOME": codexHome, "MOCK_API_KEY": "sk-mock"},
+		}
+	},
+	overloaded:          mockmodel.Overloaded(),
+	unansweredResumable: true,
+}
+
+var geminiAgent = e2eAgent{
+	preset: "gemini",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		settings := filepath.Join(home, ".gemini", "settings.json")
+		if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(settings, []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{
+			"command": []string{agentBinary(t, "gemini")},
+			"env":     map[string]string{"HOME": home, "GOOGLE_GEMINI_BASE_URL": s.URL, "GEMINI_API_KEY": "mock-key"},
+		}
+	},
+	overloaded:   mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	retryAfterMS: 1000,
+}
+
+var openaiAgent = e2eAgent{
+	preset: "openai",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		return map[string]any{
+			"base_url":    s.URL + "/v1",
+			"model":       "qwen3-coder",
+			"api_key_env": "MOCK_CHAT_KEY",
+			"env":         map[string]string{"MOCK_CHAT_KEY": "sk-chat-mock"},
+		}
+	},
+	overloaded:          mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	retryAfterMS:        1000,
+	unansweredResumable: true,
+}
+
+var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent}
+
+// e2eProject writes a one-step project whose agent is a under the mock.
+// The agents: entry is written as JSON, which is YAML too, so that argv
+// words with braces and quotes need no escaping.
+func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
+	t.Helper()
+	home := t.TempDir()
+	entry := a.entry(t, s, home)
+	entry["preset"] = a.preset
+	agentJSON, err := json.Marshal(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, _ := json.Marshal(e2ePrompt)
+	wf := `version: 1
+defaults:
+  agent: a
+  retry: {max_attempts: 3, backoff: fixed, initial: 100ms, jitter: none}
+  timeout: 3m
+agents:
+  a: ` + string(agentJSON) + `
+steps:
+  - id: answer
+    prompt: ` + string(prompt) + `
+    handoff: {schema: s.json}
+`
+	return newProject(t, wf, map[string]string{"s.json": e2eSchema})
+}
+
+// runE2E runs `cadence run` and fails with its output unless it exits 0.
+func runE2E(t *testing.T, p *project) {
+	t.Helper()
+	r := p.cadence(nil, "run")
+	if r.signal != 0 || r.code != 0 {
+		t.Fatalf("cadence run exited %d (signal %v), want 0\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
+	}
+}
+
+// attemptOutputs returns the raw output files of every attempt, for a
+// failure message.
+func attemptOutputs(p *project) string {
+	files, _ := filepath.Glob(filepath.Join(p.dir, ".cadence", "attempts", "*", "*", "*.out"))
+	var b strings.Builder
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		fmt.Fprintf(&b, "\n--- %s:\n%s", strings.TrimPrefix(f, p.dir), data)
+	}
+	return b.String()
+}
+
+// sameSession checks that every attempt of the step ran in one session,
+// the step's, and returns it.
+func sameSession(t *testing.T, st orchestrator.StepReport) string {
+	t.Helper()
+	id := st.SessionID
+	if id == "" {
+		t.Fatalf("step %s has no session id", st.ID)
+	}
+	for _, a := range st.Attempts {
+		if a.SessionID != id {
+			t.Errorf("attempt %d ran in session %q, want the step's session %q", a.N, a.SessionID, id)
+		}
+	}
+	return id
+}
+
+// carriesHistory checks that a request continued the conversation: the
+// task as an earlier user message and the first answer as the model's.
+func carriesHistory(t *testing.T, r mockmodel.Request, answer string) {
+	t.Helper()
+	conv := r.Conversation()
+	var sawTask, sawAnswer bool
+	for i, m := range conv {
+		sawTask = sawTask || m.Role == "user" && i < len(conv)-1 && strings.Contains(m.Text, `{"ok": <boolean>}`)
+		sawAnswer = sawAnswer || m.Role == "assistant" && strings.Contains(m.Text, answer)
+	}
+	if !sawTask || !sawAnswer {
+		t.Errorf("request does not carry the earlier exchange (task %v, answer %v): %+v", sawTask, sawAnswer, conv)
+	}
+}
+
+// TestAgentCLIFollowup: a first answer that fails the schema is followed up
+// in the same session; the follow-up names the violation and carries the
+// earlier conversation, and the step succeeds on attempt 2.
+func TestAgentCLIFollowup(t *testing.T) {
+	for _, a := range e2eAgents {
+		t.Run(a.preset, func(t *testing.T) {
+			s := mockmodel.Start(t, mockmodel.Text(badAnswer), mockmodel.Text(goodAnswer))
+			p := e2eProject(t, a, s)
+			runE2E(t, p)
+
+			st := step(p.inspect(), "answer")
+			if st.Status != "succeeded" || len(st.Attempts) != 2 {
+				t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+			}
+			if first := st.Attempts[0]; first.Class != "schema" {
+				t.Errorf("attempt 1 class %q, want schema (%s)", first.Class, first.Error)
+			}
+			if second := st.Attempts[1]; second.Kind != "followup" || second.Status != "succeeded" {
+				t.Errorf("attempt 2 kind %q status %q, want followup succeeded", second.Kind, second.Status)
+			}
+			sameSession(t, st)
+			if st.InputTokens <= 0 || st.OutputTokens <= 0 {
+				t.Errorf("tokens %d/%d, want both recorded", st.InputTokens, st.OutputTokens)
+			}
+			if a.reportsCost && st.CostUSD <= 0 {
+				t.Errorf("cost %v, want the agent's reported cost", st.CostUSD)
+			}
+
+			turns := s.Turns()
+			if len(turns) != 2 {
+				t.Fatalf("mock saw %d turns, want 2", len(turns))
+			}
+			carriesHistory(t, turns[1], badAnswer)
+			if last := turns[1].LastUserText(); !strings.Contains(last, "/ok") || !strings.Contains(last, "boolean") {
+				t.Errorf("follow-up does not name the violation at /ok:\n%s", last)
+			}
+		})
+	}
+}
+
+// TestAgentCLITransient: a rate limit or an overload is class transient,
+// waited out (with the agent's retry-after where it reports one) and
+// retried; the step then succeeds.
+func TestAgentCLITransient(t *testing.T) {
+	for _, a := range e2eAgents {
+		cases := []struct {
+			name  string
+			reply mockmodel.Reply
+		}{
+			{"rate_limited", mockmodel.RateLimited("1")},
+			{"overloaded", a.overloaded},
+		}
+		for _, c := range cases {
+			t.Run(a.preset+"/"+c.name, func(t *testing.T) {
+				s := mockmodel.Start(t, c.reply, mockmodel.Text(goodAnswer))
+				p := e2eProject(t, a, s)
+				runE2E(t, p)
+
+				st := step(p.inspect(), "answer")
+				if st.Status != "succeeded" || len(st.Attempts) != 2 {
+					t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+				}
+				first := st.Attempts[0]
+				if first.Class != "transient" || first.DelayMS == nil || first.NextRetryAt == nil {
+					t.Errorf("attempt 1 class %q delay %v next %v, want transient with a backoff (%s)", first.Class, first.DelayMS, first.NextRetryAt, first.Error)
+				}
+				turns := s.Turns()
+				if len(turns) != 2 {
+					t.Fatalf("mock saw %d turns, want 2", len(turns))
+				}
+				if c.reply.Status == http.StatusTooManyRequests && a.retryAfterMS > 0 {
+					if first.RetryAfterMS == nil || *first.RetryAfterMS != a.retryAfterMS {
+						t.Errorf("attempt 1 retry_after_ms %v, want %d", first.RetryAfterMS, a.retryAfterMS)
+					}
+					if gap := turns[1].Received.Sub(turns[0].Received); gap < time.Duration(a.retryAfterMS)*time.Millisecond {
+						t.Errorf("retried after %v, before the retry-after of %dms", gap, a.retryAfterMS)
+					}
+				}
+				if st.InputTokens <= 0 || st.OutputTokens <= 0 {
+					t.Errorf("tokens %d/%d, want both recorded", st.InputTokens, st.OutputTokens)
+				}
+				if a.reportsCost && st.CostUSD <= 0 {
+					t.Errorf("cost %v, want the agent's reported cost", st.CostUSD)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentCLIKillResume kills cadence with SIGKILL while the agent waits
+// for the model in a follow-up; `cadence resume` must continue the same
+// session, whose conversation the model then sees.
+func TestAgentCLIKillResume(t *testing.T) {
+	for _, a := range e2eAgents {
+		t.Run(a.preset, func(t *testing.T) {
+			s := mockmodel.Start(t,
+				mockmodel.Text(badAnswer),
+				mockmodel.Reply{Text: goodAnswer, Delay: 2 * time.Minute}, // the turn cadence is killed in
+				mockmodel.Text(goodAnswer))
+			p := e2eProject(t, a, s)
+			p.killWhen(t, "run", func() bool { return len(s.Turns()) >= 2 })
+			r := p.cadence(nil, "resume")
+			if r.signal != 0 || r.code != 0 {
+				t.Fatalf("cadence resume exited %d (signal %v)\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
+			}
+
+			st := step(p.inspect(), "answer")
+			if st.Status != "succeeded" {
+				t.Fatalf("step %s, want succeeded: %+v%s", st.Status, st.Attempts, attemptOutputs(p))
+			}
+			sameSession(t, st)
+			turns := s.Turns()
+			if len(turns) != 3 {
+				t.Fatalf("mock saw %d turns, want 3", len(turns))
+			}
+			carriesHistory(t, turns[2], badAnswer)
+		})
+	}
+}
+
+// TestAgentCLIKillFirstAttempt kills cadence while the first attempt waits
+// for the model. Where the agent keeps a session whose turn was never
+// answered, resume must continue it: the id the agent announced at once must
+// have been recorded (Spec.OnSession), as it is not the one cadence
+// proposed. Where the agent keeps nothing, resume must start a fresh session
+// at once rather than spend an attempt on a resume that fails. Either way
+// the step succeeds on attempt 2.
+func TestAgentCLIKillFirstAttempt(t *testing.T) {
+	for _, a := range e2eAgents {
+		t.Run(a.preset, func(t *testing.T) {
+			s := mockmodel.Start(t,
+				mockmodel.Reply{Text: goodAnswer, Delay: 2 * time.Minute},
+				mockmodel.Text(goodAnswer))
+			p := e2eProject(t, a, s)
+			p.killWhen(t, "run", func() bool { return len(s.Turns()) >= 1 })
+			r := p.cadence(nil, "resume")
+			if r.signal != 0 || r.code != 0 {
+				t.Fatalf("cadence resume exited %d (signal %v)\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
+			}
+			st := step(p.inspect(), "answer")
+			if st.Status != "succeeded" || len(st.Attempts) != 2 {
+				t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+			}
+			second := st.Attempts[1]
+			if !a.unansweredResumable {
+				if second.Kind != "fresh" {
+					t.Errorf("attempt 2 kind %q, want fresh: the agent kept no session", second.Kind)
+				}
+				return
+			}
+			sameSession(t, st)
+			if second.Kind != "followup" {
+				t.Errorf("attempt 2 kind %q, want followup in the session the first attempt opened", second.Kind)
+			}
+		})
+	}
+}
