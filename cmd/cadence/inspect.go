@@ -17,12 +17,16 @@ type inspectCmd struct {
 	RunID   string `name:"run" help:"Run id (default: the latest run)."`
 	Step    string `help:"Show the attempt history of this step."`
 	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
+	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
 	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README)."`
 }
 
 func (c *inspectCmd) Run(e *env) error {
 	if c.Attempt != 0 && c.Step == "" {
 		return withCode(exitUsage, errors.New("--attempt needs --step"))
+	}
+	if c.Stats {
+		return c.stats(e)
 	}
 	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, c.Attempt != 0)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
@@ -65,6 +69,24 @@ func (c *inspectCmd) Run(e *env) error {
 		return nil
 	}
 	printSummary(e.stdout, rep)
+	return nil
+}
+
+func (c *inspectCmd) stats(e *env) error {
+	if c.Step != "" {
+		return withCode(exitUsage, errors.New("--stats covers every step; it does not take --step"))
+	}
+	st, err := orchestrator.ComputeStats(e.ctx, c.Dir, c.RunID)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+	}
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if c.JSON {
+		return statsJSON(e.stdout, st)
+	}
+	printStats(e.stdout, st)
 	return nil
 }
 

@@ -29,7 +29,7 @@ import (
 
 // benchEcho is the cheapest agent that hands off valid JSON: /bin/echo {}.
 // The stdout handoff is then "{}\n", accepted with no schema and no repair.
-func benchEcho(b *testing.B) string {
+func benchEcho(b testing.TB) string {
 	b.Helper()
 	echo, err := exec.LookPath("echo")
 	if err != nil {
@@ -40,7 +40,7 @@ func benchEcho(b *testing.B) string {
 
 // writeBenchWorkflow writes DIR/.cadence/workflow.yaml with the given step
 // ids, every step on one exec agent running `echo {}`.
-func writeBenchWorkflow(b *testing.B, dir, echo string, stepIDs []string) {
+func writeBenchWorkflow(b testing.TB, dir, echo string, stepIDs []string) {
 	b.Helper()
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "version: 1\nname: bench\ndefaults:\n  agent: echo\n  retry: {max_attempts: 3, backoff: fixed, initial: 1s, jitter: none}\n")
@@ -71,13 +71,14 @@ func benchStepIDs(n int) []string {
 // stdin. The difference per attempt is what cadence adds around a process:
 // the attempt row committed before the start (G1), the pid, the output file,
 // the handoff pipeline, the envelope and the outcome committed after, each
-// commit fsynced (synchronous=FULL).
+// commit fsynced (synchronous=FULL). The disk's fsync latency is reported
+// beside it (fsync-ms), since the overhead is mostly made of fsyncs.
 func BenchmarkAttemptBookkeeping(b *testing.B) {
 	const steps = 1000
 	echo := benchEcho(b)
 	ids := benchStepIDs(steps)
 	ctx := context.Background()
-	var cadence, spawn time.Duration
+	var cadence, spawn, fsync time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -104,6 +105,8 @@ func BenchmarkAttemptBookkeeping(b *testing.B) {
 			}
 		}
 		spawn += time.Since(start)
+
+		fsync += fsyncLatency(b, dir)
 	}
 	attempts := float64(b.N * steps)
 	perAttempt := msOf(cadence) / attempts
@@ -111,6 +114,32 @@ func BenchmarkAttemptBookkeeping(b *testing.B) {
 	b.ReportMetric(perAttempt, "ms/attempt")
 	b.ReportMetric(perSpawn, "spawn-ms/attempt")
 	b.ReportMetric(perAttempt-perSpawn, "overhead-ms/attempt")
+	b.ReportMetric(msOf(fsync)/float64(b.N), "fsync-ms")
+}
+
+// fsyncLatency returns the mean time of a 4 KiB write and fsync in dir, the
+// unit the overhead is made of: an attempt commits three transactions
+// (attempt row, pid, outcome) and writes two files atomically (output,
+// envelope), each file with its directory fsynced.
+func fsyncLatency(b *testing.B, dir string) time.Duration {
+	b.Helper()
+	const n = 50
+	f, err := os.Create(filepath.Join(dir, "fsync-probe"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 4096)
+	start := time.Now()
+	for range n {
+		if _, err := f.Write(block); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start) / n
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -131,7 +160,7 @@ var benchPrompt = strings.Repeat("Read TASKS.md and reply with a JSON object lis
 // fillBenchProject writes the workflow for h into dir and a state.db holding
 // one interrupted run with h's history, through the checkpoint API in a few
 // large transactions. It returns the run id.
-func fillBenchProject(b *testing.B, dir, echo string, h benchHistory) string {
+func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 	b.Helper()
 	ids := append(benchStepIDs(h.steps), "last")
 	writeBenchWorkflow(b, dir, echo, ids)
@@ -146,7 +175,9 @@ func fillBenchProject(b *testing.B, dir, echo string, h benchHistory) string {
 	}
 	defer store.Close()
 
-	t0 := time.Now().UTC().Add(-24 * time.Hour)
+	// Each attempt takes two seconds of history; the last one ends a
+	// minute ago, so its backoff is over.
+	t0 := time.Now().UTC().Add(-time.Duration(2*h.attempts()+60) * time.Second)
 	const runID = "20260101-000000-bench0"
 	run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
 		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
@@ -254,7 +285,7 @@ func fillBenchProject(b *testing.B, dir, echo string, h benchHistory) string {
 
 // copyBenchProject copies a filled project (workflow and database, with any
 // WAL file) into a fresh directory, so each iteration resumes the same state.
-func copyBenchProject(b *testing.B, from string) string {
+func copyBenchProject(b testing.TB, from string) string {
 	b.Helper()
 	to := b.TempDir()
 	cdir := filepath.Join(to, orchestrator.CadenceDir)
@@ -269,11 +300,30 @@ func copyBenchProject(b *testing.B, from string) string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(cdir, name), data, 0o644); err != nil {
+		if err := writeSynced(filepath.Join(cdir, name), data); err != nil {
 			b.Fatal(err)
 		}
 	}
 	return to
+}
+
+// writeSynced writes a file and fsyncs it. Without the fsync the copy's
+// dirty pages would be flushed by the first commit of the resumed run (ext4
+// writes them out with the journal), charging the copy to the resume.
+func writeSynced(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // firstStartSink records when the first agent process of a resume started.
@@ -326,7 +376,9 @@ func BenchmarkResumeFirstAction(b *testing.B) {
 				sink := &firstStartSink{}
 				b.StartTimer()
 				start := time.Now()
-				res, err := orchestrator.Resume(ctx, orchestrator.Options{Dir: dir, Sink: sink})
+				// MaxWait turns a backoff that is not over (a broken fixture) into
+				// a failed iteration instead of a wait.
+				res, err := orchestrator.Resume(ctx, orchestrator.Options{Dir: dir, Sink: sink, MaxWait: time.Second})
 				if err != nil {
 					b.Fatal(err)
 				}

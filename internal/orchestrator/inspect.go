@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -86,6 +88,21 @@ type CircuitReport struct {
 	OpenUntil  *time.Time `json:"open_until"`
 }
 
+// openForReading opens the state database for inspect and stats, without the
+// project lock. A database that an older cadence wrote is first brought up
+// to date (migrations only add tables, columns and indexes, so the older
+// binary's queries keep working); where that cannot be done, a read-only
+// file system say, the database is read as it is.
+func openForReading(ctx context.Context, path string) (*checkpoint.Store, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, checkpoint.ErrNoDatabase
+	}
+	if s, err := checkpoint.Open(ctx, path); err == nil {
+		_ = s.Close()
+	}
+	return checkpoint.OpenReadOnly(ctx, path)
+}
+
 // ErrNoRuns is returned by Inspect when the project has no run yet.
 var ErrNoRuns = errors.New("no runs yet")
 
@@ -94,7 +111,7 @@ var ErrNoRuns = errors.New("no runs yet")
 // withPrompts includes each attempt's prompt and diagnosis.
 func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report, error) {
 	dbPath := filepath.Join(dir, CadenceDir, "state.db")
-	store, err := checkpoint.OpenReadOnly(ctx, dbPath)
+	store, err := openForReading(ctx, dbPath)
 	if errors.Is(err, checkpoint.ErrNoDatabase) {
 		return nil, ErrNoRuns
 	}

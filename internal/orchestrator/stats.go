@@ -55,18 +55,21 @@ type Counts struct {
 	Succeeded int `json:"succeeded"`
 	Exhausted int `json:"exhausted"`
 	Failed    int `json:"failed"`
-	// Attempts counts the attempts that finished, help rounds excluded: the
+	// Attempts counts the finished attempts that used one of max_attempts
+	// (help rounds, usage-limit refusals and budget stops excluded): the
 	// denominator of SuccessRate.
 	Attempts int `json:"attempts"`
 	// SuccessRate is accepted (succeeded or adopted) handoffs per finished
 	// attempt.
 	SuccessRate float64 `json:"handoff_success_rate"`
-	// MeanAttemptsToSuccess is the mean number of attempts (help rounds
-	// excluded) that succeeded executions used, the successful one included.
+	// MeanAttemptsToSuccess is the mean number of attempts, counted as
+	// against max_attempts, that succeeded executions used, the successful
+	// one included.
 	MeanAttemptsToSuccess float64 `json:"mean_attempts_to_success"`
 	// ExhaustionRate is Exhausted over the executions that finished.
 	ExhaustionRate float64 `json:"exhaustion_rate"`
-	// FailureClasses counts failed and interrupted attempts by class.
+	// FailureClasses counts failed and interrupted attempts by class,
+	// uncounted ones (usage limits, budget stops) included.
 	FailureClasses map[string]int `json:"failure_classes"`
 	// Repairs counts the repairs applied, by name, over every attempt.
 	Repairs map[string]int `json:"repairs"`
@@ -98,7 +101,7 @@ func (c Counts) MeanRetries() float64 {
 // run of the project; otherwise only that run. A project with no run yet is
 // ErrNoRuns; an unknown runID wraps checkpoint.ErrNotFound.
 func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
-	store, err := checkpoint.OpenReadOnly(ctx, filepath.Join(dir, CadenceDir, "state.db"))
+	store, err := openForReading(ctx, filepath.Join(dir, CadenceDir, "state.db"))
 	if errors.Is(err, checkpoint.ErrNoDatabase) {
 		return nil, ErrNoRuns
 	}
@@ -289,6 +292,14 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
 			}
 		}
 		if a.Kind == checkpoint.KindHelp {
+			continue
+		}
+		if a.Uncounted {
+			// A usage-limit refusal or a budget stop: its class is worth
+			// showing, but it used no attempt and judged no handoff.
+			if finished && a.Class != "" {
+				t.c.FailureClasses[a.Class]++
+			}
 			continue
 		}
 		counted++

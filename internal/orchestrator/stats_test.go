@@ -27,6 +27,7 @@ type fixtureAttempt struct {
 	start, end          int
 	cost                float64
 	repairs             []string
+	uncounted           bool // a usage-limit refusal or budget stop
 }
 
 type fixtureStep struct {
@@ -125,7 +126,7 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 						end := at(fa.end)
 						a.FinishedAt = &end
 					}
-					a.Status, a.Class, a.Repairs = fa.status, fa.class, fa.repairs
+					a.Status, a.Class, a.Repairs, a.Uncounted = fa.status, fa.class, fa.repairs, fa.uncounted
 					if err := tx.UpdateAttempt(a); err != nil {
 						return err
 					}
@@ -366,30 +367,40 @@ func TestComputeStatsErrors(t *testing.T) {
 
 // TestComputeStatsExhaustedVersusFailed checks how a failed execution is
 // split: all attempts used is exhausted, even when the last class is not
-// retried; a budget stop or an early non-retried class is failed.
+// retried; a budget stop or an early non-retried class is failed. Attempts
+// that do not count against max_attempts (usage-limit refusals, budget
+// stops) are neither attempts nor successes, but their class is shown.
 func TestComputeStatsExhaustedVersusFailed(t *testing.T) {
+	type att struct {
+		class     string
+		uncounted bool
+	}
 	tests := []struct {
 		name          string
 		max           int
-		classes       []string
+		attempts      []att
 		wantExhausted int
 		wantFailed    int
+		wantAttempts  int
 	}{
-		{"all attempts used", 2, []string{"schema", "schema"}, 1, 0},
-		{"last class not retried, all used", 2, []string{"schema", "exit_nonzero"}, 1, 0},
-		{"class not retried early", 3, []string{"exit_nonzero"}, 0, 1},
-		{"budget stop", 2, []string{"schema", "budget"}, 0, 1},
+		{"all attempts used", 2, []att{{"schema", false}, {"schema", false}}, 1, 0, 2},
+		{"last class not retried, all used", 2, []att{{"schema", false}, {"exit_nonzero", false}}, 1, 0, 2},
+		{"class not retried early", 3, []att{{"exit_nonzero", false}}, 0, 1, 1},
+		{"budget stop", 2, []att{{"schema", false}, {"budget", true}}, 0, 1, 1},
+		{"budget stop counted (older database)", 2, []att{{"schema", false}, {"budget", false}}, 0, 1, 2},
+		{"usage limit between attempts", 2, []att{{"schema", false}, {"transient", true}, {"schema", false}}, 1, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var attempts []fixtureAttempt
-			for i, c := range tt.classes {
+			for i, a := range tt.attempts {
 				kind := "initial"
 				if i > 0 {
 					kind = "followup"
 				}
-				attempts = append(attempts, fixtureAttempt{kind: kind, status: "failed", class: c, start: 2 * i, end: 2*i + 1, cost: 0})
+				attempts = append(attempts, fixtureAttempt{kind: kind, status: "failed", class: a.class,
+					start: 2 * i, end: 2*i + 1, cost: 0, uncounted: a.uncounted})
 			}
 			writeStatsFixture(t, dir, []fixtureRun{{id: "r", status: checkpoint.RunFailed, steps: []fixtureStep{
 				{id: "s", agent: "a", status: checkpoint.StepFailed, max: tt.max, attempts: attempts}}}})
@@ -398,8 +409,12 @@ func TestComputeStatsExhaustedVersusFailed(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := got.Steps[0].Counts
-			if c.Exhausted != tt.wantExhausted || c.Failed != tt.wantFailed {
-				t.Errorf("exhausted, failed = %d, %d; want %d, %d", c.Exhausted, c.Failed, tt.wantExhausted, tt.wantFailed)
+			if c.Exhausted != tt.wantExhausted || c.Failed != tt.wantFailed || c.Attempts != tt.wantAttempts {
+				t.Errorf("exhausted, failed, attempts = %d, %d, %d; want %d, %d, %d",
+					c.Exhausted, c.Failed, c.Attempts, tt.wantExhausted, tt.wantFailed, tt.wantAttempts)
+			}
+			if n := c.FailureClasses[tt.attempts[len(tt.attempts)-1].class]; n == 0 {
+				t.Errorf("failure classes %v lack the last attempt's class", c.FailureClasses)
 			}
 		})
 	}
