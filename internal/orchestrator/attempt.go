@@ -205,8 +205,23 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 	}
 	spec.Output = out
 	spec.OnStart = p.onStart(ctx, run.ID, ws, a, plan, n, st.MaxAttempts, 0)
+	spec.OnSession = p.onSession(ctx, run.ID, ws.ID, a)
+	if plan.resume {
+		spec.PriorInputTokens, spec.PriorOutputTokens, err = p.sessionTokens(ctx, run.ID, ws.ID, plan.sessionID)
+		if err != nil {
+			return stepOutcome{}, err
+		}
+	}
 
-	res, runErr := agent.Run(ctx, spec)
+	var (
+		res    *agent.Result
+		runErr error
+	)
+	if ag.Preset == agent.PresetOpenAI {
+		res, runErr = p.runChat(ctx, run.ID, ws, ag, a, plan, spec, n, st.MaxAttempts)
+	} else {
+		res, runErr = agent.Run(ctx, spec)
+	}
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
 	}
@@ -262,10 +277,20 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 		Prompt: plan.prompt, PromptVia: ag.PromptVia,
 		SessionID: plan.sessionID, Resume: plan.resume,
 		Scenario: ag.Scenario, SelfExe: p.opts.SelfExe,
+		NativeSchema: ag.NativeSchema,
 	}
-	argv, stdin, proto, err := agent.Command(inv)
-	if err != nil {
-		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	if ws.Handoff.Schema != nil {
+		inv.SchemaJSON = ws.Handoff.Schema.Raw
+	}
+	var (
+		argv  []string
+		stdin []byte
+		proto agent.Protocol
+	)
+	if ag.Preset != agent.PresetOpenAI {
+		if argv, stdin, proto, err = agent.Command(inv); err != nil {
+			return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+		}
 	}
 	if ag.Preset == "exec" && ag.Output != "" {
 		proto = agent.Protocol(ag.Output)
@@ -274,6 +299,7 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 	for k, v := range ag.Env {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, agent.PresetEnv(inv)...)
 	env = append(env,
 		"CADENCE_RUN_ID="+runID,
 		"CADENCE_STEP="+ws.ID,
@@ -293,7 +319,7 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
 		OutputCap: outputCap, MaxBytes: ws.Handoff.MaxBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
-		HelpMarker: ag.HelpMarker,
+		HelpMarker: ag.HelpMarker, Resume: plan.resume,
 	}, nil
 }
 
@@ -349,6 +375,12 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 	}
 	if hr.OK {
 		return judgement{ok: true, result: hr}
+	}
+	if res.Truncated && hr.Diagnosis.Class != handoff.ClassTruncated {
+		// The model stopped at its output limit: whatever is wrong with
+		// the JSON, the cause is that it was cut off.
+		d := handoff.Diagnose(handoff.ClassTruncated, "the model stopped at its output limit (finish_reason \"length\"): "+hr.Diagnosis.Summary())
+		return judgement{class: handoff.ClassTruncated, diag: d, result: hr}
 	}
 	noHandoff := hr.Diagnosis.Class == handoff.ClassMissing || hr.Diagnosis.Class == handoff.ClassEmpty
 	switch {
@@ -539,7 +571,8 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 		if a.SessionID != "" {
 			s.SessionID = a.SessionID
 		}
-		s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess
+		s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
+			(res != nil && (res.SessionNotFound || res.SessionNotSaved))
 		s.UpdatedAt = now
 		if retry {
 			s.Status = checkpoint.StepWaiting

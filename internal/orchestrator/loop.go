@@ -215,7 +215,17 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 				orig = t
 			}
 		}
-		plan, err := p.plan(ws, st, last, task, orig, used+1)
+		answered := false
+		if last != nil {
+			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+				list, err := tx.Attempts(run.ID, ws.ID)
+				answered = sessionAnswered(list, st.SessionID)
+				return err
+			}); err != nil {
+				return 0, nil, fmt.Errorf("read step %s: %w", ws.ID, err)
+			}
+		}
+		plan, err := p.plan(ws, st, last, task, orig, used+1, answered)
 		if err != nil {
 			return 0, nil, err
 		}

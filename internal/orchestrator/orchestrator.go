@@ -92,6 +92,9 @@ type project struct {
 	log   *slog.Logger
 	fp    *failpoint
 	env   []string
+	// noSchemaFormat names the openai agents whose endpoint refused
+	// response_format in this process; they are not asked for it again.
+	noSchemaFormat map[string]bool
 }
 
 // open takes the project lock first (G7), then loads the workflow and opens
@@ -147,6 +150,7 @@ func open(ctx context.Context, o Options) (*project, error) {
 		p.env = os.Environ()
 	}
 	p.fp = parseFailpoint(o.Failpoint)
+	p.noSchemaFormat = map[string]bool{}
 	ok = true
 	return p, nil
 }

@@ -69,7 +69,7 @@ type attemptPlan struct {
 // handoff record shows; orig is the task of the session's first attempt);
 // a retry after timeout or stuck, or when the agent
 // lost the session, starts a fresh one with the original task.
-func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int) (attemptPlan, error) {
+func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int, answered bool) (attemptPlan, error) {
 	if last == nil {
 		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
@@ -87,8 +87,12 @@ func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
 	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil:
+	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && p.wf.Agents[ws.Agent].Preset != agent.PresetOpenAI:
 		// The agent never started: its session was never created.
+		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
+	case !answered && !agent.UnansweredSessionResumable(p.wf.Agents[ws.Agent].Preset):
+		// The agent keeps a session only once it answered in it, and it
+		// never did: a resume could only fail.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
 	// Interrupted, transient or a non-zero exit: the session exists, so the

@@ -1,17 +1,14 @@
 package orchestrator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -36,7 +33,7 @@ func (p *project) settle(ctx context.Context, runID string) error {
 		a := running[i]
 		ws := p.wf.Step(a.StepID)
 		if a.PID != nil {
-			killOrphan(*a.PID, runID+"/"+a.StepID)
+			p.killOrphan(ctx, *a.PID, runID+"/"+a.StepID)
 		}
 		if err := p.settleOne(ctx, runID, ws, &a); err != nil {
 			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
@@ -157,39 +154,20 @@ func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attem
 }
 
 // killOrphan kills the process group of an agent that outlived a crashed
-// cadence (G6). The parent-death signal normally got there first; the
-// environment check makes sure a reused pid of an unrelated process is never
-// touched.
-func killOrphan(pid int, idemKey string) {
+// cadence (G6), so that the resumed attempt never overlaps it. The parent-
+// death signal normally got there first, but it reaches only the process
+// cadence started, not, say, the native child of a Node launcher. Only
+// processes whose environment carries the step's idempotency key are
+// touched, so a reused pid of an unrelated process is never killed.
+func (p *project) killOrphan(ctx context.Context, pid int, idemKey string) {
 	if pid <= 0 {
 		return
 	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return
-	}
-	want := []byte("CADENCE_IDEMPOTENCY_KEY=" + idemKey)
-	found := false
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		if bytes.Equal(kv, want) {
-			found = true
-			break
-		}
-	}
-	if !found {
-		return
-	}
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	// Wait for it to go, so the resumed attempt never overlaps it.
-	for i := 0; i < 200; i++ {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && bytes.Contains(b, []byte(") Z ")) {
-			return // a zombie waiting for its (dead) parent's reaper holds nothing
-		}
-		time.Sleep(10 * time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if killed, err := agent.KillOrphanGroup(wctx, pid, "CADENCE_IDEMPOTENCY_KEY="+idemKey); err != nil {
+		p.log.Warn("an agent of the interrupted run may still be running", "pgid", pid, "err", err)
+	} else if killed {
+		p.log.Info("killed an agent left over from the interrupted run", "pgid", pid)
 	}
 }

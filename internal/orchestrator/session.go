@@ -1,0 +1,142 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// onSession records the session an agent names as soon as its stream names
+// it, on the running attempt and on the step, so that a crash in the middle
+// of the attempt still knows which session to continue (G5).
+func (p *project) onSession(ctx context.Context, runID, stepID string, a *checkpoint.Attempt) func(id string) {
+	return func(id string) {
+		if id == "" || id == a.SessionID {
+			return
+		}
+		err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			row, err := tx.Attempt(runID, stepID, a.N)
+			if err != nil {
+				return err
+			}
+			row.SessionID = id
+			if err := tx.UpdateAttempt(*row); err != nil {
+				return err
+			}
+			s, err := tx.Step(runID, stepID)
+			if err != nil {
+				return err
+			}
+			s.SessionID = id
+			return tx.UpdateStep(*s)
+		})
+		if err != nil {
+			p.log.Warn("the agent's session id was not recorded", "step", stepID, "attempt", a.N, "err", err)
+			return
+		}
+		a.SessionID = id
+	}
+}
+
+// sessionTokens sums the usage recorded by the earlier attempts of a
+// session: what an agent that reports cumulative usage (codex) had already
+// counted before this attempt.
+func (p *project) sessionTokens(ctx context.Context, runID, stepID, sessionID string) (in, out int64, err error) {
+	err = p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		list, err := tx.Attempts(runID, stepID)
+		if err != nil {
+			return err
+		}
+		for _, x := range list {
+			if x.SessionID == sessionID && x.Status != checkpoint.AttemptRunning {
+				in += x.InputTokens
+				out += x.OutputTokens
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the usage of session %s: %w", sessionID, err)
+	}
+	return in, out, nil
+}
+
+// runChat runs one turn of an openai agent: cadence is the client, so it
+// resends the session's history, which it keeps in the store, and appends
+// the new turn to it once the endpoint answered.
+func (p *project) runChat(ctx context.Context, runID string, ws *workflow.Step, ag *workflow.Agent, a *checkpoint.Attempt, plan attemptPlan, spec agent.Spec, counted, max int) (*agent.Result, error) {
+	var history []agent.ChatMessage
+	if plan.resume {
+		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+			msgs, err := tx.Messages(plan.sessionID)
+			for _, m := range msgs {
+				history = append(history, agent.ChatMessage{Role: m.Role, Content: m.Content})
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the history of session %s: %w", plan.sessionID, err)
+		}
+	}
+	cs := agent.ChatSpec{
+		BaseURL: ag.BaseURL, Model: ag.Model, APIKeyEnv: ag.APIKeyEnv, Env: spec.Env,
+		SessionID: plan.sessionID, History: history, Prompt: plan.prompt,
+		Output: spec.Output, MaxBytes: spec.MaxBytes, Timeout: spec.Timeout, IdleTimeout: spec.IdleTimeout,
+		HelpMarker: spec.HelpMarker,
+	}
+	if ws.Handoff.Schema != nil {
+		cs.Schema = json.RawMessage(ws.Handoff.Schema.Raw)
+	}
+	if p.noSchemaFormat[ag.Name] {
+		cs.SchemaMode = agent.SchemaModeOff
+	}
+	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
+		Attempt: a.N, Counted: counted, MaxAttempts: max, Kind: plan.kind, SessionID: plan.sessionID})
+	p.fp.hit(FailAfterAgentStart)
+	res, msgs, err := agent.RunChat(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	if res.SchemaUnsupported {
+		p.noSchemaFormat[ag.Name] = true
+	}
+	if len(msgs) == 0 {
+		return res, nil
+	}
+	now := p.now()
+	rows := make([]checkpoint.Message, len(msgs))
+	for i, m := range msgs {
+		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, Attempt: a.N,
+			Role: m.Role, Content: m.Content, CreatedAt: now}
+	}
+	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		return tx.AppendMessages(rows)
+	}); err != nil {
+		return nil, fmt.Errorf("record the turn of session %s: %w", plan.sessionID, err)
+	}
+	return res, nil
+}
+
+// sessionAnswered reports whether an agent ever answered in the session:
+// an attempt of it ended with a handoff, good or bad, or a help request.
+// An agent that saves a session only once it answered cannot resume one
+// that never was.
+func sessionAnswered(list []checkpoint.Attempt, sessionID string) bool {
+	for _, x := range list {
+		if x.SessionID != sessionID {
+			continue
+		}
+		switch {
+		case x.Status == checkpoint.AttemptSucceeded, x.Status == checkpoint.AttemptAdopted:
+			return true
+		case x.Status == checkpoint.AttemptFailed && (handoff.Class(x.Class).IsHandoffFailure() || x.Class == string(handoff.ClassHelp)):
+			return true
+		}
+	}
+	return false
+}
