@@ -1,10 +1,13 @@
 # The one test command (README quick start; .ci/run runs it too).
 GO ?= go
 FUZZTIME ?= 5s
+# The real agent CLIs the end-to-end tests drive, pinned (docs/agents.md).
+AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+AGENTS_DIR ?= $(CURDIR)/.cache/agents
 
-.PHONY: test vet unit fuzz-smoke bench demo
+.PHONY: test vet unit e2e agents fuzz-smoke bench demo
 
-test: vet unit fuzz-smoke
+test: vet unit e2e fuzz-smoke
 
 vet:
 	@test -z "$$(gofmt -l cmd internal migrations)" || { echo "gofmt needed:"; gofmt -l cmd internal migrations; exit 1; }
@@ -12,6 +15,16 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The presets against the real Claude Code, Codex and Gemini CLIs (and an
+# OpenAI-compatible endpoint), each pointed at a mock of its model API on
+# loopback: no key, no network beyond installing the CLIs from npm.
+e2e: agents
+	CADENCE_AGENT_BIN_DIR=$(AGENTS_DIR)/node_modules/.bin $(GO) test -count=1 -tags agentcli -run 'TestAgentCLI|TestGeminiUntrustedFolder' ./cmd/cadence/ ./internal/mockmodel/
+
+agents:
+	@mkdir -p $(AGENTS_DIR)
+	npm install --prefix $(AGENTS_DIR) --no-audit --no-fund --no-save --loglevel=error $(AGENT_CLIS)
 
 # A few seconds of coverage-guided fuzzing per target on top of the seed
 # corpora (which `unit` already runs as ordinary tests).
