@@ -640,7 +640,7 @@ func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *wo
 	env := handoff.Envelope{
 		Component: ws.ID, SessionID: firstNonEmpty(a.SessionID, st.SessionID), Timestamp: now, Status: "success",
 		Data: json.RawMessage(j.result.JSON),
-		Metadata: handoff.EnvelopeMetadata{Attempts: countedN(a, n), Repairs: nonNil(j.result.Repairs),
+		Metadata: handoff.EnvelopeMetadata{Attempts: n, Repairs: nonNil(j.result.Repairs),
 			PreviousErrors: nonNil(prev), CostUSD: step.CostUSD, Turns: step.Turns},
 	}
 	envJSON, err := json.Marshal(env)
@@ -744,10 +744,6 @@ func addUsage(s *checkpoint.Step, a *checkpoint.Attempt) {
 }
 
 func isProtocolCost(preset string) bool { return preset == "claude" || preset == "sim" }
-
-// countedN is the attempt's number among the attempts that count (help
-// rounds excluded); n is already that number.
-func countedN(_ *checkpoint.Attempt, n int) int { return n }
 
 func nonNil(s []string) []string {
 	if s == nil {
