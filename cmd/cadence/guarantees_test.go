@@ -302,3 +302,75 @@ func TestG7SecondProcessGetsExit4(t *testing.T) {
 		t.Fatalf("inspect during the run: %+v", s)
 	}
 }
+
+// helpProject is a step whose agent asks for help once, gets advice from an
+// advisor round, and then answers.
+func helpProject(t *testing.T) *project {
+	return newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - id: ask
+    prompt: build it
+    handoff: {schema: s.json}
+    on_help: {prompt: 'Advise: {{ .Help.Context }}'}
+`), map[string]string{"s.json": `{"type": "object", "required": ["db"]}`, "scenario.yaml": `
+steps:
+  ask:
+    - help: {context: {question: which database?}}
+    - answer: Use PostgreSQL.
+    - answer: '{"db": "postgres"}'
+`})
+}
+
+// TestHelpRoundSurvivesResume kills cadence right after an advisor's answer
+// was committed: the resumed run continues the agent's session with the
+// stored advice and never asks the advisor again for that round.
+func TestHelpRoundSurvivesResume(t *testing.T) {
+	p := helpProject(t)
+	// Outcome commits: 1 = the help request, 2 = the advisor round.
+	p.cadence([]string{"CADENCE_FAILPOINT=after-outcome-commit:2"}, "run").killed(t)
+	p.cadence(nil, "resume").exits(t, 0)
+	recs := p.executions("ask")
+	if len(recs) != 3 {
+		t.Fatalf("executions %+v, want 3: request, advisor once, answer", recs)
+	}
+	if recs[2].Attempt != 3 || !recs[2].Resume || recs[2].SessionID != recs[0].SessionID || !strings.Contains(recs[2].Prompt, "Use PostgreSQL.") {
+		t.Fatalf("the answer attempt %+v did not continue the session with the stored advice", recs[2])
+	}
+	s := step(p.inspect(), "ask")
+	if s.AttemptsUsed != 2 || s.Attempts[1].Kind != "help" || s.Attempts[1].Status != "succeeded" {
+		t.Fatalf("attempts %+v", s.Attempts)
+	}
+}
+
+// TestHelpRoundCutShortIsAskedAgain kills cadence while the advisor runs:
+// the round never finished, so the resumed run asks again, once.
+func TestHelpRoundCutShortIsAskedAgain(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - id: ask
+    prompt: build it
+    handoff: {schema: s.json}
+    on_help: {prompt: 'Advise: {{ .Help.Context }}'}
+`), map[string]string{"s.json": `{"type": "object", "required": ["db"]}`, "scenario.yaml": `
+steps:
+  ask:
+    - help: {context: {question: which database?}}
+    - {hang: true}
+    - answer: '{"db": "postgres"}'
+`})
+	p.killWhen(t, "run", func() bool { return len(p.executions("ask")) == 2 })
+	// The advisor is asked again as attempt 3; the scenario answers it with
+	// the JSON, which is fine advice, and the agent then answers as attempt 4
+	// (the last scenario entry repeats).
+	p.cadence(nil, "resume").exits(t, 0)
+	s := step(p.inspect(), "ask")
+	kinds := []string{}
+	for _, a := range s.Attempts {
+		kinds = append(kinds, a.Kind+"/"+a.Status)
+	}
+	want := "initial/failed help/interrupted help/succeeded followup/succeeded"
+	if strings.Join(kinds, " ") != want {
+		t.Fatalf("attempts %v, want %s", kinds, want)
+	}
+	if s.AttemptsUsed != 2 {
+		t.Fatalf("attempts_used %d, want 2: help rounds do not count", s.AttemptsUsed)
+	}
+}

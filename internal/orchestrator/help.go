@@ -148,6 +148,7 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	if err != nil {
 		return fmt.Errorf("record the help round of step %s: %w", ws.ID, err)
 	}
+	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: end, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: oh.Agent, Attempt: a.N,
 		HelpRound: round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch a.Status {
