@@ -374,3 +374,33 @@ steps:
 		t.Fatalf("attempts_used %d, want 2: help rounds do not count", s.AttemptsUsed)
 	}
 }
+
+// TestUsageLimitWaitSurvivesResume kills cadence while it waits out a usage
+// limit: the refused attempt used up no attempt, the circuit stays open
+// until the reset across the restart, and the resumed run waits for the
+// stored deadline before asking again.
+func TestUsageLimitWaitSurvivesResume(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 2, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: one, prompt: go}
+`), map[string]string{"scenario.yaml": `
+steps:
+  one:
+    - rate_limit: {retry_after: 2s}
+    - answer: '{"ok": true}'
+`})
+	p.cadence([]string{"CADENCE_FAILPOINT=during-backoff"}, "run").killed(t)
+	rep := p.inspect()
+	s := step(rep, "one")
+	if s.AttemptsUsed != 0 || !s.Attempts[0].Uncounted || s.Attempts[0].Class != "transient" || s.NextRetryAt == nil {
+		t.Fatalf("after the kill: %+v", s)
+	}
+	if len(rep.Circuits) != 1 || rep.Circuits[0].State != "open" || rep.Circuits[0].OpenUntil == nil {
+		t.Fatalf("circuit after the kill: %+v, want open until the reset", rep.Circuits)
+	}
+	deadline := *s.NextRetryAt
+	p.cadence(nil, "resume").exits(t, 0)
+	s = step(p.inspect(), "one")
+	if s.AttemptsUsed != 1 || len(s.Attempts) != 2 || s.Attempts[1].StartedAt.Before(deadline) {
+		t.Fatalf("after resume: %+v (deadline %s)", s, deadline)
+	}
+}
