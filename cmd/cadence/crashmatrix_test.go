@@ -32,11 +32,13 @@ type crashScenario struct {
 
 // crashScenarios are the workflows every failpoint is tried on. Backoffs
 // are short and without jitter so that the whole matrix stays fast, yet long
-// enough that a process reliably reaches the wait.
+// enough (200 ms) that a process on a busy machine, whose fsyncs may each
+// take tens of milliseconds, still reaches the wait after committing the
+// failure.
 var crashScenarios = []crashScenario{
 	{
 		name:  "schema-then-success",
-		retry: `{max_attempts: 4, backoff: fixed, initial: 50ms, jitter: none}`,
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
@@ -47,11 +49,12 @@ var crashScenarios = []crashScenario{
 	},
 	{
 		name:  "transient-backoff",
-		retry: `{max_attempts: 5, backoff: fixed, initial: 20ms, jitter: none}`,
+		retry: `{max_attempts: 5, backoff: exponential, initial: 200ms, multiplier: 2, max: 300ms, jitter: none}`,
+		agent: "    circuit: {failures: 3, open_for: 100ms, half_open_calls: 1}\n",
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
-    - {rate_limit: {retry_after: 50ms}}
+    - {overloaded: true}
     - {overloaded: true}
     - {answer: '{"ok": true}'}
 `,
@@ -59,7 +62,7 @@ var crashScenarios = []crashScenario{
 	},
 	{
 		name:  "circuit-half-open",
-		retry: `{max_attempts: 6, backoff: fixed, initial: 30ms, jitter: none}`,
+		retry: `{max_attempts: 6, backoff: fixed, initial: 200ms, jitter: none}`,
 		agent: "    circuit: {failures: 2, open_for: 300ms, half_open_calls: 1}\n",
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
@@ -72,7 +75,7 @@ var crashScenarios = []crashScenario{
 	},
 	{
 		name:  "file-handoff",
-		retry: `{max_attempts: 4, backoff: fixed, initial: 50ms, jitter: none}`,
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: "  - {id: one, prompt: go, handoff: {from: file, path: out/one.json, schema: s.json}}\n",
 		scenario: `steps:
   one:
@@ -84,7 +87,7 @@ var crashScenarios = []crashScenario{
 	},
 	{
 		name:  "final-attempt-fails",
-		retry: `{max_attempts: 2, backoff: fixed, initial: 50ms, jitter: none}`,
+		retry: `{max_attempts: 2, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
@@ -94,8 +97,20 @@ var crashScenarios = []crashScenario{
 		wantExit: 1,
 	},
 	{
+		name:  "help-round",
+		retry: `{max_attempts: 5, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, on_help: {prompt: 'Advise: {{ .Help.Context }}'}}\n",
+		scenario: `steps:
+  one:
+    - help: {context: {question: which?}}
+    - answer: Use the first.
+    - answer: '{"ok": true}'
+`,
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
-		retry: `{max_attempts: 3, backoff: fixed, initial: 50ms, jitter: none}`,
+		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
   - {id: two, prompt: two, handoff: {schema: s.json}}
   - {id: three, prompt: three, handoff: {schema: s.json}}
@@ -140,25 +155,27 @@ func failpointK(i int) int { return max(1, i) }
 // process.
 func TestCrashPointMatrix(t *testing.T) {
 	start := time.Now()
-	var cells, reached, kills int
+	var cells, reached, kills, adopted, interrupted int
 	for _, sc := range crashScenarios {
 		for _, fp := range orchestrator.Failpoints {
 			t.Run(sc.name+"/"+fp, func(t *testing.T) {
 				cells++
-				n := runCrashCell(t, sc, fp)
-				kills += n
-				if n > 0 {
+				d := runCrashCell(t, sc, fp)
+				kills += d.kills
+				adopted += d.adopted
+				interrupted += d.interrupted
+				if d.kills > 0 {
 					reached++
 				}
 			})
 		}
 	}
-	t.Logf("crash-point matrix: %d cells, %d reached their failpoint, %d not reached, %d kills, %s",
-		cells, reached, cells-reached, kills, time.Since(start).Round(time.Millisecond))
+	t.Logf("crash-point matrix: %d cells, %d reached their failpoint, %d not reached, %d kills, %d attempts adopted, %d interrupted, %s",
+		cells, reached, cells-reached, kills, adopted, interrupted, time.Since(start).Round(time.Millisecond))
 }
 
-// runCrashCell runs one cell and returns how many times cadence was killed.
-func runCrashCell(t *testing.T, sc crashScenario, fp string) int {
+// runCrashCell runs one cell and returns its finished checker.
+func runCrashCell(t *testing.T, sc crashScenario, fp string) *durability {
 	p := newProject(t, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario})
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
@@ -173,13 +190,17 @@ func runCrashCell(t *testing.T, sc crashScenario, fp string) int {
 			if d.kills == 0 {
 				t.Logf("failpoint %s not reached in scenario %s", fp, sc.name)
 			}
-			return d.kills
+			return d
 		}
 		d.afterKill()
 		if fp == orchestrator.FailAfterAttemptCommit {
 			d.checkNoLedgerForUnstarted()
 		}
-		cmd = d.nextCommand()
+		var ended string
+		if cmd, ended = d.next(); ended != "" {
+			d.finish(sc.want)
+			return d
+		}
 	}
 }
 
@@ -202,14 +223,18 @@ type durability struct {
 	p     *project
 	files map[string]string // step → file handoff path
 
-	kills     int
-	schedules map[attemptKey]schedule // G4, G10: first observed backoff
-	landed    map[attemptKey]bool     // G5: did an interrupted attempt's handoff land
+	kills       int
+	adopted     int                     // attempts settled as adopted in the final history
+	interrupted int                     // attempts settled as interrupted in the final history
+	failed      bool                    // the run ended failed
+	schedules   map[attemptKey]schedule // G4, G10: first observed backoff
+	landed      map[attemptKey]bool     // G5: did an interrupted attempt's handoff land
+	gone        map[int]bool            // G6: agent pids already seen dead
 }
 
 func newDurability(t *testing.T, p *project, files map[string]string) *durability {
 	return &durability{t: t, p: p, files: files,
-		schedules: map[attemptKey]schedule{}, landed: map[attemptKey]bool{}}
+		schedules: map[attemptKey]schedule{}, landed: map[attemptKey]bool{}, gone: map[int]bool{}}
 }
 
 // report reads the latest run in-process, through the same code as
@@ -226,13 +251,18 @@ func (d *durability) report() (orchestrator.Report, bool) {
 	return *rep, true
 }
 
-// nextCommand is how the next process continues: resume once a run exists,
-// run again if the killed process died before creating it.
-func (d *durability) nextCommand() string {
-	if _, ok := d.report(); ok {
-		return "resume"
+// next is how the next process continues: resume once a run exists, run
+// again if the killed process died before creating it. ended is the run's
+// final status when the killed process had already finished the run.
+func (d *durability) next() (cmd, ended string) {
+	rep, ok := d.report()
+	switch {
+	case !ok:
+		return "run", ""
+	case rep.Run.Status == "succeeded" || rep.Run.Status == "failed":
+		return "", rep.Run.Status
 	}
-	return "run"
+	return "resume", ""
 }
 
 // afterKill checks what a killed process left behind: no agent outlives it
@@ -253,7 +283,7 @@ func (d *durability) afterKill() {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
 			if _, seen := d.landed[k]; a.Status == "running" && !seen {
-				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID, a.N)
+				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID)
 			}
 		}
 	}
@@ -277,30 +307,28 @@ func (d *durability) noSurvivors() {
 		}
 	}
 	for pid := range pids {
+		if d.gone[pid] {
+			continue // seen dead before: a live process now would be a reuse of the pid
+		}
 		waitFor(d.t, fmt.Sprintf("agent %d to die with cadence (G6)", pid), func() bool { return !alive(pid) })
+		d.gone[pid] = true
 	}
 }
 
-// handoffLanded reports whether attempt n's accepted handoff is on disk: the
-// envelope cadence writes before committing a success, or a valid file
+// handoffLanded reports whether the accepted handoff of a step's running
+// attempt is on disk: the envelope cadence writes before committing a
+// success (only a success writes one, and a success ends the step, so an
+// envelope next to a running attempt is that attempt's), or a valid file
 // handoff written by the agent.
-func (d *durability) handoffLanded(runID, stepID string, n int) bool {
-	b, err := os.ReadFile(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json"))
-	if err == nil {
-		var env struct {
-			Metadata struct {
-				Attempts int `json:"attempts"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(b, &env) == nil && env.Metadata.Attempts == n {
-			return true
-		}
+func (d *durability) handoffLanded(runID, stepID string) bool {
+	if _, err := os.Stat(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json")); err == nil {
+		return true
 	}
 	path, ok := d.files[stepID]
 	if !ok {
 		return false
 	}
-	b, err = os.ReadFile(filepath.Join(d.p.dir, filepath.FromSlash(path)))
+	b, err := os.ReadFile(filepath.Join(d.p.dir, filepath.FromSlash(path)))
 	if err != nil {
 		return false
 	}
@@ -317,6 +345,15 @@ func (d *durability) handoffLanded(runID, stepID string, n int) bool {
 // never moved).
 func (d *durability) checkSchedules(rep orchestrator.Report) {
 	d.t.Helper()
+	for _, e := range scheduleViolations(d.schedules, rep) {
+		d.t.Error(e)
+	}
+}
+
+// scheduleViolations records the backoff of every attempt seen for the
+// first time in first, and reports every one that differs from its record.
+func scheduleViolations(first map[attemptKey]schedule, rep orchestrator.Report) []string {
+	var errs []string
 	for _, s := range rep.Steps {
 		for _, a := range s.Attempts {
 			if a.DelayMS == nil || a.NextRetryAt == nil {
@@ -324,34 +361,46 @@ func (d *durability) checkSchedules(rep orchestrator.Report) {
 			}
 			k := attemptKey{s.ID, a.N}
 			now := schedule{*a.DelayMS, a.NextRetryAt.UTC()}
-			if first, ok := d.schedules[k]; !ok {
-				d.schedules[k] = now
-			} else if first.delayMS != now.delayMS || !first.next.Equal(now.next) {
-				d.t.Errorf("G4/G10: step %s attempt %d: backoff %d ms until %s changed to %d ms until %s",
-					s.ID, a.N, first.delayMS, first.next, now.delayMS, now.next)
+			if was, ok := first[k]; !ok {
+				first[k] = now
+			} else if was.delayMS != now.delayMS || !was.next.Equal(now.next) {
+				errs = append(errs, fmt.Sprintf("G4/G10: step %s attempt %d: backoff %d ms until %s changed to %d ms until %s",
+					s.ID, a.N, was.delayMS, was.next, now.delayMS, now.next))
 			}
 		}
 	}
+	return errs
 }
 
 // checkSettled checks every settled attempt that was left running by a
 // killed process: adopted exactly when its handoff had landed (G5).
 func (d *durability) checkSettled(rep orchestrator.Report) {
 	d.t.Helper()
+	for _, e := range settleViolations(d.landed, rep) {
+		d.t.Error(e)
+	}
+}
+
+// settleViolations reports every attempt in landed (left running by a
+// killed process, with whether its handoff had landed) that was settled
+// the wrong way.
+func settleViolations(landed map[attemptKey]bool, rep orchestrator.Report) []string {
+	var errs []string
 	for _, s := range rep.Steps {
 		for _, a := range s.Attempts {
-			landed, ok := d.landed[attemptKey{s.ID, a.N}]
+			was, ok := landed[attemptKey{s.ID, a.N}]
 			if !ok || a.Status == "running" {
 				continue
 			}
 			switch {
-			case landed && a.Status != "adopted":
-				d.t.Errorf("G5: step %s attempt %d: its handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status)
-			case !landed && a.Status != "interrupted":
-				d.t.Errorf("G5: step %s attempt %d: no handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status)
+			case was && a.Status != "adopted":
+				errs = append(errs, fmt.Sprintf("G5: step %s attempt %d: its handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status))
+			case !was && a.Status != "interrupted":
+				errs = append(errs, fmt.Sprintf("G5: step %s attempt %d: no handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status))
 			}
 		}
 	}
+	return errs
 }
 
 // checkNoLedgerForUnstarted checks that an attempt killed right after its
@@ -387,6 +436,16 @@ func (d *durability) finish(wantStatus string) {
 	}
 	d.checkSchedules(rep)
 	d.checkSettled(rep)
+	for _, s := range rep.Steps {
+		for _, a := range s.Attempts {
+			switch a.Status {
+			case "adopted":
+				d.adopted++
+			case "interrupted":
+				d.interrupted++
+			}
+		}
+	}
 	if errs := checkHistory(rep, d.p.ledger()); len(errs) > 0 {
 		d.t.Errorf("violations after %d kills:\n%s\nledger:\n%s\ninspect:\n%s",
 			d.kills, strings.Join(errs, "\n"), ledgerDump(d.p.ledger()), reportDump(rep))
@@ -411,8 +470,10 @@ func ledgerIndex(recs []sim.LedgerRecord) map[attemptKey][]sim.LedgerRecord {
 //     once; only an interrupted attempt may have no execution, when cadence
 //     died before the agent started or before it wrote its ledger line;
 //   - nothing ran after the attempt recorded as the step's success (G2);
-//   - counts stay within max_attempts, and a failed step used exactly
-//     max_attempts (G3);
+//   - counted attempts and their executions stay within max_attempts, and a
+//     failed step used exactly max_attempts (G3);
+//   - the attempt after one interrupted while its agent ran continues
+//     that agent's session (G5);
 //   - a retry never started before the stored deadline of the failure it
 //     retries (G4);
 //   - no attempt is left running.
@@ -452,7 +513,7 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 			if a.N != i+1 {
 				bad("step %s: attempt %d numbered %d", s.ID, i+1, a.N)
 			}
-			if a.Kind != "help" {
+			if counts(a) {
 				counted++
 			}
 			n := len(execs[attemptKey{s.ID, a.N}])
@@ -465,7 +526,9 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 					bad("step %s attempt %d is %s with %d executions, want exactly 1", s.ID, a.N, a.Status, n)
 				}
 			}
-			if a.Status == "succeeded" || a.Status == "adopted" {
+			// A help round that succeeded is the advisor's answer, not the
+			// step's handoff.
+			if (a.Status == "succeeded" || a.Status == "adopted") && a.Kind != "help" {
 				success = a.N
 				if i != len(s.Attempts)-1 {
 					bad("G2: step %s has attempts after its success %d", s.ID, a.N)
@@ -479,6 +542,14 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 			}
 			if i > 0 {
 				prev := s.Attempts[i-1]
+				if prev.Status == "interrupted" && prev.PID != nil {
+					for _, r := range execs[attemptKey{s.ID, a.N}] {
+						if !r.Resume || r.SessionID != prev.SessionID {
+							bad("G5: step %s attempt %d after interrupted attempt %d: resume=%v session %s, want a resume of %s",
+								s.ID, a.N, prev.N, r.Resume, r.SessionID, prev.SessionID)
+						}
+					}
+				}
 				if prev.NextRetryAt != nil && a.StartedAt.Before(*prev.NextRetryAt) {
 					bad("G4: step %s attempt %d started at %s, before attempt %d's deadline %s", s.ID, a.N, a.StartedAt, prev.N, prev.NextRetryAt)
 				}
@@ -491,9 +562,9 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 			bad("G3: step %s used %d attempts, max_attempts %d", s.ID, counted, s.MaxAttempts)
 		}
 		ran := 0
-		for _, r := range ledger {
-			if r.Step == s.ID {
-				ran++
+		for _, a := range s.Attempts {
+			if counts(a) {
+				ran += len(execs[attemptKey{s.ID, a.N}])
 			}
 		}
 		if ran > s.MaxAttempts {
@@ -513,6 +584,11 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 	return errs
 }
 
+// counts reports whether an attempt uses up one of max_attempts: help
+// rounds do not, nor do attempts cadence records as uncounted (a budget stop,
+// a usage limit with a known reset time).
+func counts(a orchestrator.AttemptReport) bool { return a.Kind != "help" && !a.Uncounted }
+
 func ledgerDump(recs []sim.LedgerRecord) string {
 	var b strings.Builder
 	for _, r := range recs {
@@ -524,4 +600,143 @@ func ledgerDump(recs []sim.LedgerRecord) string {
 func reportDump(rep orchestrator.Report) string {
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	return string(b)
+}
+
+// TestCheckHistoryFindsViolations feeds the history checker hand-made
+// histories that break one rule each, so that a matrix or kill schedule that
+// passes is known to have been able to fail.
+func TestCheckHistoryFindsViolations(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	pid := func(n int) *int { return &n }
+	attempt := func(n int, status string, p *int, startMS, endMS int) orchestrator.AttemptReport {
+		end := at(endMS)
+		return orchestrator.AttemptReport{N: n, Status: status, Kind: "initial", PID: p, SessionID: "s",
+			StartedAt: at(startMS), FinishedAt: &end}
+	}
+	exec := func(n, p, ms int) sim.LedgerRecord {
+		return sim.LedgerRecord{Step: "one", Attempt: n, SessionID: "s", PID: p, Time: at(ms).Format(time.RFC3339Nano)}
+	}
+	helpRound := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Kind = "help"; return a }
+	uncounted := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Uncounted = true; return a }
+	resumed := func(r sim.LedgerRecord) sim.LedgerRecord { r.Resume = true; return r }
+	one := func(status string, used, maxAttempts int, attempts ...orchestrator.AttemptReport) orchestrator.Report {
+		return orchestrator.Report{Steps: []orchestrator.StepReport{{ID: "one", Status: status,
+			AttemptsUsed: used, MaxAttempts: maxAttempts, Attempts: attempts}}}
+	}
+	deadline := at(500)
+	backoff := attempt(1, "failed", pid(10), 0, 100)
+	backoff.NextRetryAt = &deadline
+	for _, tc := range []struct {
+		name   string
+		rep    orchestrator.Report
+		ledger []sim.LedgerRecord
+		want   string // a substring of the expected violation; "" for none
+	}{
+		{"clean: interrupted before start, then success",
+			one("succeeded", 2, 3, attempt(1, "interrupted", nil, 0, 50), attempt(2, "succeeded", pid(11), 60, 200)),
+			[]sim.LedgerRecord{exec(2, 11, 100)}, ""},
+		{"clean: interrupted mid-run, then its session continued",
+			one("succeeded", 2, 3, attempt(1, "interrupted", pid(10), 0, 100), attempt(2, "succeeded", pid(11), 200, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), resumed(exec(2, 11, 210))}, ""},
+		{"clean: adopted after a kill",
+			one("succeeded", 1, 3, attempt(1, "adopted", pid(10), 0, 900)),
+			[]sim.LedgerRecord{exec(1, 10, 10)}, ""},
+		{"executed after its success",
+			one("succeeded", 1, 3, attempt(1, "succeeded", pid(10), 0, 100)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 12, 300)}, "no attempt row"},
+		{"execution later than the success",
+			one("succeeded", 1, 3, attempt(1, "succeeded", pid(10), 0, 100)),
+			[]sim.LedgerRecord{exec(1, 10, 150)}, "G2"},
+		{"an attempt executed twice",
+			one("succeeded", 1, 3, attempt(1, "succeeded", pid(10), 0, 100)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(1, 10, 20)}, "executed 2 times"},
+		{"adopted with no execution",
+			one("succeeded", 1, 3, attempt(1, "adopted", pid(10), 0, 100)),
+			nil, "0 executions"},
+		{"failed before max_attempts",
+			one("failed", 2, 3, attempt(1, "failed", pid(10), 0, 100), attempt(2, "failed", pid(11), 200, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210)}, "G3"},
+		{"ledger pid differs",
+			one("succeeded", 1, 3, attempt(1, "succeeded", pid(10), 0, 100)),
+			[]sim.LedgerRecord{exec(1, 99, 10)}, "pid"},
+		{"retry before the stored deadline",
+			one("succeeded", 2, 3, backoff, attempt(2, "succeeded", pid(11), 400, 600)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 410)}, "G4"},
+		{"interrupted session not continued",
+			one("succeeded", 2, 3, attempt(1, "interrupted", pid(10), 0, 100), attempt(2, "succeeded", pid(11), 200, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210)}, "want a resume"},
+		{"clean: a help round's success is not the step's",
+			one("succeeded", 2, 3, attempt(1, "failed", pid(10), 0, 100), helpRound(attempt(2, "succeeded", pid(11), 150, 200)),
+				attempt(3, "succeeded", pid(12), 250, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 160), exec(3, 12, 260)}, ""},
+		{"clean: an uncounted attempt is not one of max_attempts",
+			one("failed", 2, 2, uncounted(attempt(1, "failed", pid(10), 0, 100)), attempt(2, "failed", pid(11), 200, 300),
+				attempt(3, "failed", pid(12), 400, 500)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210), exec(3, 12, 410)}, ""},
+		{"more executions than max_attempts",
+			one("failed", 2, 2, attempt(1, "failed", pid(10), 0, 100), attempt(2, "failed", pid(11), 200, 300),
+				attempt(3, "failed", pid(12), 400, 500)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210), exec(3, 12, 410)}, "G3"},
+		{"left running",
+			one("running", 1, 3, attempt(1, "running", pid(10), 0, 100)),
+			[]sim.LedgerRecord{exec(1, 10, 10)}, "still running"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := checkHistory(tc.rep, tc.ledger)
+			joined := strings.Join(errs, "\n")
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Errorf("violations in a clean history:\n%s", joined)
+			case tc.want != "" && !strings.Contains(joined, tc.want):
+				t.Errorf("violations %q do not mention %q", joined, tc.want)
+			}
+		})
+	}
+}
+
+// TestSettleAndScheduleCheckersFindViolations checks the G5 and G4/G10
+// checkers on hand-made histories.
+func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
+	k := attemptKey{"one", 1}
+	withStatus := func(status string, delayMS int64, next time.Time) orchestrator.Report {
+		return orchestrator.Report{Steps: []orchestrator.StepReport{{ID: "one", Attempts: []orchestrator.AttemptReport{
+			{N: 1, Status: status, DelayMS: &delayMS, NextRetryAt: &next}}}}}
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		landed bool
+		status string
+		want   int
+	}{
+		{"landed and adopted", true, "adopted", 0},
+		{"landed but re-run", true, "interrupted", 1},
+		{"not landed, interrupted", false, "interrupted", 0},
+		{"not landed yet adopted", false, "adopted", 1},
+		{"still running: not yet settled", true, "running", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := settleViolations(map[attemptKey]bool{k: tc.landed}, withStatus(tc.status, 50, t0))
+			if len(got) != tc.want {
+				t.Errorf("violations %q, want %d", got, tc.want)
+			}
+		})
+	}
+	first := map[attemptKey]schedule{}
+	for i, tc := range []struct {
+		delayMS int64
+		next    time.Time
+		want    int
+	}{
+		{50, t0, 0},                        // first observation
+		{50, t0, 0},                        // unchanged
+		{80, t0, 1},                        // delay redrawn
+		{50, t0.Add(-time.Millisecond), 1}, // deadline moved earlier
+		{50, t0.Add(time.Millisecond), 1},  // deadline moved later
+	} {
+		if got := scheduleViolations(first, withStatus("failed", tc.delayMS, tc.next)); len(got) != tc.want {
+			t.Errorf("observation %d: violations %q, want %d", i, got, tc.want)
+		}
+	}
 }
