@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -20,11 +19,58 @@ const (
 	countCountedQuery      = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND kind <> 'help' AND uncounted = 0`
 	lastAttemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ?
 		ORDER BY n DESC LIMIT 1`
-	// A run's attempts are few (steps × max_attempts), so the primary key
-	// prefix run_id is all this needs.
+	// The WHERE clause repeats the partial index attempts_running verbatim
+	// so SQLite uses it: the run's attempts left running, without reading
+	// its history.
 	runningAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND status = 'running'
 		ORDER BY step_id, n`
 	countAttemptsQuery = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ?`
+)
+
+// The other attempt queries, named so the store prepares them once.
+const (
+	attemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`
+	stepAttemptsQuery  = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? ORDER BY n`
+	insertAttemptQuery = `INSERT INTO attempts (` + attemptColumns + `) VALUES (
+		:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
+		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
+		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
+		:output_tokens, :help_context, :uncounted)`
+	updateAttemptQuery = `UPDATE attempts SET kind = :kind, status = :status, class = :class,
+		error = :error, details_json = :details_json, prompt = :prompt, started_at = :started_at,
+		finished_at = :finished_at, pid = :pid, exit_code = :exit_code, session_id = :session_id,
+		circuit_gen = :circuit_gen, delay_ms = :delay_ms, next_retry_at = :next_retry_at,
+		retry_after_ms = :retry_after_ms, repairs_json = :repairs_json, output_file = :output_file,
+		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
+		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
+		uncounted = :uncounted
+		WHERE run_id = :run_id AND step_id = :step_id AND n = :n`
+	// CROSS JOIN makes SQLite walk the steps in position order (index
+	// steps_order) and each step's attempts by number (the primary key), so
+	// the rows come out in the order asked for. Joined the other way round
+	// it sorts the whole history, prompts included, in a temporary B-tree.
+	allAttemptsQuery = `SELECT ` + allAttemptColumns + ` FROM steps s
+		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id
+		WHERE s.run_id = ? ORDER BY s.idx, a.n`
+	// allAttemptsBriefQuery reads the same rows as allAttemptsQuery but
+	// returns the two large columns, prompt and details_json, empty.
+	allAttemptsBriefQuery = `SELECT ` + briefAttemptColumns + ` FROM steps s
+		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id
+		WHERE s.run_id = ? ORDER BY s.idx, a.n`
+)
+
+// The column lists of the whole-run queries, qualified for the join with
+// steps. The brief list selects constants under the names of the columns it
+// leaves out, so the rows scan into attemptRow unchanged.
+const (
+	allAttemptColumns = `a.run_id, a.step_id, a.n, a.kind, a.status, a.class, a.error, a.details_json,
+	a.prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
+	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
+	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted`
+	briefAttemptColumns = `a.run_id, a.step_id, a.n, a.kind, a.status, a.class, a.error, NULL AS details_json,
+	'' AS prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
+	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
+	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted`
 )
 
 // InsertAttempt records a new attempt of a step. a.N must be one more than
@@ -43,7 +89,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
 	}
 	var last int
-	if err := t.tx.GetContext(t.ctx, &last, lastAttemptNumberQuery, a.RunID, a.StepID); err != nil {
+	if err := t.getRow(&last, lastAttemptNumberQuery, a.RunID, a.StepID); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	if a.N != last+1 {
@@ -53,11 +99,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
-	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
-		:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
-		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
-		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-		:output_tokens, :help_context, :uncounted)`, row); err != nil {
+	if _, err := t.namedExec(insertAttemptQuery, row); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	return nil
@@ -84,29 +126,19 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, `UPDATE attempts SET kind = :kind, status = :status, class = :class,
-		error = :error, details_json = :details_json, prompt = :prompt, started_at = :started_at,
-		finished_at = :finished_at, pid = :pid, exit_code = :exit_code, session_id = :session_id,
-		circuit_gen = :circuit_gen, delay_ms = :delay_ms, next_retry_at = :next_retry_at,
-		retry_after_ms = :retry_after_ms, repairs_json = :repairs_json, output_file = :output_file,
-		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
-		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
-		uncounted = :uncounted
-		WHERE run_id = :run_id AND step_id = :step_id AND n = :n`, row)
+	return t.execOne(what, updateAttemptQuery, row)
 }
 
 // Attempts returns a step's attempts in order.
 func (t *Tx) Attempts(runID, stepID string) ([]Attempt, error) {
 	return t.attempts(fmt.Sprintf("attempts of step %s/%s", runID, stepID),
-		`SELECT `+attemptColumns+` FROM attempts WHERE run_id = ? AND step_id = ? ORDER BY n`,
-		runID, stepID)
+		stepAttemptsQuery, runID, stepID)
 }
 
 // Attempt returns one attempt, or ErrNotFound.
 func (t *Tx) Attempt(runID, stepID string, n int) (*Attempt, error) {
 	return t.oneAttempt(fmt.Sprintf("attempt %s/%s/%d", runID, stepID, n),
-		`SELECT `+attemptColumns+` FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`,
-		runID, stepID, n)
+		attemptQuery, runID, stepID, n)
 }
 
 // LastAttempt returns the step's attempt with the highest number, or
@@ -126,17 +158,23 @@ func (t *Tx) RunningAttempts(runID string) ([]Attempt, error) {
 // then attempt number, for inspect. It is the only query that reads a run's
 // whole history.
 func (t *Tx) AllAttempts(runID string) ([]Attempt, error) {
-	return t.attempts(fmt.Sprintf("attempts of run %s", runID),
-		`SELECT `+prefixColumns("a.", attemptColumns)+` FROM attempts a
-		JOIN steps s ON s.run_id = a.run_id AND s.step_id = a.step_id
-		WHERE a.run_id = ? ORDER BY s.idx, a.n`, runID)
+	return t.attempts(fmt.Sprintf("attempts of run %s", runID), allAttemptsQuery, runID)
+}
+
+// AllAttemptsBrief returns the same attempts as AllAttempts, in the same
+// order, with every field but two: Prompt is "" and DetailsJSON is nil, as
+// if the attempt had none. Those are the largest columns of an attempt, so
+// a caller that shows neither (inspect without prompts, statistics) reads
+// far less of the history with it.
+func (t *Tx) AllAttemptsBrief(runID string) ([]Attempt, error) {
+	return t.attempts(fmt.Sprintf("attempts of run %s", runID), allAttemptsBriefQuery, runID)
 }
 
 // CountCounted returns how many of the step's attempts count against its
 // max_attempts: every attempt but help rounds and those marked Uncounted.
 func (t *Tx) CountCounted(runID, stepID string) (int, error) {
 	var n int
-	if err := t.tx.GetContext(t.ctx, &n, countCountedQuery, runID, stepID); err != nil {
+	if err := t.getRow(&n, countCountedQuery, runID, stepID); err != nil {
 		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
 	}
 	return n, nil
@@ -155,46 +193,8 @@ func (t *Tx) CountAttempts(runID, stepID string, kinds ...string) (int, error) {
 		args = append(args, kargs...)
 	}
 	var n int
-	if err := t.tx.GetContext(t.ctx, &n, query, args...); err != nil {
+	if err := t.getRow(&n, query, args...); err != nil {
 		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
 	}
 	return n, nil
-}
-
-func (t *Tx) attempts(what, query string, args ...any) ([]Attempt, error) {
-	var rows []attemptRow
-	if err := t.tx.SelectContext(t.ctx, &rows, query, args...); err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
-	}
-	out := make([]Attempt, len(rows))
-	for i, r := range rows {
-		a, err := r.attempt()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = a
-	}
-	return out, nil
-}
-
-func (t *Tx) oneAttempt(what, query string, args ...any) (*Attempt, error) {
-	var row attemptRow
-	if err := t.get(&row, what, query, args...); err != nil {
-		return nil, err
-	}
-	a, err := row.attempt()
-	if err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
-
-// prefixColumns qualifies each name of a comma-separated column list with
-// prefix, for queries that join tables with columns of the same name.
-func prefixColumns(prefix, columns string) string {
-	names := strings.Split(columns, ",")
-	for i, n := range names {
-		names[i] = prefix + strings.TrimSpace(n)
-	}
-	return strings.Join(names, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -121,7 +122,7 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 			:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
 			:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
 			:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-			:output_tokens, :help_context)`)
+			:output_tokens, :help_context, :uncounted)`)
 		if err != nil {
 			return err
 		}
@@ -160,5 +161,97 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 			}
 		}
 		return seedRun("current", t0.Add(time.Duration(total)*time.Minute), RunInterrupted, 3, true)
+	})
+}
+
+// BenchmarkOpen measures opening an existing, current database: what every
+// command pays before its first query, including preparing the store's
+// statements.
+func BenchmarkOpen(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		open func(context.Context, string) (*Store, error)
+	}{{"read-write", Open}, {"read-only", OpenReadOnly}} {
+		b.Run(tt.name, func(b *testing.B) {
+			for range b.N {
+				s, err := tt.open(ctx, path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportMS(b)
+		})
+	}
+}
+
+// BenchmarkAllAttempts measures reading a run of 10,000 attempts whole, as
+// inspect does, with and without the prompts and diagnoses.
+func BenchmarkAllAttempts(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const steps, perStep = 100, 100
+	if err := seedRun10k(ctx, s, steps, perStep); err != nil {
+		b.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		read func(*Tx, string) ([]Attempt, error)
+	}{{"all", (*Tx).AllAttempts}, {"brief", (*Tx).AllAttemptsBrief}} {
+		b.Run(tt.name, func(b *testing.B) {
+			for range b.N {
+				if err := s.View(ctx, func(tx *Tx) error {
+					as, err := tt.read(tx, "r")
+					if err == nil && len(as) != steps*perStep {
+						err = fmt.Errorf("%d attempts, want %d", len(as), steps*perStep)
+					}
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportMS(b)
+		})
+	}
+}
+
+// seedRun10k writes run "r" with steps × perStep attempts, each with a
+// prompt and a diagnosis of realistic size.
+func seedRun10k(ctx context.Context, s *Store, steps, perStep int) error {
+	prompt := strings.Repeat("Read TASKS.md and reply with a JSON object listing the tasks. ", 8)
+	details := []byte(`{"class":"schema","violations":[{"pointer":"/tasks","message":"missing required field \"tasks\""}]}`)
+	return s.Update(ctx, func(tx *Tx) error {
+		st := make([]Step, steps)
+		for i := range st {
+			st[i] = sampleStep("r", fmt.Sprintf("step-%03d", i), i)
+		}
+		if err := tx.CreateRun(sampleRun("r", t0), st); err != nil {
+			return err
+		}
+		for i := range st {
+			for n := 1; n <= perStep; n++ {
+				a := fullAttempt("r", st[i].ID)
+				a.N, a.Prompt, a.DetailsJSON = n, prompt, details
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 }

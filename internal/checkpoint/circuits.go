@@ -4,12 +4,24 @@ import "fmt"
 
 const circuitColumns = `agent, state, failures, generation, opened_at, open_until, trials, successes, updated_at`
 
+// The circuit queries, named so the store prepares them once.
+const (
+	circuitQuery    = `SELECT ` + circuitColumns + ` FROM circuits WHERE agent = ?`
+	circuitsQuery   = `SELECT ` + circuitColumns + ` FROM circuits ORDER BY agent`
+	putCircuitQuery = `INSERT INTO circuits (` + circuitColumns + `) VALUES (
+		:agent, :state, :failures, :generation, :opened_at, :open_until, :trials, :successes, :updated_at)
+		ON CONFLICT (agent) DO UPDATE SET state = excluded.state, failures = excluded.failures,
+		generation = excluded.generation, opened_at = excluded.opened_at,
+		open_until = excluded.open_until, trials = excluded.trials,
+		successes = excluded.successes, updated_at = excluded.updated_at`
+)
+
 // Circuit returns the persisted breaker of an agent, or ErrNotFound when the
 // agent has never had one recorded (its breaker is closed).
 func (t *Tx) Circuit(agent string) (*Circuit, error) {
 	var row circuitRow
 	if err := t.get(&row, "circuit of agent "+agent,
-		`SELECT `+circuitColumns+` FROM circuits WHERE agent = ?`, agent); err != nil {
+		circuitQuery, agent); err != nil {
 		return nil, err
 	}
 	c := row.circuit()
@@ -23,12 +35,7 @@ func (t *Tx) PutCircuit(c Circuit) error {
 	if err := t.mustWrite("put " + what); err != nil {
 		return err
 	}
-	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO circuits (`+circuitColumns+`) VALUES (
-		:agent, :state, :failures, :generation, :opened_at, :open_until, :trials, :successes, :updated_at)
-		ON CONFLICT (agent) DO UPDATE SET state = excluded.state, failures = excluded.failures,
-		generation = excluded.generation, opened_at = excluded.opened_at,
-		open_until = excluded.open_until, trials = excluded.trials,
-		successes = excluded.successes, updated_at = excluded.updated_at`, circuitToRow(c)); err != nil {
+	if _, err := t.namedExec(putCircuitQuery, circuitToRow(c)); err != nil {
 		return fmt.Errorf("put %s: %w", what, err)
 	}
 	return nil
@@ -37,7 +44,7 @@ func (t *Tx) PutCircuit(c Circuit) error {
 // Circuits returns every persisted breaker, by agent name.
 func (t *Tx) Circuits() ([]Circuit, error) {
 	var rows []circuitRow
-	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT `+circuitColumns+` FROM circuits ORDER BY agent`); err != nil {
+	if err := t.selectRows(&rows, circuitsQuery); err != nil {
 		return nil, fmt.Errorf("read circuits: %w", err)
 	}
 	out := make([]Circuit, len(rows))

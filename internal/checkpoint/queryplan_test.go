@@ -14,16 +14,24 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		name  string
 		query string
 		args  []any
+		index string // when set, the index the plan must use
 	}{
-		{"LatestRun", latestRunQuery, nil},
-		{"LatestUnfinishedRun", latestUnfinishedRunQuery, nil},
-		{"Steps", stepsQuery, []any{"r"}},
-		{"LastAttempt", lastAttemptQuery, []any{"r", "s"}},
-		{"RunningAttempts", runningAttemptsQuery, []any{"r"}},
-		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s"}},
-		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", 1}},
-		{"CountAttempts", countAttemptsQuery, []any{"r", "s"}},
-		{"CountCounted", countCountedQuery, []any{"r", "s"}},
+		{"LatestRun", latestRunQuery, nil, "runs_started"},
+		{"LatestUnfinishedRun", latestUnfinishedRunQuery, nil, "runs_unfinished"},
+		{"Steps", stepsQuery, []any{"r"}, "steps_order"},
+		{"LastAttempt", lastAttemptQuery, []any{"r", "s"}, ""},
+		// The primary key would also avoid the sort, but it reads every
+		// attempt of the run; the partial index holds only running ones.
+		{"RunningAttempts", runningAttemptsQuery, []any{"r"}, "attempts_running"},
+		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s"}, ""},
+		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", 1}, ""},
+		{"CountAttempts", countAttemptsQuery, []any{"r", "s"}, ""},
+		{"CountCounted", countCountedQuery, []any{"r", "s"}, ""},
+		{"AllAttempts", allAttemptsQuery, []any{"r"}, "steps_order"},
+		{"AllAttemptsBrief", allAttemptsBriefQuery, []any{"r"}, "steps_order"},
+		{"Attempt", attemptQuery, []any{"r", "s", 1}, ""},
+		{"Step", stepQuery, []any{"r", "s"}, ""},
+		{"UpdateStep status", stepStatusQuery, []any{"r", "s"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +57,11 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 					t.Errorf("sorts the whole result: %q", p.Detail)
 				}
 			}
-			t.Logf("plan: %s", strings.Join(details, " | "))
+			joined := strings.Join(details, " | ")
+			if tt.index != "" && !strings.Contains(joined+" ", "INDEX "+tt.index+" ") {
+				t.Errorf("plan %q does not use index %s", joined, tt.index)
+			}
+			t.Logf("plan: %s", joined)
 		})
 	}
 }

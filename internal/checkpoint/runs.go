@@ -17,6 +17,24 @@ const (
 		ORDER BY started_at DESC, id DESC LIMIT 1`
 )
 
+// The other run queries, named so the store prepares them once.
+const (
+	runQuery       = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
+	runStatusQuery = `SELECT status FROM runs WHERE id = ?`
+	runsQuery      = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at, id`
+	insertRunQuery = `INSERT INTO runs (` + runColumns + `) VALUES (
+		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :budget_usd,
+		:started_at, :finished_at, :updated_at)`
+	updateRunQuery = `UPDATE runs SET status = :status, workflow_path = :workflow_path,
+		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, budget_usd = :budget_usd,
+		started_at = :started_at, finished_at = :finished_at, updated_at = :updated_at
+		WHERE id = :id`
+	runCostQuery = `SELECT
+		COALESCE(SUM(cost_usd), 0) AS cost,
+		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown
+		FROM attempts WHERE run_id = ?`
+)
+
 // CreateRun inserts a new run and its steps.
 func (t *Tx) CreateRun(r Run, steps []Step) error {
 	what := fmt.Sprintf("run %s", r.ID)
@@ -26,9 +44,7 @@ func (t *Tx) CreateRun(r Run, steps []Step) error {
 	if !knownStatus(runTransitions, r.Status) {
 		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, r.Status)
 	}
-	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO runs (`+runColumns+`) VALUES (
-		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :budget_usd,
-		:started_at, :finished_at, :updated_at)`, runToRow(r)); err != nil {
+	if _, err := t.namedExec(insertRunQuery, runToRow(r)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
 	}
 	for _, s := range steps {
@@ -50,21 +66,18 @@ func (t *Tx) UpdateRun(r Run) error {
 		return err
 	}
 	var from string
-	if err := t.get(&from, what, `SELECT status FROM runs WHERE id = ?`, r.ID); err != nil {
+	if err := t.get(&from, what, runStatusQuery, r.ID); err != nil {
 		return err
 	}
 	if err := RunTransition(from, r.Status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, `UPDATE runs SET status = :status, workflow_path = :workflow_path,
-		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, budget_usd = :budget_usd,
-		started_at = :started_at, finished_at = :finished_at, updated_at = :updated_at
-		WHERE id = :id`, runToRow(r))
+	return t.execOne(what, updateRunQuery, runToRow(r))
 }
 
 // Run returns the run with the given id, or ErrNotFound.
 func (t *Tx) Run(id string) (*Run, error) {
-	return t.oneRun("run "+id, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
+	return t.oneRun("run "+id, runQuery, id)
 }
 
 // LatestRun returns the most recently started run (ties broken by id), or
@@ -82,8 +95,7 @@ func (t *Tx) LatestUnfinishedRun() (*Run, error) {
 // Runs returns every run, oldest first.
 func (t *Tx) Runs() ([]Run, error) {
 	var rows []runRow
-	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT `+runColumns+` FROM runs
-		ORDER BY started_at, id`); err != nil {
+	if err := t.selectRows(&rows, runsQuery); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	runs := make([]Run, len(rows))
@@ -110,10 +122,7 @@ func (t *Tx) RunCost(runID string) (cost float64, unknown int, err error) {
 		Cost    float64 `db:"cost"`
 		Unknown int     `db:"unknown"`
 	}
-	if err := t.tx.GetContext(t.ctx, &row, `SELECT
-		COALESCE(SUM(cost_usd), 0) AS cost,
-		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown
-		FROM attempts WHERE run_id = ?`, runID); err != nil {
+	if err := t.getRow(&row, runCostQuery, runID); err != nil {
 		return 0, 0, fmt.Errorf("read cost of run %s: %w", runID, err)
 	}
 	return row.Cost, row.Unknown, nil

@@ -9,6 +9,23 @@ const stepColumns = `run_id, step_id, idx, agent, status, max_attempts, next_ret
 // stepsQuery lists a run's steps in workflow order (index steps_order).
 const stepsQuery = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? ORDER BY idx`
 
+// The other step queries, named so the store prepares them once.
+const (
+	stepQuery       = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND step_id = ?`
+	stepStatusQuery = `SELECT status FROM steps WHERE run_id = ? AND step_id = ?`
+	insertStepQuery = `INSERT INTO steps (` + stepColumns + `) VALUES (
+		:run_id, :step_id, :idx, :agent, :status, :max_attempts, :next_retry_at, :delay_ms,
+		:session_id, :fresh_session, :handoff_json, :help_rounds, :advice, :cost_usd, :cost_known, :turns,
+		:input_tokens, :output_tokens, :updated_at)`
+	updateStepQuery = `UPDATE steps SET idx = :idx, agent = :agent, status = :status,
+		max_attempts = :max_attempts, next_retry_at = :next_retry_at, delay_ms = :delay_ms,
+		session_id = :session_id, fresh_session = :fresh_session, handoff_json = :handoff_json,
+		help_rounds = :help_rounds, advice = :advice, cost_usd = :cost_usd, cost_known = :cost_known,
+		turns = :turns, input_tokens = :input_tokens, output_tokens = :output_tokens,
+		updated_at = :updated_at
+		WHERE run_id = :run_id AND step_id = :step_id`
+)
+
 func (t *Tx) insertStep(s Step) error {
 	what := fmt.Sprintf("step %s/%s", s.RunID, s.ID)
 	if err := t.mustWrite("create " + what); err != nil {
@@ -17,10 +34,7 @@ func (t *Tx) insertStep(s Step) error {
 	if !knownStatus(stepTransitions, s.Status) {
 		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, s.Status)
 	}
-	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO steps (`+stepColumns+`) VALUES (
-		:run_id, :step_id, :idx, :agent, :status, :max_attempts, :next_retry_at, :delay_ms,
-		:session_id, :fresh_session, :handoff_json, :help_rounds, :advice, :cost_usd, :cost_known, :turns,
-		:input_tokens, :output_tokens, :updated_at)`, stepToRow(s)); err != nil {
+	if _, err := t.namedExec(insertStepQuery, stepToRow(s)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
 	}
 	return nil
@@ -28,26 +42,20 @@ func (t *Tx) insertStep(s Step) error {
 
 // Steps returns the run's steps in workflow order.
 func (t *Tx) Steps(runID string) ([]Step, error) {
-	var rows []stepRow
-	if err := t.tx.SelectContext(t.ctx, &rows, stepsQuery, runID); err != nil {
-		return nil, fmt.Errorf("read steps of run %s: %w", runID, err)
-	}
-	steps := make([]Step, len(rows))
-	for i, r := range rows {
-		steps[i] = r.step()
-	}
-	return steps, nil
+	return t.steps("steps of run "+runID, stepsQuery, runID)
 }
 
 // Step returns one step, or ErrNotFound.
 func (t *Tx) Step(runID, stepID string) (*Step, error) {
-	var row stepRow
-	if err := t.get(&row, fmt.Sprintf("step %s/%s", runID, stepID),
-		`SELECT `+stepColumns+` FROM steps WHERE run_id = ? AND step_id = ?`, runID, stepID); err != nil {
+	what := fmt.Sprintf("step %s/%s", runID, stepID)
+	steps, err := t.steps(what, stepQuery, runID, stepID)
+	if err != nil {
 		return nil, err
 	}
-	s := row.step()
-	return &s, nil
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return &steps[0], nil
 }
 
 // UpdateStep replaces every field of the step (RunID, ID), after checking the
@@ -58,17 +66,11 @@ func (t *Tx) UpdateStep(s Step) error {
 		return err
 	}
 	var from string
-	if err := t.get(&from, what, `SELECT status FROM steps WHERE run_id = ? AND step_id = ?`, s.RunID, s.ID); err != nil {
+	if err := t.get(&from, what, stepStatusQuery, s.RunID, s.ID); err != nil {
 		return err
 	}
 	if err := StepTransition(from, s.Status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, `UPDATE steps SET idx = :idx, agent = :agent, status = :status,
-		max_attempts = :max_attempts, next_retry_at = :next_retry_at, delay_ms = :delay_ms,
-		session_id = :session_id, fresh_session = :fresh_session, handoff_json = :handoff_json,
-		help_rounds = :help_rounds, advice = :advice, cost_usd = :cost_usd, cost_known = :cost_known,
-		turns = :turns, input_tokens = :input_tokens, output_tokens = :output_tokens,
-		updated_at = :updated_at
-		WHERE run_id = :run_id AND step_id = :step_id`, stepToRow(s))
+	return t.execOne(what, updateStepQuery, stepToRow(s))
 }

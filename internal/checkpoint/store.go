@@ -27,6 +27,7 @@ const DefaultBusyTimeout = 10 * time.Second
 // serialised through a single connection.
 type Store struct {
 	db       *sqlx.DB
+	stmts    *statements
 	path     string
 	readOnly bool
 }
@@ -66,6 +67,9 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("migrate %s: %w", path, classify(err))
 	}
+	if err := s.prepare(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -101,7 +105,22 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := s.prepare(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// prepare compiles the store's statements once the schema is known to be
+// current; on failure it closes the database.
+func (s *Store) prepare(ctx context.Context) error {
+	st, err := prepareStatements(ctx, s.db, s.readOnly)
+	if err != nil {
+		s.db.Close()
+		return fmt.Errorf("open %s: %w", s.path, classify(err))
+	}
+	s.stmts = st
+	return nil
 }
 
 // connect opens the pool and checks that the file really is a database: the
@@ -170,10 +189,11 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	stErr := s.stmts.close()
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", s.path, err)
+		return errors.Join(stErr, fmt.Errorf("close %s: %w", s.path, err))
 	}
-	return nil
+	return stErr
 }
 
 // Update runs fn in one BEGIN IMMEDIATE transaction and commits it when fn
@@ -206,7 +226,7 @@ func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) 
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err := fn(&Tx{ctx: ctx, tx: sqlTx, writable: !readOnly}); err != nil {
+	if err := fn(&Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, writable: !readOnly}); err != nil {
 		done = true
 		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(classify(err), fmt.Errorf("roll back: %w", rbErr))

@@ -15,6 +15,7 @@ import (
 type Tx struct {
 	ctx      context.Context
 	tx       *sqlx.Tx
+	stmts    *statements
 	writable bool
 }
 
@@ -26,9 +27,41 @@ func (t *Tx) mustWrite(op string) error {
 	return nil
 }
 
+// queryer returns what runs query in this transaction: the statement the
+// store prepared for it, bound to the transaction, or the transaction
+// itself, which parses the query on every call.
+func (t *Tx) queryer(query string) sqlx.QueryerContext {
+	if t.stmts != nil {
+		if st, ok := t.stmts.positional[query]; ok {
+			return preparedQueryer{t.tx.StmtxContext(t.ctx, st)}
+		}
+	}
+	return t.tx
+}
+
+// getRow reads one row of query into dst.
+func (t *Tx) getRow(dst any, query string, args ...any) error {
+	return sqlx.GetContext(t.ctx, t.queryer(query), dst, query, args...)
+}
+
+// selectRows reads every row of query into dst, a pointer to a slice.
+func (t *Tx) selectRows(dst any, query string, args ...any) error {
+	return sqlx.SelectContext(t.ctx, t.queryer(query), dst, query, args...)
+}
+
+// namedExec runs a write with ":name" parameters taken from arg.
+func (t *Tx) namedExec(query string, arg any) (sql.Result, error) {
+	if t.stmts != nil {
+		if st, ok := t.stmts.named[query]; ok {
+			return t.tx.NamedStmtContext(t.ctx, st).ExecContext(t.ctx, arg)
+		}
+	}
+	return t.tx.NamedExecContext(t.ctx, query, arg)
+}
+
 // get reads one row into dst, mapping "no rows" to ErrNotFound.
 func (t *Tx) get(dst any, what, query string, args ...any) error {
-	if err := t.tx.GetContext(t.ctx, dst, query, args...); err != nil {
+	if err := t.getRow(dst, query, args...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s: %w", what, ErrNotFound)
 		}
@@ -40,7 +73,7 @@ func (t *Tx) get(dst any, what, query string, args ...any) error {
 // execOne runs a named write that must touch exactly one row; touching none
 // is ErrNotFound.
 func (t *Tx) execOne(what, query string, arg any) error {
-	res, err := t.tx.NamedExecContext(t.ctx, query, arg)
+	res, err := t.namedExec(query, arg)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", what, err)
 	}
@@ -52,4 +85,21 @@ func (t *Tx) execOne(what, query string, arg any) error {
 		return fmt.Errorf("write %s: %w", what, ErrNotFound)
 	}
 	return nil
+}
+
+// preparedQueryer runs a prepared statement through the sqlx.QueryerContext
+// interface, so sqlx.GetContext and sqlx.SelectContext can scan its rows.
+// The query text it is given is the statement's own and is ignored.
+type preparedQueryer struct{ st *sqlx.Stmt }
+
+func (p preparedQueryer) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return p.st.QueryContext(ctx, args...)
+}
+
+func (p preparedQueryer) QueryxContext(ctx context.Context, _ string, args ...any) (*sqlx.Rows, error) {
+	return p.st.QueryxContext(ctx, args...)
+}
+
+func (p preparedQueryer) QueryRowxContext(ctx context.Context, _ string, args ...any) *sqlx.Row {
+	return p.st.QueryRowxContext(ctx, args...)
 }
