@@ -186,12 +186,19 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 
 	handoffPath := ""
 	if ws.Handoff.From == "file" {
-		handoffPath = filepath.Join(p.dir, ws.Handoff.Path)
-		if err := os.Remove(handoffPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return stepOutcome{}, fmt.Errorf("clear the handoff file %s before attempt %d: %w", ws.Handoff.Path, a.N, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(handoffPath), 0o755); err != nil {
-			return stepOutcome{}, fmt.Errorf("create the directory of handoff file %s: %w", ws.Handoff.Path, err)
+		var err error
+		if handoffPath, err = p.handoffFile(ws.Handoff.Path); err != nil {
+			// Not removed, not created: the attempt runs, and its handoff is
+			// judged missing below, with this reason.
+			handoffPath = filepath.Join(p.dir, ws.Handoff.Path)
+			p.log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
+		} else {
+			if err := os.Remove(handoffPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return stepOutcome{}, fmt.Errorf("clear the handoff file %s before attempt %d: %w", ws.Handoff.Path, a.N, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(handoffPath), 0o755); err != nil {
+				return stepOutcome{}, fmt.Errorf("create the directory of handoff file %s: %w", ws.Handoff.Path, err)
+			}
 		}
 	}
 
@@ -350,7 +357,12 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
 	var hr handoff.Result
 	if handoffPath != "" {
-		hr = handoff.CheckFile(handoffPath, ws.Handoff.Schema, opts)
+		if _, err := p.handoffFile(ws.Handoff.Path); err != nil {
+			hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassMissing, "the handoff file was not read: "+err.Error())}
+			hr.Diagnosis.Path = ws.Handoff.Path
+		} else {
+			hr = handoff.CheckFile(handoffPath, ws.Handoff.Schema, opts)
+		}
 	} else {
 		text := res.Text
 		if len(res.StructuredOutput) > 0 {

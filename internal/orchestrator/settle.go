@@ -140,7 +140,10 @@ func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attem
 	if ws.Handoff.From != "file" || a.PID == nil {
 		return nil, false
 	}
-	path := filepath.Join(p.dir, ws.Handoff.Path)
+	path, err := p.handoffFile(ws.Handoff.Path)
+	if err != nil {
+		return nil, false
+	}
 	r := handoff.CheckFile(path, ws.Handoff.Schema, handoff.Options{Repair: ws.Handoff.Repair,
 		AcceptTruncated: ws.Handoff.AcceptTruncated, MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth})
 	if !r.OK {
