@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
@@ -33,7 +34,7 @@ func (c *inspectCmd) Run(e *env) error {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitUsage, stateHint(err))
 	}
 	var step *orchestrator.StepReport
 	if c.Step != "" {
@@ -81,13 +82,21 @@ func (c *inspectCmd) stats(e *env) error {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitUsage, stateHint(err))
 	}
 	if c.JSON {
 		return statsJSON(e.stdout, st)
 	}
 	printStats(e.stdout, st)
 	return nil
+}
+
+// stateHint adds what to do to an error about an unusable state file.
+func stateHint(err error) error {
+	if errors.Is(err, checkpoint.ErrCorrupt) || errors.Is(err, checkpoint.ErrNotSQLite) {
+		return fmt.Errorf("%w\n.cadence/state.db cannot be used; restore it from a backup, or move it aside to start afresh (its run history is then gone)", err)
+	}
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

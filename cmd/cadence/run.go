@@ -84,7 +84,9 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 		switch {
 		case errors.As(err, &le):
 			return withCode(exitLocked, err)
-		case errors.As(err, &ue), errors.As(err, &ne), errors.Is(err, checkpoint.ErrNotSQLite):
+		case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrNotSQLite):
+			return withCode(exitUsage, stateHint(err))
+		case errors.As(err, &ue), errors.As(err, &ne):
 			// Nothing was executed: the invocation, the workflow or the
 			// state file is what has to change.
 			return withCode(exitUsage, err)

@@ -17,6 +17,9 @@ var (
 	// ErrNotSQLite is returned when the state file exists but is not a
 	// SQLite database (or is damaged beyond opening).
 	ErrNotSQLite = errors.New("not a SQLite database")
+	// ErrCorrupt is returned when SQLite finds the database damaged
+	// (SQLITE_CORRUPT): a truncated or overwritten file.
+	ErrCorrupt = errors.New("the state database is damaged")
 
 	// ErrBusy is returned when another connection held the write lock for
 	// longer than the busy timeout.

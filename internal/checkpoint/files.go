@@ -3,8 +3,10 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // WriteFileAtomic writes data to a temporary file in path's directory,
@@ -39,7 +41,7 @@ type AtomicFile struct {
 // nothing, so `defer f.Abort()` is safe.
 func CreateAtomic(path string, perm os.FileMode) (*AtomicFile, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAllSynced(dir); err != nil {
 		return nil, fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -122,4 +124,29 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// mkdirAllSynced creates dir and its missing parents like os.MkdirAll, and
+// fsyncs the parent of each directory it creates, so that after a power
+// cut a new directory, and the file renamed into it, are still there.
+func mkdirAllSynced(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllSynced(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return syncDir(parent)
 }

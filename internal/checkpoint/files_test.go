@@ -189,3 +189,26 @@ func TestCreateAtomic(t *testing.T) {
 		t.Errorf("directory holds %v, want only 1.out", names)
 	}
 }
+
+func TestCreateAtomicMakesMissingDirectories(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "a", "b", "c", "f.json")
+	if err := WriteFileAtomic(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{}" {
+		t.Fatalf("read back %q, %v", b, err)
+	}
+	// Again into the existing directories.
+	if err := WriteFileAtomic(path, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file where a directory should be is an error, not a panic.
+	blocker := filepath.Join(root, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(blocker, "x", "f.json"), nil, 0o644); err == nil {
+		t.Fatal("writing below a regular file succeeded")
+	}
+}

@@ -257,6 +257,10 @@ func classify(err error) error {
 		if !errors.Is(err, ErrNotSQLite) {
 			return fmt.Errorf("%w: %w", ErrNotSQLite, err)
 		}
+	case sqlite3.SQLITE_CORRUPT:
+		if !errors.Is(err, ErrCorrupt) {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
 	}
 	return err
 }

@@ -149,7 +149,11 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 		if err != nil {
 			return err
 		}
-		attempts, err := tx.AllAttempts(run.ID)
+		read := tx.AllAttemptsBrief
+		if withPrompts {
+			read = tx.AllAttempts
+		}
+		attempts, err := read(run.ID)
 		if err != nil {
 			return err
 		}

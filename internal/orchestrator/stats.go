@@ -123,7 +123,7 @@ func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
 			if err != nil {
 				return err
 			}
-			attempts, err := tx.AllAttempts(r.ID)
+			attempts, err := tx.AllAttemptsBrief(r.ID)
 			if err != nil {
 				return err
 			}
