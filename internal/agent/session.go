@@ -140,6 +140,10 @@ func (s *session) readStdout() {
 
 // consume adds a chunk of stdout to the candidate and feeds complete lines to
 // the protocol. Past MaxBytes nothing more is kept: the rest is only counted.
+// maxTextLine bounds how much of one line of a text agent's output is kept
+// for the help-marker scan.
+const maxTextLine = 64 << 10
+
 func (s *session) consume(chunk []byte) {
 	s.stdoutBytes += int64(len(chunk))
 	if s.overflow {
@@ -157,6 +161,12 @@ func (s *session) consume(chunk []byte) {
 	for {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
+			if s.spec.Protocol == ProtocolText && len(s.pending)+len(chunk) > maxTextLine {
+				// A text agent's lines are only scanned for the help marker,
+				// and the whole output is already kept in s.text: a line
+				// without an end is not copied a second time.
+				chunk = chunk[:max(0, min(len(chunk), maxTextLine-len(s.pending)))]
+			}
 			s.pending = append(s.pending, chunk...)
 			return
 		}
