@@ -68,7 +68,7 @@ func (p *project) cadence(env []string, args ...string) result {
 func (p *project) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "cadence", append(args, p.dir)...)
 	cmd.Dir = p.dir
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "CADENCE_STOREFAULT=", "GORACE=atexit_sleep_ms=0"), env...)
 	return cmd
 }
 

@@ -53,6 +53,7 @@ func orchestratorOptions(e *env, dir, wf string, maxWait time.Duration, out outp
 		Sink:         v,
 		Logger:       logger,
 		Failpoint:    os.Getenv("CADENCE_FAILPOINT"),
+		StoreFault:   os.Getenv("CADENCE_STOREFAULT"),
 	}, v, nil
 }
 

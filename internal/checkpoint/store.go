@@ -30,6 +30,10 @@ type Store struct {
 	stmts    *statements
 	path     string
 	readOnly bool
+	// fault and writes drive InjectFault; writes counts write
+	// transactions. Updates are serialised by the single connection.
+	fault  Fault
+	writes int
 }
 
 // options are the knobs tests turn; production code uses the defaults.
@@ -233,9 +237,21 @@ func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) 
 		}
 		return classify(err)
 	}
+	var fault Fault
+	injected := false
+	if !readOnly {
+		fault, injected = s.injected()
+	}
 	done = true
+	if injected && !fault.AfterCommit {
+		_ = sqlTx.Rollback()
+		return fmt.Errorf("commit to %s: %w (write transaction %d rolled back)", s.path, ErrInjectedFault, fault.Tx)
+	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit to %s: %w", s.path, classify(err))
+	}
+	if injected {
+		return fmt.Errorf("commit to %s: %w (write transaction %d committed; the caller was told it failed)", s.path, ErrInjectedFault, fault.Tx)
 	}
 	return nil
 }

@@ -232,12 +232,26 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
 	}
+	var se *storeError
+	if errors.As(runErr, &se) {
+		// The store failed while the agent started; the agent was stopped.
+		// Recording that would need the store: cadence stops instead, and
+		// a resume settles the attempt from what was committed.
+		return stepOutcome{}, se.err
+	}
 	// From here on the outcome must be recorded even if cadence is being
 	// stopped: the attempt already happened.
 	wctx := context.WithoutCancel(ctx)
 	j := p.judge(ws, res, runErr, handoffPath)
 	return p.commitOutcome(wctx, run, ws, a, plan, n, res, j)
 }
+
+// storeError marks a failure of the checkpoint store inside a callback of
+// the agent launcher, so the run loop can tell it from the agent's own.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
 
 // onStart records the pid of a started agent (the attempt row itself was
 // committed before the start) and announces the attempt.
@@ -251,7 +265,7 @@ func (p *project) onStart(ctx context.Context, runID string, ws *workflow.Step, 
 			row.PID = &pid
 			return tx.UpdateAttempt(*row)
 		}); err != nil {
-			return fmt.Errorf("record the pid of attempt %d: %w", a.N, err)
+			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
 		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -92,6 +93,10 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
+	}
+	var se *storeError
+	if errors.As(runErr, &se) {
+		return se.err // as in execute: a resume settles the round
 	}
 	wctx := context.WithoutCancel(ctx)
 	end := p.now()

@@ -44,6 +44,9 @@ type Options struct {
 	Sink      Sink
 	Logger    *slog.Logger
 	Failpoint string        // CADENCE_FAILPOINT
+	// StoreFault injects a storage failure (CADENCE_STOREFAULT,
+	// "before-commit:K" or "after-commit:K"): see checkpoint.Fault.
+	StoreFault string
 	Grace     time.Duration // SIGTERM → SIGKILL grace for agents; 0 means 5s
 }
 
@@ -134,6 +137,13 @@ func open(ctx context.Context, o Options) (*project, error) {
 		return nil, err
 	}
 	p.store = store
+	if o.StoreFault != "" {
+		f, err := checkpoint.ParseFault(o.StoreFault)
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		store.InjectFault(f)
+	}
 	if p.clock == nil {
 		p.clock = retrystate.SystemClock()
 	}
