@@ -43,11 +43,11 @@ type Options struct {
 	Rand      func() float64 // jitter source; nil means math/rand/v2
 	Sink      Sink
 	Logger    *slog.Logger
-	Failpoint string        // CADENCE_FAILPOINT
+	Failpoint string // CADENCE_FAILPOINT
 	// StoreFault injects a storage failure (CADENCE_STOREFAULT,
 	// "before-commit:K" or "after-commit:K"): see checkpoint.Fault.
 	StoreFault string
-	Grace     time.Duration // SIGTERM → SIGKILL grace for agents; 0 means 5s
+	Grace      time.Duration // SIGTERM → SIGKILL grace for agents; 0 means 5s
 }
 
 // Status is how an invocation of Run or Resume ended.
