@@ -470,20 +470,9 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 		a.Class = string(j.class)
 		a.Error = j.diag.Summary()
 		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-			if err := tx.UpdateAttempt(*a); err != nil {
-				return err
-			}
-			if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, j.class, now, time.Time{}); err != nil {
-				return err
-			}
-			s, err := tx.Step(run.ID, ws.ID)
-			if err != nil {
-				return err
-			}
-			addUsage(s, a)
-			s.Status = checkpoint.StepPending
-			s.UpdatedAt = now
-			return tx.UpdateStep(*s)
+			return p.finishAttempt(tx, run.ID, ws, a, cfg, j.class, now, time.Time{}, func(s *checkpoint.Step) {
+				s.Status = checkpoint.StepPending
+			})
 		})
 		if err != nil {
 			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of step %s: %w", a.N, ws.ID, err)
@@ -583,31 +572,17 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 	p.fp.hit(FailBeforeOutcomeCommit)
 
 	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		if err := tx.UpdateAttempt(*a); err != nil {
-			return err
-		}
-		if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, j.class, now, j.resetAt); err != nil {
-			return err
-		}
-		s, err := tx.Step(run.ID, ws.ID)
-		if err != nil {
-			return err
-		}
-		addUsage(s, a)
-		if a.SessionID != "" {
-			s.SessionID = a.SessionID
-		}
-		s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
-			(res != nil && (res.SessionNotFound || res.SessionNotSaved))
-		s.UpdatedAt = now
-		if retry {
-			s.Status = checkpoint.StepWaiting
-			s.NextRetryAt, s.DelayMS = a.NextRetryAt, a.DelayMS
-		} else {
-			s.Status = checkpoint.StepFailed
-			s.NextRetryAt, s.DelayMS = nil, nil
-		}
-		return tx.UpdateStep(*s)
+		return p.finishAttempt(tx, run.ID, ws, a, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
+			s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
+				(res != nil && (res.SessionNotFound || res.SessionNotSaved))
+			if retry {
+				s.Status = checkpoint.StepWaiting
+				s.NextRetryAt, s.DelayMS = a.NextRetryAt, a.DelayMS
+			} else {
+				s.Status = checkpoint.StepFailed
+				s.NextRetryAt, s.DelayMS = nil, nil
+			}
+		})
 	})
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("record failed attempt %d of step %s: %w", a.N, ws.ID, err)
@@ -679,25 +654,11 @@ func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *wo
 	p.fp.hit(FailAfterHandoffWritten)
 	p.fp.hit(FailBeforeOutcomeCommit)
 	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		if err := tx.UpdateAttempt(*a); err != nil {
-			return err
-		}
-		if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, "", now, time.Time{}); err != nil {
-			return err
-		}
-		s, err := tx.Step(run.ID, ws.ID)
-		if err != nil {
-			return err
-		}
-		addUsage(s, a)
-		if a.SessionID != "" {
-			s.SessionID = a.SessionID
-		}
-		s.Status = checkpoint.StepSucceeded
-		s.NextRetryAt, s.DelayMS = nil, nil
-		s.HandoffJSON = envJSON
-		s.UpdatedAt = now
-		return tx.UpdateStep(*s)
+		return p.finishAttempt(tx, run.ID, ws, a, cfg, "", now, time.Time{}, func(s *checkpoint.Step) {
+			s.Status = checkpoint.StepSucceeded
+			s.NextRetryAt, s.DelayMS = nil, nil
+			s.HandoffJSON = envJSON
+		})
 	})
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
@@ -710,6 +671,31 @@ func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *wo
 	var data any
 	_ = json.Unmarshal(j.result.JSON, &data)
 	return stepOutcome{done: true, data: data}, nil
+}
+
+// finishAttempt writes a finished attempt's outcome, the circuit update it
+// causes and the step's new state (usage added, the session the agent
+// reported, then whatever update sets) in the caller's transaction: one
+// transition, one commit.
+func (p *project) finishAttempt(tx *checkpoint.Tx, runID string, ws *workflow.Step, a *checkpoint.Attempt, cfg circuit.Config,
+	class handoff.Class, now, resetAt time.Time, update func(s *checkpoint.Step)) error {
+	if err := tx.UpdateAttempt(*a); err != nil {
+		return err
+	}
+	if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, class, now, resetAt); err != nil {
+		return err
+	}
+	s, err := tx.Step(runID, ws.ID)
+	if err != nil {
+		return err
+	}
+	addUsage(s, a)
+	if a.SessionID != "" {
+		s.SessionID = a.SessionID
+	}
+	s.UpdatedAt = now
+	update(s)
+	return tx.UpdateStep(*s)
 }
 
 // writeEnvelope writes handoffs/RUN/STEP.json atomically.
