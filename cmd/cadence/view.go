@@ -180,12 +180,21 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		if len(ev.Repairs) > 0 {
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
 		}
+		if ev.Uncounted {
+			s += " (a usage limit: not counted against max_attempts)"
+		}
 		if ev.Until != nil {
 			s += fmt.Sprintf("; retry at %s", clock(ev.Until))
 		}
 		return s, ev.Status != "succeeded"
 	case orchestrator.EventWaiting:
 		left := time.Until(*ev.Until).Round(100 * time.Millisecond)
+		switch ev.Reason {
+		case "usage limit":
+			return fmt.Sprintf("%s waiting for the usage limit to lift at %s (%s)", step, clock(ev.Until), left), false
+		case "circuit":
+			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s)", step, ev.Agent, clock(ev.Until), left), false
+		}
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
 	case orchestrator.EventStepSucceeded:
 		s := fmt.Sprintf("%s succeeded (%d of %d attempts used)", step, ev.Counted, ev.MaxAttempts)

@@ -590,7 +590,7 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
-		Until: a.NextRetryAt})
+		Until: a.NextRetryAt, Uncounted: a.Uncounted})
 	if !retry {
 		why := fmt.Sprintf("%s after %d of %d attempts", a.Error, used, st.MaxAttempts)
 		switch {

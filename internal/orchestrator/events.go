@@ -14,6 +14,7 @@ type Event struct {
 	Counted     int        `json:"counted,omitempty"`      // how many attempts count against max_attempts with this one
 	MaxAttempts int        `json:"max_attempts,omitempty"` // the step's max_attempts
 	HelpRound   int        `json:"help_round,omitempty"`   // for kind help: which advisor round
+	Uncounted   bool       `json:"uncounted,omitempty"`    // the attempt does not use up one of max_attempts
 	Kind        string     `json:"kind,omitempty"`
 	Status      string     `json:"status,omitempty"`
 	Class       string     `json:"class,omitempty"`

@@ -193,7 +193,11 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 		}
 
 		if st.NextRetryAt != nil && p.now().Before(*st.NextRetryAt) {
-			if err := p.wait(ctx, run.ID, ws, *st.NextRetryAt, "backoff", FailDuringBackoff); err != nil {
+			reason := "backoff"
+			if last != nil && last.Uncounted && last.Class == string(handoff.ClassTransient) {
+				reason = "usage limit"
+			}
+			if err := p.wait(ctx, run.ID, ws, *st.NextRetryAt, reason, FailDuringBackoff); err != nil {
 				return 0, nil, err
 			}
 		}
