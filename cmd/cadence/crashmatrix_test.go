@@ -500,8 +500,10 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 				bad("step %s attempt %d: ledger session %s, attempt row session %s", k.step, k.n, r.SessionID, a.SessionID)
 			}
 			switch {
-			case a.PID != nil && *a.PID != r.PID:
-				bad("step %s attempt %d: ledger pid %d, attempt row pid %d", k.step, k.n, r.PID, *a.PID)
+			case a.PID != nil && *a.PID != r.PGID:
+				// cadence records the leader of the attempt's process group
+				// (the supervisor); the agent runs in that group.
+				bad("step %s attempt %d: ledger process group %d, attempt row pid %d", k.step, k.n, r.PGID, *a.PID)
 			case a.PID == nil && a.Status != "interrupted":
 				bad("step %s attempt %d: executed (pid %d) but %s with no pid recorded", k.step, k.n, r.PID, a.Status)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -403,4 +404,32 @@ steps:
 	if s.AttemptsUsed != 1 || len(s.Attempts) != 2 || s.Attempts[1].StartedAt.Before(deadline) {
 		t.Fatalf("after resume: %+v (deadline %s)", s, deadline)
 	}
+}
+
+// TestG6GrandchildrenDieWithCadence runs an agent that leaves its work to a
+// child, as launchers do, and kills cadence with SIGKILL: the parent-death
+// signal reaches only the process cadence started, so the supervisor that
+// leads the agent's group must take the grandchild down too — at once, not
+// only when a resume comes.
+func TestG6GrandchildrenDieWithCadence(t *testing.T) {
+	p := newProject(t, `version: 1
+defaults: {agent: launcher}
+agents:
+  launcher:
+    preset: exec
+    command: [sh, -c, 'sleep 300 & echo $! > grandchild.pid; wait']
+steps:
+  - {id: one, prompt: go}
+`, nil)
+	pidFile := filepath.Join(p.dir, "grandchild.pid")
+	var grandchild int
+	p.killWhen(t, "run", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+			return false
+		}
+		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && alive(grandchild)
+	})
+	waitFor(t, "the agent's child to be gone", func() bool { return !alive(grandchild) })
 }

@@ -96,6 +96,11 @@ type Spec struct {
 	// OnStart, when set, is called with the pid right after the process
 	// started. An error kills the process group and Run returns that error.
 	OnStart func(pid int) error
+	// Supervisor, when set, is the path of a cadence binary: the agent then
+	// runs under `cadence agent supervise`, which kills the agent's whole
+	// process group if cadence dies, descendants that the parent-death
+	// signal alone would miss included (see Supervise).
+	Supervisor string
 	// OnSession, when set, is called once, from the goroutine reading
 	// stdout, as soon as the stream first names the agent's session
 	// (Claude's system/init, Codex's thread.started, Gemini's init), so

@@ -10,3 +10,10 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// supervisorProcAttr starts the supervisor (see Supervise) as the leader of
+// the agent's group, with a parent-death signal it catches to kill the
+// group.
+func supervisorProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR1}
+}

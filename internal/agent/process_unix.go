@@ -10,3 +10,9 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// supervisorProcAttr: without a parent-death signal the supervisor only
+// leads the group.
+func supervisorProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

@@ -49,14 +49,20 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	args := spec.Argv
+	attr := sysProcAttr()
+	if spec.Supervisor != "" {
+		path, args = supervised(spec.Supervisor, path, spec.Argv)
+		attr = supervisorProcAttr()
+	}
 	cmd := &exec.Cmd{
 		Path:        path,
-		Args:        spec.Argv,
+		Args:        args,
 		Env:         spec.Env,
 		Dir:         spec.Dir,
 		Stdout:      p.outW,
 		Stderr:      p.errW,
-		SysProcAttr: sysProcAttr(),
+		SysProcAttr: attr,
 	}
 	if p.inR != nil {
 		cmd.Stdin = p.inR

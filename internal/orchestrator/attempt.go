@@ -340,7 +340,7 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
 		OutputCap: outputCap, MaxBytes: ws.Handoff.MaxBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
-		HelpMarker: ag.HelpMarker, Resume: plan.resume,
+		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: p.opts.SelfExe,
 	}, nil
 }
 

@@ -6,14 +6,19 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/agent/sim"
 )
 
-// TestMain lets this test binary double as the simulated agent: the sim
-// preset starts SelfExe with `agent sim ...`, and tests pass os.Args[0].
+// TestMain lets this test binary double as the simulated agent and as the
+// agent supervisor: the run loop starts SelfExe with `agent supervise ...`
+// and the sim preset with `agent sim ...`, and tests pass os.Args[0].
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "agent" && os.Args[2] == "sim" {
 		os.Exit(sim.Main(context.Background(), os.Args[3:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
+	if len(os.Args) > 2 && os.Args[1] == "agent" && os.Args[2] == "supervise" {
+		os.Exit(agent.Supervise(os.Args[3:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -14,8 +14,11 @@ type LedgerRecord struct {
 	SessionID string `json:"session_id"`
 	Resume    bool   `json:"resume"`
 	PID       int    `json:"pid"`
-	Time      string `json:"time"` // RFC 3339 with nanoseconds, UTC
-	Prompt    string `json:"prompt"`
+	// PGID is the process group the sim runs in: the group cadence made
+	// for the attempt, whose leader's pid cadence records.
+	PGID   int    `json:"pgid"`
+	Time   string `json:"time"` // RFC 3339 with nanoseconds, UTC
+	Prompt string `json:"prompt"`
 }
 
 // appendLedger appends rec as one JSON line and syncs it to disk. O_APPEND

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -80,7 +81,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if opts.ledger != "" {
 		rec := LedgerRecord{
 			Step: step, Attempt: attempt, SessionID: session, Resume: resume,
-			PID: os.Getpid(), Time: time.Now().UTC().Format(time.RFC3339Nano), Prompt: prompt,
+			PID: os.Getpid(), PGID: syscall.Getpgrp(), Time: time.Now().UTC().Format(time.RFC3339Nano), Prompt: prompt,
 		}
 		if err := appendLedger(opts.ledger, rec); err != nil {
 			fmt.Fprintf(stderr, "cadence agent sim: %v\n", err)

@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+)
+
+// Supervise is the body of `cadence agent supervise --parent PID -- PROGRAM
+// ARGS...`, a small process that cadence puts between itself and an agent
+// when Spec.Supervisor is set. The parent-death signal only reaches the
+// process cadence started; an agent that is a launcher (an npm shim, say)
+// leaves its real work to a child that would survive a SIGKILLed cadence.
+// The supervisor leads the agent's process group, gets the parent-death
+// signal itself (SIGUSR1, which it can catch), and answers it by killing
+// the whole group. It ignores SIGTERM and SIGINT, which cadence sends to the
+// whole group anyway, so that it outlives the agent and reports its end:
+// the agent's exit code, or the same signal raised on itself.
+func Supervise(args []string, stderr io.Writer) int {
+	parent, argv, err := parseSupervise(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
+		return 2
+	}
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	orphaned := make(chan os.Signal, 1)
+	signal.Notify(orphaned, syscall.SIGUSR1)
+	if os.Getppid() != parent {
+		// cadence died before the parent-death signal was armed.
+		killOwnGroup()
+		return 1
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "cadence agent supervise: start %s: %v\n", argv[0], err)
+		return 127
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-orphaned:
+		killOwnGroup()
+		<-done
+		return 1
+	case err := <-done:
+		return exitLike(cmd, err)
+	}
+}
+
+func parseSupervise(args []string) (int, []string, error) {
+	if len(args) < 3 || args[0] != "--parent" {
+		return 0, nil, errors.New("usage: --parent PID -- PROGRAM [ARGS...]")
+	}
+	parent, err := strconv.Atoi(args[1])
+	if err != nil || parent <= 0 {
+		return 0, nil, fmt.Errorf("bad parent pid %q", args[1])
+	}
+	argv := args[2:]
+	if argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return 0, nil, errors.New("usage: --parent PID -- PROGRAM [ARGS...]")
+	}
+	return parent, argv, nil
+}
+
+// killOwnGroup kills every process of the supervisor's group, itself
+// included.
+func killOwnGroup() {
+	_ = syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
+}
+
+// exitLike ends the supervisor the way the agent ended, so that cadence
+// reads the agent's own exit status.
+func exitLike(cmd *exec.Cmd, err error) int {
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 1
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		sig := ws.Signal()
+		signal.Reset(sig)
+		_ = syscall.Kill(os.Getpid(), sig)
+		// A signal that does not end a process (one the agent ignored is
+		// not reported here): fall back to the shell's convention.
+		return 128 + int(sig)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// supervised returns the program and argv that run argv under the
+// supervisor at self.
+func supervised(self, path string, argv []string) (string, []string) {
+	wrapped := append([]string{self, "agent", "supervise", "--parent", strconv.Itoa(os.Getpid()), "--", path}, argv[1:]...)
+	return self, wrapped
+}
