@@ -223,7 +223,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, time.Time) {
 		return 0, time.Time{}
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || secs > 7*24*3600 {
+		if !(secs > 0 && secs <= 7*24*3600) { // also rejects NaN
 			return 0, time.Time{}
 		}
 		d := time.Duration(secs * float64(time.Second))

@@ -84,9 +84,17 @@ func LoadScenario(path string) (*Scenario, error) {
 }
 
 // ParseScenario decodes a scenario; name is used in error messages.
-func ParseScenario(name string, data []byte) (*Scenario, error) {
-	var sc Scenario
-	if err := yaml.UnmarshalWithOptions(data, &sc, yaml.Strict()); err != nil {
+func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
+	sc = &Scenario{}
+	defer func() {
+		// go-yaml v1.19.2 panics on some malformed input (a tag followed
+		// by an orphaned, more indented sequence); a bad scenario must be
+		// an error, never a crash of the agent.
+		if r := recover(); r != nil {
+			sc, err = nil, fmt.Errorf("scenario %s: the YAML cannot be decoded (%v); check its indentation and tags", name, r)
+		}
+	}()
+	if err := yaml.UnmarshalWithOptions(data, sc, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("scenario %s: %s", name, yaml.FormatError(err, false, true))
 	}
 	for step, entries := range sc.Steps {
@@ -96,7 +104,7 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 			}
 		}
 	}
-	return &sc, nil
+	return sc, nil
 }
 
 func (e Entry) check() error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -289,7 +290,10 @@ func TestMainLedgerAndPrompt(t *testing.T) {
 		if _, err := time.Parse(time.RFC3339Nano, got.Time); err != nil || got.PID != os.Getpid() {
 			t.Errorf("line %d time %q pid %d", i+1, got.Time, got.PID)
 		}
-		got.Time, got.PID = "", 0
+		if got.PGID != syscall.Getpgrp() {
+			t.Errorf("line %d pgid %d, want this process group %d", i+1, got.PGID, syscall.Getpgrp())
+		}
+		got.Time, got.PID, got.PGID = "", 0, 0
 		if got != runs[i].want {
 			t.Errorf("line %d = %+v, want %+v", i+1, got, runs[i].want)
 		}
