@@ -617,7 +617,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 			StartedAt: at(startMS), FinishedAt: &end}
 	}
 	exec := func(n, p, ms int) sim.LedgerRecord {
-		return sim.LedgerRecord{Step: "one", Attempt: n, SessionID: "s", PID: p, Time: at(ms).Format(time.RFC3339Nano)}
+		return sim.LedgerRecord{Step: "one", Attempt: n, SessionID: "s", PID: p, PGID: p, Time: at(ms).Format(time.RFC3339Nano)}
 	}
 	helpRound := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Kind = "help"; return a }
 	uncounted := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Uncounted = true; return a }
