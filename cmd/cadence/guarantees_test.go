@@ -305,8 +305,9 @@ func TestG7SecondProcessGetsExit4(t *testing.T) {
 }
 
 // helpProject is a step whose agent asks for help once, gets advice from an
-// advisor round, and then answers.
-func helpProject(t *testing.T) *project {
+// advisor round (attempt 2), and then answers. advisor is the scenario entry
+// of the advisor's attempt.
+func helpProject(t *testing.T, advisor string) *project {
 	return newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
   - id: ask
     prompt: build it
@@ -316,7 +317,7 @@ func helpProject(t *testing.T) *project {
 steps:
   ask:
     - help: {context: {question: which database?}}
-    - answer: Use PostgreSQL.
+    - ` + advisor + `
     - answer: '{"db": "postgres"}'
 `})
 }
@@ -325,7 +326,7 @@ steps:
 // was committed: the resumed run continues the agent's session with the
 // stored advice and never asks the advisor again for that round.
 func TestHelpRoundSurvivesResume(t *testing.T) {
-	p := helpProject(t)
+	p := helpProject(t, "answer: Use PostgreSQL.")
 	// Outcome commits: 1 = the help request, 2 = the advisor round.
 	p.cadence([]string{"CADENCE_FAILPOINT=after-outcome-commit:2"}, "run").killed(t)
 	p.cadence(nil, "resume").exits(t, 0)
@@ -345,18 +346,7 @@ func TestHelpRoundSurvivesResume(t *testing.T) {
 // TestHelpRoundCutShortIsAskedAgain kills cadence while the advisor runs:
 // the round never finished, so the resumed run asks again, once.
 func TestHelpRoundCutShortIsAskedAgain(t *testing.T) {
-	p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
-  - id: ask
-    prompt: build it
-    handoff: {schema: s.json}
-    on_help: {prompt: 'Advise: {{ .Help.Context }}'}
-`), map[string]string{"s.json": `{"type": "object", "required": ["db"]}`, "scenario.yaml": `
-steps:
-  ask:
-    - help: {context: {question: which database?}}
-    - {hang: true}
-    - answer: '{"db": "postgres"}'
-`})
+	p := helpProject(t, "{hang: true}")
 	p.killWhen(t, "run", func() bool { return len(p.executions("ask")) == 2 })
 	// The advisor is asked again as attempt 3; the scenario answers it with
 	// the JSON, which is fine advice, and the agent then answers as attempt 4

@@ -726,22 +726,28 @@ func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit
 	return tx.PutCircuit(breakerRow(next, now))
 }
 
-// originalTask returns the prompt of the step's first counted attempt.
+// originalTask returns the task prompt of the step's current session.
 func (p *project) originalTask(ctx context.Context, runID string, ws *workflow.Step) (string, error) {
 	var task string
 	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		list, err := tx.Attempts(runID, ws.ID)
-		if err != nil {
-			return err
-		}
-		for _, x := range list {
-			if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh {
-				task = x.Prompt
-			}
-		}
-		return nil
+		task = sessionTask(list)
+		return err
 	})
 	return task, err
+}
+
+// sessionTask returns the prompt of the latest attempt that started a
+// session (kind initial or fresh): the task the session's follow-ups refer
+// to. It is "" when there is none.
+func sessionTask(list []checkpoint.Attempt) string {
+	var task string
+	for _, x := range list {
+		if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh {
+			task = x.Prompt
+		}
+	}
+	return task
 }
 
 func addUsage(s *checkpoint.Step, a *checkpoint.Attempt) {

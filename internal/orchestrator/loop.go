@@ -213,16 +213,14 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 		if err != nil {
 			return p.failStep(ctx, run.ID, ws, st, err.Error())
 		}
-		orig := task
+		orig, answered := task, false
 		if last != nil {
-			if t, err := p.originalTask(ctx, run.ID, ws); err == nil && t != "" {
-				orig = t
-			}
-		}
-		answered := false
-		if last != nil {
+			// One read of the step's history serves both questions.
 			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 				list, err := tx.Attempts(run.ID, ws.ID)
+				if t := sessionTask(list); t != "" {
+					orig = t
+				}
 				answered = sessionAnswered(list, st.SessionID)
 				return err
 			}); err != nil {
