@@ -18,16 +18,18 @@ const (
 type parseError struct {
 	off    int
 	format string
-	args   [2]any
+	args   [maxFailArgs]any
+	nargs  int
 	fatal  bool
 }
 
+// maxFailArgs is the most arguments a failure message takes; a test checks
+// every call of parser.fail against it and against its format's verbs,
+// which go vet cannot see through the deferred formatting.
+const maxFailArgs = 3
+
 func (e *parseError) msg() string {
-	n := 0
-	for n < len(e.args) && e.args[n] != nil {
-		n++
-	}
-	return fmt.Sprintf(e.format, e.args[:n]...)
+	return fmt.Sprintf(e.format, e.args[:e.nargs]...)
 }
 
 // parser is a lenient, non-recursive JSON parser that writes compact strict
@@ -66,7 +68,7 @@ func (p *parser) reset(pos int, out []byte) {
 // valid until the next call.
 func (p *parser) fail(off int, format string, args ...any) *parseError {
 	p.err = parseError{off: off, format: format}
-	copy(p.err.args[:], args)
+	p.err.nargs = copy(p.err.args[:], args)
 	return &p.err
 }
 
