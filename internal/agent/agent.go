@@ -19,6 +19,7 @@ package agent
 import (
 	"encoding/json"
 	"io"
+	"syscall"
 	"time"
 )
 
@@ -124,8 +125,11 @@ type Spec struct {
 type Result struct {
 	PID      int
 	ExitCode int // -1 when the process was killed by a signal
-	Stop     StopReason
-	Elapsed  time.Duration
+	// Signal is the signal that ended the agent, when one did (the
+	// supervisor dies of the same signal as the agent it runs).
+	Signal  syscall.Signal
+	Stop    StopReason
+	Elapsed time.Duration
 
 	// Text is the handoff candidate: all of stdout for ProtocolText; for
 	// ProtocolClaudeStream the final result text, or the assistant text

@@ -13,8 +13,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/agent/sim"
 )
+
+// sigIgn returns the SigIgn mask (hex) of a /proc status file.
+func sigIgn(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "missing"
+}
 
 // helperEnv switches the test binary into a helper process: the simulated
 // agent (as `cadence agent sim …`) or one of the small agents below. Tests
@@ -43,7 +58,10 @@ func helperMain(args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	switch args[0] {
-	case "agent": // agent sim …
+	case "agent": // agent sim … or agent supervise …
+		if arg(1) == "supervise" {
+			return agent.Supervise(args[2:], os.Stderr)
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return sim.Main(ctx, args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)

@@ -16,3 +16,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 func supervisorProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// raise sends sig to this process.
+func raise(sig syscall.Signal) {
+	_ = syscall.Kill(syscall.Getpid(), sig)
+}

@@ -107,6 +107,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	res.ExitCode = -1
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		}
 	}
 	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // Supervise is the body of `cadence agent supervise --parent PID -- PROGRAM
@@ -18,16 +19,34 @@ import (
 // leaves its real work to a child that would survive a SIGKILLed cadence.
 // The supervisor leads the agent's process group, gets the parent-death
 // signal itself (SIGUSR1, which it can catch), and answers it by killing
-// the whole group. It ignores SIGTERM and SIGINT, which cadence sends to the
-// whole group anyway, so that it outlives the agent and reports its end:
-// the agent's exit code, or the same signal raised on itself.
+// the whole group. It catches and drops SIGTERM, SIGINT and SIGHUP, which
+// cadence sends to the whole group anyway, so that it outlives the agent and
+// reports its end: the agent's exit code, or the same signal raised on
+// itself.
+//
+// Catching, not ignoring: an ignored signal stays ignored across exec, so
+// an agent started by a supervisor that ignored SIGTERM could not be
+// stopped by it, nor could any tool it starts. A caught signal reverts to
+// its default in the child, so the agent gets the dispositions cadence was
+// started with.
 func Supervise(args []string, stderr io.Writer) int {
 	parent, argv, err := parseSupervise(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 2
 	}
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	stops := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		// A signal ignored by the environment cadence was started in
+		// (nohup's SIGHUP) stays ignored, for the agent too.
+		if !signal.Ignored(sig) {
+			signal.Notify(stops, sig)
+		}
+	}
+	go func() {
+		for range stops { // dropped: the agent gets its own copy
+		}
+	}()
 	orphaned := make(chan os.Signal, 1)
 	signal.Notify(orphaned, syscall.SIGUSR1)
 	if os.Getppid() != parent {
@@ -88,9 +107,11 @@ func exitLike(cmd *exec.Cmd, err error) int {
 	if ok && ws.Signaled() {
 		sig := ws.Signal()
 		signal.Reset(sig)
-		_ = syscall.Kill(os.Getpid(), sig)
-		// A signal that does not end a process (one the agent ignored is
-		// not reported here): fall back to the shell's convention.
+		raise(sig)
+		// Delivery is asynchronous; wait for it. A signal that still does
+		// not end this process (one the Go runtime keeps handling, such
+		// as SIGSEGV): fall back to the shell's convention.
+		time.Sleep(time.Second)
 		return 128 + int(sig)
 	}
 	return cmd.ProcessState.ExitCode()
