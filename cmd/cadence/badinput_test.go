@@ -69,6 +69,37 @@ func hostileAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 				return 1
 			}
 		}
+	case "transcript":
+		// A Claude Code stream-json session of HOSTILE_MIB MiB: tool calls
+		// and their results of HOSTILE_EVENT_KIB KiB each, then an answer
+		// of about 1 KiB.
+		mib, _ := strconv.Atoi(os.Getenv("HOSTILE_MIB"))
+		kib, _ := strconv.Atoi(os.Getenv("HOSTILE_EVENT_KIB"))
+		writeTranscript(w, int64(mib)<<20, kib<<10, 1<<10)
+	case "longevent":
+		// One tool result of 100 MiB in a single event line, then a
+		// small answer.
+		_, _ = w.WriteString(transcriptInit)
+		_, _ = w.WriteString(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t0","content":"`)
+		chunk := bytes.Repeat([]byte("a"), 1<<20)
+		for range 100 {
+			if _, err := w.Write(chunk); err != nil {
+				return 1
+			}
+		}
+		_, _ = w.WriteString("\"}]}}\n")
+		writeResult(w, `{\"ok\": true}`)
+	case "bigresult":
+		// A final answer of 9 MiB, over the default max_bytes of 8 MiB.
+		_, _ = w.WriteString(transcriptInit)
+		writeResult(w, `{\"ok\": true, \"pad\": \"`+strings.Repeat("p", 9<<20)+`\"}`)
+	case "tinyevents":
+		// 10^6 events of a few dozen bytes, then the answer.
+		_, _ = w.WriteString(transcriptInit)
+		for range 1_000_000 {
+			_, _ = w.WriteString(`{"type":"system","subtype":"api_retry","attempt":1}` + "\n")
+		}
+		writeResult(w, `{\"ok\": true}`)
 	case "endless":
 		chunk := bytes.Repeat([]byte("y"), 64<<10)
 		for {
@@ -104,6 +135,43 @@ func hostileAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 		return 2
 	}
 	return 0
+}
+
+// transcriptInit is the first event of a hostile Claude Code session.
+const transcriptInit = `{"type":"system","subtype":"init","session_id":"0b5e55ed-0000-4000-8000-00000000c0de","tools":["Read","Bash","Write"]}` + "\n"
+
+// writeResult writes a result event whose answer is the JSON string body
+// given (already escaped).
+func writeResult(w io.Writer, answer string) {
+	_, _ = io.WriteString(w, `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.5,`+
+		`"session_id":"0b5e55ed-0000-4000-8000-00000000c0de","result":"`+answer+`"}`+"\n")
+}
+
+// writeTranscript writes a Claude Code stream-json session of about size
+// bytes, the shape of a real one: the model's tool calls (a write carrying
+// a file's content) and their results (a read returning one), in events of
+// about event bytes, then a final answer of about answer bytes that
+// satisfies boolSchema.
+func writeTranscript(w io.Writer, size int64, event, answer int) {
+	_, _ = io.WriteString(w, transcriptInit)
+	content := strings.Repeat("func f() { return \"line\" }\\n", max(event/30, 1))
+	var written int64
+	for i := 0; written < size; i++ {
+		var line string
+		if i%2 == 0 {
+			line = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Writing the file."},` +
+				`{"type":"tool_use","id":"toolu_` + strconv.Itoa(i) + `","name":"Write","input":{"file_path":"/p/f.go","content":"` + content + `"}}]}}` + "\n"
+		} else {
+			line = `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_` + strconv.Itoa(i-1) +
+				`","content":"` + content + `"}]},"tool_use_result":{"stdout":"` + content + `"}}` + "\n"
+		}
+		n, err := io.WriteString(w, line)
+		if err != nil {
+			return
+		}
+		written += int64(n)
+	}
+	writeResult(w, `{\"ok\": true, \"summary\": \"`+strings.Repeat("s", answer)+`\"}`)
 }
 
 // selfPath is the test binary, used as an exec agent's command.
@@ -199,14 +267,25 @@ type hostileCase struct {
 	mode     string
 	output   string // the exec agent's protocol
 	maxBytes string // defaults.handoff.max_bytes; "" keeps 8MiB
-	handoff  string // the step's handoff section
-	timeout  string
-	wantExit int
-	classes  []string // acceptable classes of the single attempt; nil: success
-	repairs  []string // repairs the accepted handoff must list
-	extraEnv map[string]string
+	// transcriptCap is defaults.handoff.transcript_max_bytes in bytes; 0
+	// keeps the default of 1 GiB.
+	transcriptCap int64
+	handoff       string // the step's handoff section
+	timeout       string
+	wantExit      int
+	classes       []string // acceptable classes of the single attempt; nil: success
+	repairs       []string // repairs the accepted handoff must list
+	extraEnv      map[string]string
 	// killAbove stops cadence once its peak RSS passes this many KiB.
 	killAbove int64
+}
+
+// outputCap is the cap of the attempt's output file.
+func (c hostileCase) outputCap() int64 {
+	if c.transcriptCap > 0 {
+		return c.transcriptCap
+	}
+	return 1 << 30
 }
 
 func (c hostileCase) workflow(exe string) string {
@@ -236,7 +315,7 @@ defaults:
   agent: hostile
   retry: {max_attempts: 1}
   timeout: ` + timeout + `
-  handoff: {max_bytes: ` + maxBytes + `}
+  handoff: {max_bytes: ` + maxBytes + `, transcript_max_bytes: ` + strconv.FormatInt(c.outputCap(), 10) + `}
 agents:
   hostile:
     preset: exec
@@ -318,9 +397,8 @@ func vmHWM(path string) int64 {
 // outputCapSlack is what the attempt's output file may hold past the 16 MiB
 // cap: the truncation note.
 const (
-	attemptOutputCap = 16 << 20
-	outputCapSlack   = 256
-	peakRSSLimitKiB  = 64 << 10
+	outputCapSlack  = 256
+	peakRSSLimitKiB = 64 << 10
 	// recordLimit bounds a failed-handoff record and a recorded error:
 	// diagnoses quote samples of the output, never all of it.
 	recordLimit = 64 << 10
@@ -374,8 +452,8 @@ func checkHostile(t *testing.T, bin string, c hostileCase) {
 		if err != nil {
 			t.Fatalf("output file: %v", err)
 		}
-		if fi.Size() > attemptOutputCap+outputCapSlack {
-			t.Errorf("output file %s is %d bytes, over the %d cap", a.OutputFile, fi.Size(), attemptOutputCap)
+		if fi.Size() > c.outputCap()+outputCapSlack {
+			t.Errorf("output file %s is %d bytes, over the %d cap", a.OutputFile, fi.Size(), c.outputCap())
 		}
 	}
 	after := snapshotTree(t, filepath.Dir(p.dir))
@@ -402,7 +480,10 @@ func TestBadInputHostileOutput(t *testing.T) {
 		{name: "10^6 levels of nesting", mode: "nest", wantExit: 1, classes: []string{"invalid_json", "truncated", "empty"}},
 		{name: "invalid UTF-8 in and around the JSON", mode: "badutf8", wantExit: 0},
 		{name: "NUL bytes in and around the JSON", mode: "nul", wantExit: 0, repairs: []string{"control_chars"}},
-		{name: "a single 100 MiB line on claude-stream", mode: "longline", output: "claude-stream", wantExit: 1, classes: []string{"too_large"}},
+		{name: "a single 100 MiB line of prose on claude-stream", mode: "longline", output: "claude-stream", wantExit: 1, classes: []string{"empty"}},
+		{name: "a 100 MiB event line, then the answer", mode: "longevent", output: "claude-stream", wantExit: 0},
+		{name: "a final answer over max_bytes", mode: "bigresult", output: "claude-stream", wantExit: 1, classes: []string{"too_large"}},
+		{name: "10^6 tiny events, then the answer", mode: "tinyevents", output: "claude-stream", wantExit: 0},
 		{name: "an endless stream without newlines", mode: "endless", timeout: "20s", wantExit: 1, classes: []string{"too_large", "timeout"}},
 		{name: "the help marker 10,000 times", mode: "helpspam", wantExit: 1, classes: []string{"help"}},
 		{name: "handoff path made a symlink to a file outside", mode: "symlink", wantExit: 1, classes: []string{"missing"},
@@ -470,13 +551,19 @@ func TestBadInputPlantedSymlink(t *testing.T) {
 	}
 }
 
-// TestBadInputGiB streams 1 GiB through cadence: with the default max_bytes
-// it stops at too_large, and cadence's peak RSS stays under 64 MiB. (A text
-// agent's output is kept, up to max_bytes, for the repairer: raising
-// max_bytes to gigabytes raises the memory a run may use with it.)
+// TestBadInputGiB streams 1 GiB through cadence, and cadence's peak RSS
+// stays under 64 MiB in every case: a text agent's output is judged as it
+// streams, and a stream protocol's transcript is not the handoff. With the
+// default max_bytes a text agent's gigabyte stops at too_large; with
+// max_bytes 2GiB it is read to its answer; a gigabyte of Claude Code
+// transcript with a small answer succeeds, its .out copy cut at
+// transcript_max_bytes.
 func TestBadInputGiB(t *testing.T) {
 	tests := []hostileCase{
-		{name: "default max_bytes", mode: "gib", wantExit: 1, classes: []string{"too_large"}, killAbove: peakRSSLimitKiB},
+		{name: "text, default max_bytes", mode: "gib", wantExit: 1, classes: []string{"too_large"}, killAbove: peakRSSLimitKiB},
+		{name: "text, max_bytes 2GiB", mode: "gib", maxBytes: "2GiB", wantExit: 0, killAbove: peakRSSLimitKiB},
+		{name: "claude-stream transcript, small answer", mode: "transcript", output: "claude-stream", transcriptCap: 64 << 20,
+			extraEnv: map[string]string{"HOSTILE_MIB": "1024", "HOSTILE_EVENT_KIB": "256"}, wantExit: 0, killAbove: peakRSSLimitKiB},
 	}
 	bin := plainBinary(t)
 	for _, c := range tests {

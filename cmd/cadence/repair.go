@@ -15,7 +15,7 @@ type repairCmd struct {
 	Explain  bool   `help:"Print the repairs applied to standard error."`
 	All      bool   `help:"Print every JSON value found, one per line, not only the handoff (the last one)."`
 	MaxBytes int64  `default:"8388608" help:"Refuse input larger than this many bytes."`
-	MaxDepth int    `default:"128" help:"Refuse values nested deeper than this."`
+	MaxDepth int    `default:"10000" help:"Refuse values nested deeper than this (10000 is encoding/json's own limit)."`
 }
 
 func (c *repairCmd) Run(e *env) error {

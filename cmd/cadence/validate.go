@@ -14,7 +14,7 @@ type validateCmd struct {
 	NoRepair        bool   `help:"Do not repair: the JSON must parse as it is."`
 	AcceptTruncated bool   `help:"Accept a value obtained only by closing truncated output."`
 	MaxBytes        int64  `default:"8388608" help:"Refuse input larger than this many bytes."`
-	MaxDepth        int    `default:"128" help:"Refuse values nested deeper than this."`
+	MaxDepth        int    `default:"10000" help:"Refuse values nested deeper than this (10000 is encoding/json's own limit)."`
 }
 
 func (c *validateCmd) Run(e *env) error {

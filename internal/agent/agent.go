@@ -47,15 +47,16 @@ const (
 	StopNone        StopReason = ""
 	StopTimeout     StopReason = "timeout"     // Spec.Timeout elapsed
 	StopStuck       StopReason = "stuck"       // no output for Spec.IdleTimeout
-	StopTooLarge    StopReason = "too_large"   // stdout exceeded Spec.MaxBytes
+	StopTooLarge    StopReason = "too_large"   // a text agent's stdout exceeded Spec.MaxBytes
 	StopInterrupted StopReason = "interrupted" // the caller's context ended
 )
 
 // Defaults applied by Run to zero Spec fields.
 const (
-	DefaultGrace      = 5 * time.Second
-	DefaultHelpMarker = ">>>HELP<<<"
-	DefaultMaxBytes   = 8 << 20
+	DefaultGrace         = 5 * time.Second
+	DefaultHelpMarker    = ">>>HELP<<<"
+	DefaultMaxBytes      = 8 << 20
+	DefaultMaxEventBytes = 64 << 20
 )
 
 // Spec describes one agent process to run.
@@ -76,19 +77,35 @@ type Spec struct {
 	// Output receives a raw copy of stdout and stderr in arrival order, for
 	// the attempt's .out file. Nil discards it.
 	Output io.Writer
-	// OutputCap bounds what is written to Output; the rest is counted, not
-	// written, and a final line "[cadence: output truncated at N bytes]" is
-	// added. Zero means no cap.
+	// OutputCap bounds what is written to Output (the workflow's
+	// transcript_max_bytes); the rest is counted, not written, and a final
+	// line "[cadence: output truncated at N bytes]" is added. Parsing goes
+	// on past it. Zero means no cap.
 	OutputCap int64
-	// MaxBytes bounds stdout: beyond it the attempt is stopped with
-	// StopTooLarge. It also bounds every buffered line and the candidate
-	// text. Zero means DefaultMaxBytes.
+	// MaxBytes bounds the handoff candidate. A text agent's stdout is the
+	// candidate: beyond MaxBytes the attempt is stopped with StopTooLarge.
+	// A stream protocol's stdout is a transcript with no such limit; its
+	// final answer (Result.Text) is the candidate, and an answer over
+	// MaxBytes is dropped and reported by Result.TextTooLarge. Zero means
+	// DefaultMaxBytes.
 	MaxBytes int64
+	// MaxEventBytes bounds one line of a stream protocol's stdout: a
+	// longer line is not parsed but counted (Result.SkippedEvents), so
+	// memory stays bounded whatever the transcript holds. Zero means
+	// DefaultMaxEventBytes.
+	MaxEventBytes int64
+	// Candidate, when set, receives a text agent's stdout (up to MaxBytes)
+	// as it arrives, instead of Result.Text keeping it: a streaming
+	// handoff check reads it in bounded memory. Unused by stream
+	// protocols.
+	Candidate io.Writer
 	// Timeout bounds the whole attempt (StopTimeout); zero means none.
 	Timeout time.Duration
-	// IdleTimeout stops an agent that writes nothing to stdout or stderr for
-	// this long (StopStuck); zero means none. Any output, including Claude's
-	// api_retry liveness events, resets it.
+	// IdleTimeout stops an agent that for this long writes nothing to
+	// stdout or stderr and whose processes (its process group and every
+	// descendant) use no CPU (StopStuck): an agent waiting on its own tool,
+	// a build or a test suite, is silent but busy. Zero means none. Any
+	// output, including Claude's api_retry liveness events, resets it.
 	IdleTimeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
@@ -190,6 +207,19 @@ type Result struct {
 	// response_format and the request was repeated without it; the caller
 	// should not ask that endpoint for it again.
 	SchemaUnsupported bool
+
+	// TextTooLarge reports that a stream protocol's final answer was
+	// longer than Spec.MaxBytes: it was dropped (Text is empty) and
+	// TextBytes says how long it was.
+	TextTooLarge bool
+	TextBytes    int64
+	// SkippedEvents counts the stdout lines of a stream protocol that were
+	// longer than Spec.MaxEventBytes and not parsed, SkippedEventBytes their
+	// total length. SkippedResult reports that the final answer was in
+	// one of them (the attempt has no answer to judge).
+	SkippedEvents     int
+	SkippedEventBytes int64
+	SkippedResult     bool
 
 	// Help is set when a line containing the help marker was seen in the
 	// decoded text (event text for stream protocols, raw lines for text).

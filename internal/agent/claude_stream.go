@@ -7,53 +7,97 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // claudeStream folds Claude Code stream-json events into a Result. Agent
 // output is untrusted: a line that is not a JSON object, or an event whose
-// fields have unexpected types, is ignored for protocol purposes (it is still
-// in the raw output). Each line is at most Spec.MaxBytes long, and
-// encoding/json bounds nesting depth, so no single event can exhaust memory
-// or the stack.
+// type, session or error flag has the wrong type, is ignored for protocol
+// purposes (it is still in the raw output). Lines are parsed as they stream
+// (eventScanner): the bulk of a long transcript (tool inputs and results)
+// is skipped, and what is kept (the final answer, the assistant text) is
+// bounded by Spec.MaxBytes.
 type claudeStream struct {
-	res  *Result
-	help *helpScanner
-	now  func() time.Time
+	res      *Result
+	help     *helpScanner
+	now      func() time.Time
+	maxBytes int64
 
-	assistant [][]byte // assistant text blocks, in order
-	gotResult bool
-	result    string
+	assistant      [][]byte // the latest assistant text blocks, at most maxBytes in all
+	assistantBytes int64
+	gotResult      bool
+	result         string
 }
 
-// claudeEvent holds the fields cadence reads from any event. Type-dependent
-// fields are decoded leniently (json.RawMessage) so that one odd field does
-// not make the whole event unreadable.
+// The fields of a Claude Code event that cadence reads, as capture indices.
+const (
+	clType = iota
+	clSubtype
+	clSessionID
+	clError
+	clIsError
+	clResult
+	clErrors
+	clCost
+	clTurns
+	clUsage
+	clAPIStatus
+	clStructured
+	clRateLimit
+	clBlockType
+	clBlockText
+)
+
+func (c *claudeStream) captures() []capture {
+	return []capture{
+		clType:       {path: []string{"type"}, limit: 256},
+		clSubtype:    {path: []string{"subtype"}, limit: 256},
+		clSessionID:  {path: []string{"session_id"}, limit: 1 << 10},
+		clError:      {path: []string{"error"}, limit: 1 << 10},
+		clIsError:    {path: []string{"is_error"}, limit: 16},
+		clResult:     answerCapture([]string{"result"}, c.maxBytes),
+		clErrors:     {path: []string{"errors"}, limit: 64 << 10},
+		clCost:       {path: []string{"total_cost_usd"}, limit: 64},
+		clTurns:      {path: []string{"num_turns"}, limit: 64},
+		clUsage:      {path: []string{"usage"}, limit: 64 << 10},
+		clAPIStatus:  {path: []string{"api_error_status"}, limit: 64},
+		clStructured: {path: []string{"structured_output"}, limit: int(min(c.maxBytes, 1<<31-2)) + 1},
+		clRateLimit:  {path: []string{"rate_limit_info"}, limit: 64 << 10},
+		clBlockType:  {path: []string{"message", "content", "*", "type"}, limit: 64},
+		clBlockText:  answerCapture([]string{"message", "content", "*", "text"}, c.maxBytes),
+	}
+}
+
+// claudeEvent is an event's header: what it is and which session.
 type claudeEvent struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	SessionID        string          `json:"session_id"`
-	Message          json.RawMessage `json:"message"`
-	Error            json.RawMessage `json:"error"`
-	IsError          bool            `json:"is_error"`
-	Result           json.RawMessage `json:"result"`
-	Errors           json.RawMessage `json:"errors"`
-	TotalCostUSD     json.RawMessage `json:"total_cost_usd"`
-	NumTurns         json.RawMessage `json:"num_turns"`
-	Usage            json.RawMessage `json:"usage"`
-	APIErrorStatus   json.RawMessage `json:"api_error_status"`
-	StructuredOutput json.RawMessage `json:"structured_output"`
-	RateLimitInfo    json.RawMessage `json:"rate_limit_info"`
+	typ, subtype, sessionID string
+	isError                 bool
 }
 
-type claudeMessage struct {
-	Content []json.RawMessage `json:"content"`
-}
-
-// claudeBlock is one content block; blocks are decoded one by one so that a
-// malformed block does not hide the others.
-type claudeBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+// header reads the fields that say what an event is; ok is false when one
+// of them has the wrong type (then the line is not trusted as an event).
+func claudeHeader(e *eventScanner) (ev claudeEvent, ok bool) {
+	ok = true
+	text := func(i int) string {
+		f, found := e.get(i)
+		if !found {
+			return ""
+		}
+		s, good := stringField(f.raw)
+		ok = ok && good && !f.over
+		return s
+	}
+	ev.typ, ev.subtype, ev.sessionID = text(clType), text(clSubtype), text(clSessionID)
+	if f, found := e.get(clIsError); found {
+		switch string(f.raw) {
+		case "true":
+			ev.isError = true
+		case "false", "null":
+		default:
+			ok = false
+		}
+	}
+	return ev, ok
 }
 
 type claudeUsage struct {
@@ -70,67 +114,80 @@ type claudeRateLimitInfo struct {
 // does not have.
 const noConversation = "No conversation found"
 
-func newClaudeStream(res *Result, help *helpScanner, now func() time.Time) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now}
+func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
+	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes}
 }
 
-// line handles one stdout line (without its newline).
-func (c *claudeStream) line(line []byte) {
-	trimmed := bytes.TrimSpace(line)
-	var ev claudeEvent
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &ev) != nil {
-		c.rawLine(string(line))
+// event handles one line that is a JSON object; line is its beginning.
+func (c *claudeStream) event(e *eventScanner, line []byte) {
+	ev, ok := claudeHeader(e)
+	if !ok || ev.typ == "" {
+		// Not an event: a JSON object the agent printed, such as the
+		// context after a raw help marker, or an unreadable one.
+		c.raw(line)
 		return
 	}
-	switch ev.Type {
-	case "":
-		// Not an event: a JSON object the agent printed, such as the
-		// context after a raw help marker.
-		c.rawLine(string(line))
+	switch ev.typ {
 	case "system":
-		if ev.Subtype == "init" && c.res.SessionID == "" {
-			c.res.SessionID = ev.SessionID
+		if ev.subtype == "init" && c.res.SessionID == "" {
+			c.res.SessionID = ev.sessionID
 		}
 		// api_retry and other system events only show the agent is alive;
 		// any output already resets the idle timer.
 	case "assistant":
-		c.assistantEvent(&ev)
+		c.assistantEvent(e)
 	case "rate_limit_event":
-		c.rateLimitEvent(&ev)
+		c.rateLimitEvent(e)
 	case "result":
-		c.resultEvent(&ev)
+		c.resultEvent(e, ev)
 	}
+	// "user" events carry tool results, usually the bulk of a transcript;
+	// nothing in them concerns cadence.
 }
 
-// rawLine handles a line that is not a protocol event: agents print warnings
+// raw handles a line that is not a protocol event: agents print warnings
 // and errors as plain text too.
-func (c *claudeStream) rawLine(line string) {
-	c.help.line(line)
-	if strings.Contains(line, noConversation) {
+func (c *claudeStream) raw(line []byte) {
+	text := string(line)
+	c.help.line(text)
+	if strings.Contains(text, noConversation) {
 		c.res.SessionNotFound = true
 		if c.res.ErrorMessage == "" {
-			c.res.ErrorMessage = strings.TrimSpace(line)
+			c.res.ErrorMessage = strings.TrimSpace(text)
 		}
 	}
 }
 
-func (c *claudeStream) assistantEvent(ev *claudeEvent) {
-	var msg claudeMessage
-	var first string
-	if len(ev.Message) > 0 && json.Unmarshal(ev.Message, &msg) == nil {
-		for _, raw := range msg.Content {
-			var block claudeBlock
-			if json.Unmarshal(raw, &block) != nil || block.Type != "text" {
-				continue
-			}
-			if first == "" {
-				first = block.Text
-			}
-			c.assistant = append(c.assistant, []byte(block.Text))
-			c.help.text(block.Text)
-		}
+// skipped handles an event line too long to parse. A result event among
+// them held the final answer, now lost; a later result event would replace
+// it.
+func (c *claudeStream) skipped(e *eventScanner) {
+	if f, ok := e.get(clType); ok && stringValue(f.raw) == "result" {
+		c.res.SkippedResult = true
 	}
-	kind := jsonString(ev.Error)
+}
+
+func (c *claudeStream) assistantEvent(e *eventScanner) {
+	types := map[int]string{}
+	for _, f := range e.all(clBlockType) {
+		types[f.elem] = stringValue(f.raw)
+	}
+	var first string
+	for _, f := range e.all(clBlockText) {
+		if types[f.elem] != "text" || f.over {
+			continue
+		}
+		t, ok := stringField(f.raw)
+		if !ok {
+			continue
+		}
+		if first == "" {
+			first = t
+		}
+		c.addAssistant(t)
+		c.help.text(t)
+	}
+	kind := stringValue(value(e, clError))
 	if kind == "" {
 		return
 	}
@@ -143,14 +200,51 @@ func (c *claudeStream) assistantEvent(ev *claudeEvent) {
 	if c.res.ErrorMessage == "" {
 		c.res.ErrorMessage = kind
 		if first != "" {
-			c.res.ErrorMessage = first
+			c.res.ErrorMessage = cutText(first, maxErrorMessage)
 		}
 	}
 }
 
-func (c *claudeStream) rateLimitEvent(ev *claudeEvent) {
+// value returns the raw JSON of the first capture i of an event, or nil
+// when there is none or it was cut at its limit.
+func value(e *eventScanner, i int) []byte {
+	f, ok := e.get(i)
+	if !ok || f.over {
+		return nil
+	}
+	return f.raw
+}
+
+// maxErrorMessage bounds an error message taken from the agent's text.
+const maxErrorMessage = 4 << 10
+
+// cutText returns at most n bytes of s, cut on a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// addAssistant keeps an assistant text block for the fallback answer (the
+// text of a stream that ended without a result event), dropping the oldest
+// blocks past maxBytes.
+func (c *claudeStream) addAssistant(text string) {
+	c.assistant = append(c.assistant, []byte(text))
+	c.assistantBytes += int64(len(text)) + 1
+	for c.assistantBytes > c.maxBytes+1 && len(c.assistant) > 0 {
+		c.assistantBytes -= int64(len(c.assistant[0])) + 1
+		c.assistant[0] = nil
+		c.assistant = c.assistant[1:]
+	}
+}
+
+func (c *claudeStream) rateLimitEvent(e *eventScanner) {
 	var info claudeRateLimitInfo
-	if json.Unmarshal(ev.RateLimitInfo, &info) != nil || info.Status != "rejected" {
+	if json.Unmarshal(value(e, clRateLimit), &info) != nil || info.Status != "rejected" {
 		return
 	}
 	c.res.Transient = true
@@ -175,45 +269,52 @@ func (c *claudeStream) rateLimitEvent(ev *claudeEvent) {
 	}
 }
 
-func (c *claudeStream) resultEvent(ev *claudeEvent) {
+func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	c.gotResult = true
-	c.result = jsonString(ev.Result)
-	c.res.IsError = ev.IsError
+	c.res.SkippedResult = false
+	c.res.IsError = ev.isError
 	if c.res.SessionID == "" {
-		c.res.SessionID = ev.SessionID
+		c.res.SessionID = ev.sessionID
 	}
-	if v, ok := jsonNumber(ev.TotalCostUSD); ok && v >= 0 {
+	if v, ok := jsonNumber(value(e, clCost)); ok && v >= 0 {
 		c.res.CostUSD = v
 	}
-	if v, ok := jsonNumber(ev.NumTurns); ok && v >= 0 && v <= math.MaxInt32 {
+	if v, ok := jsonNumber(value(e, clTurns)); ok && v >= 0 && v <= math.MaxInt32 {
 		c.res.Turns = int(v)
 	}
 	var usage claudeUsage
-	if len(ev.Usage) > 0 && json.Unmarshal(ev.Usage, &usage) == nil {
+	if u := value(e, clUsage); len(u) > 0 && json.Unmarshal(u, &usage) == nil {
 		c.res.InputTokens = jsonInt64(usage.InputTokens)
 		c.res.OutputTokens = jsonInt64(usage.OutputTokens)
 	}
-	if len(ev.StructuredOutput) > 0 && !bytes.Equal(ev.StructuredOutput, []byte("null")) {
-		c.res.StructuredOutput = append(json.RawMessage(nil), ev.StructuredOutput...)
+	c.res.StructuredOutput = nil
+	if f, ok := e.get(clStructured); ok && string(f.raw) != "null" {
+		switch {
+		case f.over || f.size > c.maxBytes:
+			c.res.TextTooLarge, c.res.TextBytes = true, f.size
+		case json.Valid(f.raw):
+			c.res.StructuredOutput = append(json.RawMessage(nil), f.raw...)
+		}
 	}
+	c.result = c.answer(e)
 	c.help.text(c.result)
 
 	message := c.result
-	if errs := jsonStrings(ev.Errors); len(errs) > 0 && (message == "" || !ev.IsError) {
+	if errs := jsonStrings(value(e, clErrors)); len(errs) > 0 && (message == "" || !ev.isError) {
 		message = strings.Join(errs, "; ")
 	}
 	if strings.Contains(message, noConversation) {
 		c.res.SessionNotFound = true
 	}
-	if !ev.IsError {
+	if !ev.isError {
 		// The agent recovered (it retries rate limits and overloads
 		// itself): earlier error events no longer describe the attempt.
 		c.res.Transient, c.res.Permanent = false, false
 		c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
 		return
 	}
-	c.res.ErrorMessage = message
-	status, ok := jsonNumber(ev.APIErrorStatus)
+	c.res.ErrorMessage = cutText(message, maxErrorMessage)
+	status, ok := jsonNumber(value(e, clAPIStatus))
 	if !ok {
 		status = float64(apiErrorStatus(message))
 	}
@@ -223,6 +324,42 @@ func (c *claudeStream) resultEvent(ev *claudeEvent) {
 	}
 }
 
+// answer decodes the result event's final answer (see keepAnswer).
+func (c *claudeStream) answer(e *eventScanner) string {
+	c.res.TextTooLarge, c.res.TextBytes = false, 0
+	f, ok := e.get(clResult)
+	if !ok {
+		return ""
+	}
+	return keepAnswer(c.res, f, c.maxBytes)
+}
+
+// keepAnswer decodes a captured JSON string that is a final answer, unless
+// it is over maxBytes: then it is dropped, res.TextTooLarge is set, and
+// res.TextBytes says how long it is (its raw length, when it was too long
+// even to capture).
+func keepAnswer(res *Result, f field, maxBytes int64) string {
+	if f.over || minDecodedLen(f.raw) > maxBytes {
+		res.TextTooLarge, res.TextBytes = true, f.size-2
+		return ""
+	}
+	s := stringValue(f.raw)
+	res.TextBytes = int64(len(s))
+	if int64(len(s)) > maxBytes {
+		res.TextTooLarge = true
+		return ""
+	}
+	return s
+}
+
+// minDecodedLen is a lower bound on the length of a raw JSON string once
+// decoded: an escape takes at most six bytes for one. It lets an answer
+// far over the limit be refused without decoding it.
+func minDecodedLen(raw []byte) int64 {
+	n := int64(max(len(raw)-2, 0))
+	return n - 5*int64(bytes.Count(raw, []byte{'\\'}))
+}
+
 // finish sets the candidate text once the stream has ended.
 func (c *claudeStream) finish(string) {
 	if c.gotResult {
@@ -230,6 +367,7 @@ func (c *claudeStream) finish(string) {
 		return
 	}
 	c.res.Text = bytes.Join(c.assistant, []byte("\n"))
+	c.res.TextBytes = int64(len(c.res.Text))
 }
 
 func jsonString(raw json.RawMessage) string {

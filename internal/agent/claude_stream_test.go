@@ -13,17 +13,15 @@ import (
 func feed(t *testing.T, proto Protocol, now time.Time, data []byte) *Result {
 	t.Helper()
 	s := newSession(withDefaults(Spec{Protocol: proto}), nil)
-	if s.stream != nil {
-		s.stream.now = func() time.Time { return now }
+	if c, ok := s.events.(*claudeStream); ok {
+		c.now = func() time.Time { return now }
 	}
 	for len(data) > 0 {
 		n := min(7, len(data))
 		s.consume(data[:n])
 		data = data[n:]
 	}
-	if len(s.pending) > 0 {
-		s.line(s.pending)
-	}
+	s.endStdout()
 	return s.result()
 }
 

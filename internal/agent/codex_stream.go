@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -19,8 +18,9 @@ import (
 // are kept as Result.Cumulative*, and this attempt's usage is the difference
 // from the prior figures the caller passed in Spec.
 type codexStream struct {
-	res  *Result
-	help *helpScanner
+	res      *Result
+	help     *helpScanner
+	maxBytes int64
 
 	priorIn, priorOut int64
 	answer            string // text of the last agent_message item
@@ -28,61 +28,78 @@ type codexStream struct {
 	lastError         string // message of the last error event
 }
 
-type codexEvent struct {
-	Type     string          `json:"type"`
-	ThreadID string          `json:"thread_id"`
-	Item     json.RawMessage `json:"item"`
-	Usage    json.RawMessage `json:"usage"`
-	Error    json.RawMessage `json:"error"`
-	Message  json.RawMessage `json:"message"`
+// The fields of a Codex event that cadence reads, as capture indices.
+const (
+	cxType = iota
+	cxThreadID
+	cxItemType
+	cxItemText
+	cxUsage
+	cxErrorMessage
+	cxMessage
+)
+
+func (c *codexStream) captures() []capture {
+	return []capture{
+		cxType:         {path: []string{"type"}, limit: 256},
+		cxThreadID:     {path: []string{"thread_id"}, limit: 1 << 10},
+		cxItemType:     {path: []string{"item", "type"}, limit: 256},
+		cxItemText:     answerCapture([]string{"item", "text"}, c.maxBytes),
+		cxUsage:        {path: []string{"usage"}, limit: 64 << 10},
+		cxErrorMessage: {path: []string{"error", "message"}, limit: 64 << 10},
+		cxMessage:      {path: []string{"message"}, limit: 64 << 10},
+	}
 }
 
-type codexItem struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorOut int64) *codexStream {
+	return &codexStream{res: res, help: help, maxBytes: maxBytes, priorIn: priorIn, priorOut: priorOut}
 }
 
-type codexError struct {
-	Message string `json:"message"`
-}
-
-func newCodexStream(res *Result, help *helpScanner, priorIn, priorOut int64) *codexStream {
-	return &codexStream{res: res, help: help, priorIn: priorIn, priorOut: priorOut}
-}
-
-func (c *codexStream) line(line []byte) {
-	trimmed := bytes.TrimSpace(line)
-	var ev codexEvent
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &ev) != nil || ev.Type == "" {
-		c.help.line(string(line))
+func (c *codexStream) event(e *eventScanner, line []byte) {
+	typ, ok := stringField(value(e, cxType))
+	if !ok || typ == "" {
+		c.raw(line)
 		return
 	}
-	switch ev.Type {
+	switch typ {
 	case "thread.started":
 		if c.res.SessionID == "" {
-			c.res.SessionID = ev.ThreadID
+			c.res.SessionID = stringValue(value(e, cxThreadID))
 		}
 	case "item.completed":
-		var item codexItem
-		if json.Unmarshal(ev.Item, &item) == nil && item.Type == "agent_message" {
-			c.answer, c.gotAnswer = item.Text, true
-			c.help.text(item.Text)
+		// Items of other types (command output, file changes) are the
+		// bulk of a transcript; only their type was read.
+		if stringValue(value(e, cxItemType)) == "agent_message" {
+			c.res.TextTooLarge, c.res.TextBytes = false, 0
+			f, _ := e.get(cxItemText)
+			c.answer, c.gotAnswer = keepAnswer(c.res, f, c.maxBytes), true
+			c.res.SkippedResult = false
+			c.help.text(c.answer)
 		}
 	case "turn.completed":
-		c.turnCompleted(ev.Usage)
+		c.turnCompleted(value(e, cxUsage))
 	case "turn.failed":
-		var e codexError
 		msg := c.lastError
-		if json.Unmarshal(ev.Error, &e) == nil && e.Message != "" {
-			msg = e.Message
+		if m := stringValue(value(e, cxErrorMessage)); m != "" {
+			msg = m
 		}
 		c.fail(msg)
 	case "error":
 		// A retry notice or the prelude of turn.failed; kept in case the
 		// stream ends without a turn.failed.
-		if m := jsonString(ev.Message); m != "" {
-			c.lastError = m
+		if m := stringValue(value(e, cxMessage)); m != "" {
+			c.lastError = cutText(m, maxErrorMessage)
 		}
+	}
+}
+
+func (c *codexStream) raw(line []byte) { c.help.line(string(line)) }
+
+// skipped handles an event line too long to parse: an agent_message item
+// among them was the final answer, lost unless a later one replaces it.
+func (c *codexStream) skipped(e *eventScanner) {
+	if stringValue(value(e, cxType)) == "item.completed" && stringValue(value(e, cxItemType)) == "agent_message" {
+		c.res.SkippedResult = true
 	}
 }
 
@@ -111,7 +128,7 @@ func delta(total, prior int64) int64 {
 
 func (c *codexStream) fail(msg string) {
 	c.res.IsError = true
-	c.res.ErrorMessage = msg
+	c.res.ErrorMessage = cutText(msg, maxErrorMessage)
 	classifyMessage(c.res, msg)
 }
 

@@ -43,10 +43,7 @@ func feedPieces(proto Protocol, pieces [][]byte, stderr []byte) *Result {
 	for _, p := range pieces {
 		s.consume(p)
 	}
-	if !s.overflow && len(s.pending) > 0 {
-		s.line(s.pending)
-		s.pending = nil
-	}
+	s.endStdout()
 	s.stderrTail.write(stderr)
 	return s.result()
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -25,25 +24,43 @@ import (
 // A new session is saved only once a turn has been answered: after a failed
 // first turn the id from init cannot be resumed (Result.SessionNotSaved).
 type geminiStream struct {
-	res  *Result
-	help *helpScanner
-	now  func() time.Time
+	res      *Result
+	help     *helpScanner
+	now      func() time.Time
+	maxBytes int64
 	// resumed: the session existed before this attempt.
 	resumed bool
 
-	answer    strings.Builder // assistant deltas, concatenated
-	gotResult bool
-	errType   string
+	answer     strings.Builder // assistant deltas since the last tool call, concatenated
+	answerOver int64           // the answer's length once it went past maxBytes (then dropped)
+	answered   bool            // an assistant message was seen at all
+	gotResult  bool
+	errType    string
 }
 
-type geminiEvent struct {
-	Type      string          `json:"type"`
-	SessionID string          `json:"session_id"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Status    string          `json:"status"`
-	Error     json.RawMessage `json:"error"`
-	Stats     json.RawMessage `json:"stats"`
+// The fields of a Gemini CLI event that cadence reads, as capture indices.
+const (
+	gmType = iota
+	gmSessionID
+	gmRole
+	gmStatus
+	gmContent
+	gmError
+	gmStats
+	gmMessage
+)
+
+func (g *geminiStream) captures() []capture {
+	return []capture{
+		gmType:      {path: []string{"type"}, limit: 256},
+		gmSessionID: {path: []string{"session_id"}, limit: 1 << 10},
+		gmRole:      {path: []string{"role"}, limit: 256},
+		gmStatus:    {path: []string{"status"}, limit: 256},
+		gmContent:   answerCapture([]string{"content"}, g.maxBytes),
+		gmError:     {path: []string{"error"}, limit: 64 << 10},
+		gmStats:     {path: []string{"stats"}, limit: 64 << 10},
+		gmMessage:   {path: []string{"message"}, limit: 64 << 10},
+	}
 }
 
 type geminiError struct {
@@ -57,61 +74,96 @@ const (
 	geminiTerminal  = "TerminalQuotaError"
 )
 
-func newGeminiStream(res *Result, help *helpScanner, now func() time.Time, resumed bool) *geminiStream {
-	return &geminiStream{res: res, help: help, now: now, resumed: resumed}
+func newGeminiStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64, resumed bool) *geminiStream {
+	return &geminiStream{res: res, help: help, now: now, maxBytes: maxBytes, resumed: resumed}
 }
 
-func (g *geminiStream) line(line []byte) {
-	trimmed := bytes.TrimSpace(line)
-	var ev geminiEvent
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &ev) != nil || ev.Type == "" {
-		g.help.line(string(line))
+func (g *geminiStream) event(e *eventScanner, line []byte) {
+	typ, ok := stringField(value(e, gmType))
+	if !ok || typ == "" {
+		g.raw(line)
 		return
 	}
-	switch ev.Type {
+	switch typ {
 	case "init":
 		if g.res.SessionID == "" {
-			g.res.SessionID = ev.SessionID
+			g.res.SessionID = stringValue(value(e, gmSessionID))
 		}
 	case "message":
-		if ev.Role == "assistant" {
-			g.answer.WriteString(jsonString(ev.Content))
+		if stringValue(value(e, gmRole)) == "assistant" {
+			f, _ := e.get(gmContent)
+			g.addAnswer(f)
 		}
+	case "tool_use":
+		// The model goes on after its tool: the final answer is what it
+		// says after its last tool call, as in Claude Code's result.
+		g.help.text(g.answer.String())
+		g.answer.Reset()
+		g.answerOver = 0
+		g.res.SkippedResult = false
 	case "result":
-		g.resultEvent(&ev)
+		g.resultEvent(e)
 	case "error":
 		// A non-fatal warning; the result decides the outcome.
-		var e geminiError
-		if json.Unmarshal(trimmed, &e) == nil && g.res.ErrorMessage == "" {
-			g.res.ErrorMessage = e.Message
+		if m := stringValue(value(e, gmMessage)); m != "" && g.res.ErrorMessage == "" {
+			g.res.ErrorMessage = cutText(m, maxErrorMessage)
 		}
 	}
 }
 
-func (g *geminiStream) resultEvent(ev *geminiEvent) {
+func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
+
+// addAnswer appends an assistant delta to the answer, or only measures it
+// once the answer is over maxBytes.
+func (g *geminiStream) addAnswer(f field) {
+	g.answered = true
+	if g.answerOver > 0 || f.over {
+		g.answerOver += int64(g.answer.Len()) + max(f.size-2, 0)
+		g.answer.Reset()
+		return
+	}
+	text := stringValue(f.raw)
+	if int64(g.answer.Len()+len(text)) > g.maxBytes {
+		g.answerOver = int64(g.answer.Len() + len(text))
+		g.answer.Reset()
+		return
+	}
+	g.answer.WriteString(text)
+}
+
+// skipped handles an event line too long to parse: an assistant message
+// among them was part of the final answer, lost unless a tool call follows.
+func (g *geminiStream) skipped(e *eventScanner) {
+	if stringValue(value(e, gmType)) == "message" && stringValue(value(e, gmRole)) != "user" {
+		g.res.SkippedResult = true
+	}
+}
+
+func (g *geminiStream) resultEvent(e *eventScanner) {
 	g.gotResult = true
 	var stats struct {
 		InputTokens  json.RawMessage `json:"input_tokens"`
 		OutputTokens json.RawMessage `json:"output_tokens"`
 	}
-	if len(ev.Stats) > 0 && json.Unmarshal(ev.Stats, &stats) == nil {
+	if st := value(e, gmStats); len(st) > 0 && json.Unmarshal(st, &stats) == nil {
 		g.res.InputTokens = jsonInt64(stats.InputTokens)
 		g.res.OutputTokens = jsonInt64(stats.OutputTokens)
 	}
-	if ev.Status == "success" {
+	status := stringValue(value(e, gmStatus))
+	if status == "success" {
 		g.res.Turns++
 		g.res.IsError, g.res.Transient, g.res.Permanent = false, false, false
 		g.res.ErrorMessage, g.res.RetryAfter = "", 0
 		return
 	}
 	g.res.IsError = true
-	var e geminiError
-	if len(ev.Error) > 0 && json.Unmarshal(ev.Error, &e) == nil {
-		g.errType = e.Type
-		g.res.ErrorMessage = e.Message
+	var ge geminiError
+	if raw := value(e, gmError); len(raw) > 0 && json.Unmarshal(raw, &ge) == nil {
+		g.errType = ge.Type
+		g.res.ErrorMessage = cutText(ge.Message, maxErrorMessage)
 	}
 	if g.res.ErrorMessage == "" {
-		g.res.ErrorMessage = "gemini reported status " + strconv.Quote(ev.Status)
+		g.res.ErrorMessage = "gemini reported status " + strconv.Quote(cutText(status, 256))
 	}
 	switch g.errType {
 	case geminiRetryable:
@@ -130,8 +182,12 @@ func (g *geminiStream) resultEvent(ev *geminiEvent) {
 
 func (g *geminiStream) finish(stderrTail string) {
 	g.res.Text = []byte(g.answer.String())
+	g.res.TextBytes = int64(g.answer.Len())
+	if g.answerOver > 0 {
+		g.res.TextTooLarge, g.res.TextBytes = true, g.answerOver
+	}
 	g.help.text(g.answer.String())
-	if !g.resumed && g.res.SessionID != "" && g.res.Turns == 0 && g.answer.Len() == 0 {
+	if !g.resumed && g.res.SessionID != "" && g.res.Turns == 0 && !g.answered {
 		// A new session whose turn was not answered is not on disk.
 		g.res.SessionNotSaved = true
 	}

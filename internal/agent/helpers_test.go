@@ -111,7 +111,11 @@ func (w *watchWriter) String() string {
 	return w.buf.String()
 }
 
-// fmtSscanf reads the "pids PARENT CHILD" line of the tree helper.
+// fmtSscanf reads the "pids PARENT CHILD" line of the tree helper, which
+// the child's own "sleeping" line may precede: both write to one stdout.
 func fmtSscanf(s string, parent, child *int) (int, error) {
+	if i := strings.Index(s, "pids "); i >= 0 {
+		s = s[i:]
+	}
 	return fmt.Sscanf(s, "pids %d %d", parent, child)
 }

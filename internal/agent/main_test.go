@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +17,18 @@ import (
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/agent/sim"
 )
+
+// spin keeps one core busy for d.
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	x := 0
+	for time.Now().Before(end) {
+		for i := range 1 << 16 {
+			x += i
+		}
+	}
+	_ = x
+}
 
 // sigIgn returns the SigIgn mask (hex) of a /proc status file.
 func sigIgn(path string) string {
@@ -104,6 +117,50 @@ func helperMain(args []string) int {
 			fmt.Println("tick", i)
 			time.Sleep(every)
 		}
+		return 0
+	case "transcript":
+		// transcript N SIZE ANSWER: Claude Code stream-json with N tool
+		// results of SIZE bytes each, then a result event whose answer is
+		// {"ok": true} (ANSWER "small") or "big:K", K bytes of text.
+		n, _ := strconv.Atoi(arg(1))
+		size, _ := strconv.Atoi(arg(2))
+		w := bufio.NewWriterSize(os.Stdout, 1<<16)
+		fmt.Fprintln(w, `{"type":"system","subtype":"init","session_id":"5e55a1d0-0000-4000-8000-000000000001"}`)
+		for i := range n {
+			fmt.Fprintf(w, `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"%s"}]}}`+"\n", i, strings.Repeat("x", size))
+		}
+		answer := `{\"ok\": true}`
+		if k, ok := strings.CutPrefix(arg(3), "big:"); ok {
+			size, _ := strconv.Atoi(k)
+			answer = strings.Repeat("a", size)
+		}
+		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":"%s","session_id":"5e55a1d0-0000-4000-8000-000000000001","num_turns":%d}`+"\n", answer, n+1)
+		if err := w.Flush(); err != nil {
+			return 1
+		}
+		return 0
+	case "burn":
+		// burn D: no output while using a core for D, like a build run
+		// by an agent's tool; then an answer.
+		d, _ := time.ParseDuration(arg(1))
+		spin(d)
+		fmt.Println(`{"ok": true}`)
+		return 0
+	case "burn-child":
+		// burn-child D: silent while a child in a session of its own (a
+		// detached tool) burns a core for D; then an answer.
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		child := exec.Command(exe, "burn", arg(1))
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Println(`{"ok": true}`)
 		return 0
 	case "sleep":
 		fmt.Println("sleeping")

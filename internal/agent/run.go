@@ -130,6 +130,9 @@ func withDefaults(spec Spec) Spec {
 	if spec.MaxBytes <= 0 {
 		spec.MaxBytes = DefaultMaxBytes
 	}
+	if spec.MaxEventBytes <= 0 {
+		spec.MaxEventBytes = DefaultMaxEventBytes
+	}
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
 	}
@@ -188,10 +191,20 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 		timeoutC = t.C
 	}
 	var idle *time.Timer
+	var cpu *groupCPU
+	var cpuC <-chan time.Time
 	if s.spec.IdleTimeout > 0 {
 		idle = time.NewTimer(s.spec.IdleTimeout)
 		defer idle.Stop()
 		idleC = idle.C
+		if cpuAware {
+			every := cpuSampleInterval(s.spec.IdleTimeout)
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			cpuC = tick.C
+			cpu = newGroupCPU(pid)
+			cpu.sample() // the baseline: what the processes used before
+		}
 	}
 	var kill *time.Timer
 	defer func() {
@@ -206,7 +219,7 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			return
 		}
 		stop = reason
-		timeoutC, idleC = nil, nil
+		timeoutC, idleC, cpuC = nil, nil, nil
 		_ = signalGroup(pid, syscall.SIGTERM)
 		kill = time.NewTimer(s.spec.Grace)
 		killC = kill.C
@@ -229,9 +242,29 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			if idle != nil && stop == StopNone {
 				idle.Reset(s.spec.IdleTimeout)
 			}
+		case <-cpuC:
+			// Silent but working (a build, a test suite run by the agent's
+			// tool) is not stuck.
+			if busy(cpu.sample(), cpuSampleInterval(s.spec.IdleTimeout)) {
+				idle.Reset(s.spec.IdleTimeout)
+			}
 		case <-killC:
 			killC = nil
 			_ = signalGroup(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// cpuSampleInterval is how often idle detection samples the CPU use of the
+// agent's processes: a tenth of the idle timeout, within [100ms, 5s].
+func cpuSampleInterval(idle time.Duration) time.Duration {
+	return min(max(idle/10, 100*time.Millisecond), 5*time.Second)
+}
+
+// busy reports whether CPU time used during a sample interval shows work:
+// at least one clock tick and 2% of one core. A process blocked on a socket
+// or a timer (a wedged agent, a sleeping tool) uses less; a build, a test
+// suite or an agent parsing a model's answer uses far more.
+func busy(used, interval time.Duration) bool {
+	return used > 0 && used >= interval/50
 }

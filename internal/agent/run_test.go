@@ -88,27 +88,69 @@ func TestRunOutputCap(t *testing.T) {
 }
 
 func TestRunTooLarge(t *testing.T) {
+	spec := helperSpec(t, "flood")
+	spec.MaxBytes = 1 << 20
+	spec.Timeout = 10 * time.Second
+	res := mustRun(t, context.Background(), spec)
+	if res.Stop != agent.StopTooLarge {
+		t.Fatalf("Stop = %q, want too_large", res.Stop)
+	}
+	if res.StdoutBytes <= spec.MaxBytes || int64(len(res.Text)) > spec.MaxBytes {
+		t.Errorf("StdoutBytes %d, len(Text) %d, MaxBytes %d", res.StdoutBytes, len(res.Text), spec.MaxBytes)
+	}
+}
+
+// TestRunTranscriptIsNotTheHandoff: a stream protocol's output is a
+// transcript, not the handoff; MaxBytes bounds only its final answer, and
+// MaxEventBytes one line, which is skipped and counted rather than parsed.
+func TestRunTranscriptIsNotTheHandoff(t *testing.T) {
+	const mib = 1 << 20
 	tests := []struct {
-		name  string
-		args  []string
-		proto agent.Protocol
+		name          string
+		args          []string
+		maxBytes      int64
+		maxEventBytes int64
+		check         func(t *testing.T, r *agent.Result)
 	}{
-		{"endless lines", []string{"flood"}, agent.ProtocolText},
-		{"one line longer than MaxBytes", []string{"bytes", "3000000"}, agent.ProtocolClaudeStream},
+		{"a transcript far over max_bytes with a small answer", []string{"transcript", "200", "65536", "small"}, mib, 0, func(t *testing.T, r *agent.Result) {
+			if r.Stop != agent.StopNone || string(r.Text) != `{"ok": true}` || r.TextTooLarge || r.SkippedEvents != 0 {
+				t.Errorf("Stop %q Text %q too large %v skipped %d", r.Stop, r.Text, r.TextTooLarge, r.SkippedEvents)
+			}
+			if r.StdoutBytes < 200*65536 {
+				t.Errorf("StdoutBytes = %d, want the whole transcript", r.StdoutBytes)
+			}
+		}},
+		{"an answer over max_bytes", []string{"transcript", "2", "100", "big:2000000"}, mib, 0, func(t *testing.T, r *agent.Result) {
+			if r.Stop != agent.StopNone || !r.TextTooLarge || len(r.Text) != 0 || r.TextBytes != 2000000 {
+				t.Errorf("Stop %q too large %v len(Text) %d TextBytes %d", r.Stop, r.TextTooLarge, len(r.Text), r.TextBytes)
+			}
+		}},
+		{"an event over max_event_bytes is skipped, the answer after it kept", []string{"transcript", "3", "3000000", "small"}, mib, 2 * mib, func(t *testing.T, r *agent.Result) {
+			if string(r.Text) != `{"ok": true}` || r.SkippedEvents != 3 || r.SkippedResult {
+				t.Errorf("Text %q skipped %d result skipped %v", r.Text, r.SkippedEvents, r.SkippedResult)
+			}
+			if r.SkippedEventBytes < 3*3000000 {
+				t.Errorf("SkippedEventBytes = %d", r.SkippedEventBytes)
+			}
+		}},
+		{"a result event over max_event_bytes fails the answer", []string{"transcript", "1", "100", "big:3000000"}, 4 * mib, 2 * mib, func(t *testing.T, r *agent.Result) {
+			if !r.SkippedResult || r.SkippedEvents != 1 || len(r.Text) != 0 {
+				t.Errorf("result skipped %v skipped %d Text %q", r.SkippedResult, r.SkippedEvents, r.Text)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := helperSpec(t, tt.args...)
-			spec.Protocol = tt.proto
-			spec.MaxBytes = 1 << 20
-			spec.Timeout = 10 * time.Second
+			spec.Protocol = agent.ProtocolClaudeStream
+			spec.MaxBytes = tt.maxBytes
+			spec.MaxEventBytes = tt.maxEventBytes
+			spec.Timeout = 30 * time.Second
 			res := mustRun(t, context.Background(), spec)
-			if res.Stop != agent.StopTooLarge {
-				t.Fatalf("Stop = %q, want too_large", res.Stop)
+			if res.ExitCode != 0 {
+				t.Fatalf("helper exited %d: %s", res.ExitCode, res.StderrTail)
 			}
-			if res.StdoutBytes <= spec.MaxBytes || int64(len(res.Text)) > spec.MaxBytes {
-				t.Errorf("StdoutBytes %d, len(Text) %d, MaxBytes %d", res.StdoutBytes, len(res.Text), spec.MaxBytes)
-			}
+			tt.check(t, res)
 		})
 	}
 }
@@ -162,19 +204,34 @@ func TestRunIdleTimeout(t *testing.T) {
 	}{
 		{"silent agent is stuck", []string{"sleep"}, agent.StopStuck},
 		{"steady output keeps it alive", []string{"tick", "10", "300ms"}, agent.StopNone},
+		{"silent but busy is not stuck", []string{"burn", "5s"}, agent.StopNone},
+		{"a detached child's work counts", []string{"burn-child", "5s"}, agent.StopNone},
+		{"a silent child that sleeps is stuck", []string{"tree"}, agent.StopStuck},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // both mostly wait on the clock
-			spec := helperSpec(t, tt.args...)
-			spec.IdleTimeout = 2 * time.Second
-			spec.Timeout = 20 * time.Second
-			res := mustRun(t, context.Background(), spec)
-			if res.Stop != tt.wantStop {
-				t.Errorf("Stop = %q after %v, want %q", res.Stop, res.Elapsed, tt.wantStop)
+		for _, supervised := range []bool{false, true} {
+			name := tt.name
+			if supervised {
+				name += ", supervised"
 			}
-			waitGone(t, res.PID)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel() // they mostly wait on the clock
+				spec := helperSpec(t, tt.args...)
+				spec.IdleTimeout = 2 * time.Second
+				spec.Timeout = 30 * time.Second
+				if supervised {
+					spec.Supervisor = selfExe(t)
+				}
+				res := mustRun(t, context.Background(), spec)
+				if res.Stop != tt.wantStop {
+					t.Errorf("Stop = %q after %v, want %q", res.Stop, res.Elapsed, tt.wantStop)
+				}
+				if tt.wantStop == agent.StopNone && strings.HasPrefix(tt.args[0], "burn") && !strings.Contains(string(res.Text), `{"ok": true}`) {
+					t.Errorf("Text = %q, want the answer after the silent work", res.Text)
+				}
+				waitGone(t, res.PID)
+			})
+		}
 	}
 }
 

@@ -32,13 +32,18 @@ type session struct {
 	// Owned by the stdout reader until stdoutDone.
 	res         Result
 	help        helpScanner
-	stream      *claudeStream // ProtocolClaudeStream only
-	events      lineStream    // the protocol's parser; nil for ProtocolText
-	sessionSeen bool          // OnSession has been called
-	text        bytes.Buffer
+	events      lineStream   // the protocol's parser; nil for ProtocolText
+	sessionSeen bool         // OnSession has been called
+	text        bytes.Buffer // a text agent's output, when Spec.Candidate is nil
 	stdoutBytes int64
-	overflow    bool
-	pending     []byte
+	overflow    bool   // a text agent's output went past MaxBytes
+	pending     []byte // a text agent's current line, when it spans reads
+
+	// A stream protocol's current line.
+	scan     *eventScanner
+	prefix   []byte // its first maxTextLine bytes
+	lineLen  int64
+	skipping bool // it is longer than MaxEventBytes
 
 	// Owned by the stderr reader until stderrDone.
 	stderrTail tailBuffer
@@ -59,12 +64,14 @@ func newSession(spec Spec, p *pipes) *session {
 	s.help.marker = spec.HelpMarker
 	switch spec.Protocol {
 	case ProtocolClaudeStream:
-		s.stream = newClaudeStream(&s.res, &s.help, time.Now)
-		s.events = s.stream
+		s.events = newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 	case ProtocolCodexJSONL:
-		s.events = newCodexStream(&s.res, &s.help, spec.PriorInputTokens, spec.PriorOutputTokens)
+		s.events = newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorOutputTokens)
 	case ProtocolGeminiStream:
-		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.Resume)
+		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
+	}
+	if s.events != nil {
+		s.scan = newEventScanner(s.events.captures(), lineBudget(spec.MaxBytes))
 	}
 	return s
 }
@@ -132,20 +139,27 @@ func (s *session) readStdout() {
 			break
 		}
 	}
-	if !s.overflow && len(s.pending) > 0 {
-		s.line(s.pending)
-		s.pending = nil
-	}
+	s.endStdout()
 }
 
-// consume adds a chunk of stdout to the candidate and feeds complete lines to
-// the protocol. Past MaxBytes nothing more is kept: the rest is only counted.
 // maxTextLine bounds how much of one line of a text agent's output is kept
 // for the help-marker scan.
 const maxTextLine = 64 << 10
 
+// consume takes a chunk of stdout. A text agent's output is the handoff
+// candidate: past MaxBytes the attempt is stopped and the rest only
+// counted. A stream protocol's output is a transcript of events, parsed
+// line by line in memory bounded by MaxEventBytes whatever its length.
 func (s *session) consume(chunk []byte) {
 	s.stdoutBytes += int64(len(chunk))
+	if s.events == nil {
+		s.consumeText(chunk)
+		return
+	}
+	s.consumeEvents(chunk)
+}
+
+func (s *session) consumeText(chunk []byte) {
 	if s.overflow {
 		return
 	}
@@ -155,57 +169,138 @@ func (s *session) consume(chunk []byte) {
 		s.signal(s.tooLarge)
 		return
 	}
-	if s.spec.Protocol == ProtocolText {
+	if s.spec.Candidate != nil {
+		_, _ = s.spec.Candidate.Write(chunk)
+	} else {
 		s.text.Write(chunk)
 	}
 	for {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
-			if s.spec.Protocol == ProtocolText && len(s.pending)+len(chunk) > maxTextLine {
-				// A text agent's lines are only scanned for the help marker,
-				// and the whole output is already kept in s.text: a line
-				// without an end is not copied a second time.
-				chunk = chunk[:max(0, min(len(chunk), maxTextLine-len(s.pending)))]
-			}
-			s.pending = append(s.pending, chunk...)
+			// Lines are only scanned for the help marker; a line without an
+			// end is not kept past maxTextLine.
+			keep := max(0, min(len(chunk), maxTextLine-len(s.pending)))
+			s.pending = append(s.pending, chunk[:keep]...)
 			return
 		}
 		if len(s.pending) > 0 {
-			s.pending = append(s.pending, chunk[:i]...)
-			s.line(s.pending)
+			keep := max(0, min(i, maxTextLine-len(s.pending)))
+			s.pending = append(s.pending, chunk[:keep]...)
+			s.help.line(string(s.pending))
 			s.pending = s.pending[:0]
 		} else {
-			s.line(chunk[:i])
+			s.help.line(string(chunk[:min(i, maxTextLine)]))
 		}
 		chunk = chunk[i+1:]
 	}
 }
 
-// lineStream is a stream protocol's parser: it folds stdout lines into the
-// session's Result as they arrive, and completes it once stdout and stderr
-// have ended.
-type lineStream interface {
-	// line handles one stdout line without its newline; it must not
-	// retain the slice.
-	line(line []byte)
-	// finish sets what only the whole stream decides (the candidate text,
-	// fallbacks read from the stderr tail).
-	finish(stderrTail string)
+func (s *session) consumeEvents(chunk []byte) {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		part := chunk
+		if i >= 0 {
+			part = chunk[:i]
+		}
+		s.lineLen += int64(len(part))
+		switch {
+		case s.skipping:
+		case s.lineLen > s.spec.MaxEventBytes:
+			// Too long: parsing stops here, and what was captured so far
+			// tells the protocol what kind of event it was.
+			s.skipping = true
+		default:
+			s.scan.write(part)
+			if n := min(len(part), maxTextLine-len(s.prefix)); n > 0 {
+				s.prefix = append(s.prefix, part[:n]...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		s.endLine()
+		chunk = chunk[i+1:]
+	}
 }
 
-// line handles one complete stdout line; it must not retain the slice.
-func (s *session) line(line []byte) {
-	if s.events == nil {
-		s.help.line(string(line))
-		return
+// endLine ends the current line of a stream protocol: an event, a line that
+// is not one, or a line too long to parse.
+func (s *session) endLine() {
+	switch {
+	case s.skipping:
+		s.res.SkippedEvents++
+		s.res.SkippedEventBytes += s.lineLen
+		s.events.skipped(s.scan)
+	case s.scan.ok():
+		s.events.event(s.scan, s.prefix)
+	default:
+		s.events.raw(s.prefix)
 	}
-	s.events.line(line)
+	s.scan.reset()
+	s.prefix, s.lineLen, s.skipping = s.prefix[:0], 0, false
 	if !s.sessionSeen && s.res.SessionID != "" {
 		s.sessionSeen = true
 		if s.spec.OnSession != nil {
 			s.spec.OnSession(s.res.SessionID)
 		}
 	}
+}
+
+// endStdout handles what stdout ended with: a line without a final
+// newline.
+func (s *session) endStdout() {
+	if s.events != nil {
+		if s.lineLen > 0 {
+			s.endLine()
+		}
+		return
+	}
+	if !s.overflow && len(s.pending) > 0 {
+		s.help.line(string(s.pending))
+	}
+	s.pending = nil
+}
+
+// lineStream is a stream protocol's parser: it folds the transcript's lines
+// into the session's Result as they end, and completes it once stdout and
+// stderr have ended. Lines are parsed by an eventScanner with the
+// protocol's captures, so a parser sees only the fields it asked for.
+type lineStream interface {
+	// captures lists the fields the protocol reads from an event.
+	captures() []capture
+	// event handles a line that is one JSON object, whose captured
+	// fields e holds; line is its first maxTextLine bytes, for an object
+	// that turns out not to be an event.
+	event(e *eventScanner, line []byte)
+	// raw handles a line that is not an event (the first maxTextLine
+	// bytes of it): agents print warnings and errors as plain text.
+	raw(line []byte)
+	// skipped handles a line longer than MaxEventBytes, not parsed past
+	// that: e holds what was captured before. The parser decides whether
+	// it held the final answer.
+	skipped(e *eventScanner)
+	// finish sets what only the whole stream decides (the candidate text,
+	// fallbacks read from the stderr tail).
+	finish(stderrTail string)
+}
+
+// answerLimit is how many raw bytes of a final answer a protocol captures:
+// escapes take two bytes for one (\n, \"), so an answer of maxBytes may be
+// up to about twice as long in JSON.
+func answerLimit(maxBytes int64) int {
+	return int(min(2*maxBytes+2, 1<<31-1))
+}
+
+// answerCapture captures a final answer, a JSON string that is kept only
+// while it may decode to maxBytes or less.
+func answerCapture(path []string, maxBytes int64) capture {
+	return capture{path: path, limit: answerLimit(maxBytes), decoded: maxBytes}
+}
+
+// lineBudget bounds what one line may capture in all: two answers' worth
+// and some room for the small fields.
+func lineBudget(maxBytes int64) int {
+	return int(min(2*int64(answerLimit(maxBytes))+1<<20, 1<<31-1))
 }
 
 func (s *session) readStderr() {
@@ -234,7 +329,7 @@ func (s *session) result() *Result {
 		s.events.finish(tail)
 	}
 	res := s.res
-	if s.events == nil {
+	if s.events == nil && s.spec.Candidate == nil {
 		res.Text = s.text.Bytes()
 	}
 	res.Help = s.help.seen

@@ -35,9 +35,7 @@ func feedSpec(t *testing.T, spec Spec, stdout, stderr []byte) *Result {
 		s.consume(stdout[:n])
 		stdout = stdout[n:]
 	}
-	if len(s.pending) > 0 {
-		s.line(s.pending)
-	}
+	s.endStdout()
 	s.stderrTail.write(stderr)
 	return s.result()
 }

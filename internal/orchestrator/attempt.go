@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,9 +18,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
-
-// outputCap bounds an attempt's raw output file.
-const outputCap = 16 << 20
 
 // beginAttempt asks the agent's circuit for permission and, when granted,
 // commits the attempt row (status running) together with the circuit's new
@@ -206,6 +204,17 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 	if err != nil {
 		return stepOutcome{}, err
 	}
+	// A text agent's stdout is judged as it streams, in bounded memory; when
+	// its handoff is a file, its stdout is not kept at all.
+	var stream *handoff.Stream
+	if spec.Protocol == agent.ProtocolText && ag.Preset != agent.PresetOpenAI {
+		if handoffPath == "" {
+			stream = handoff.NewStream(ws.Handoff.Schema, handoffOptions(ws), 0)
+			spec.Candidate = stream
+		} else {
+			spec.Candidate = io.Discard
+		}
+	}
 	out, err := checkpoint.CreateAtomic(outPath, 0o644)
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
@@ -242,7 +251,11 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 	// From here on the outcome must be recorded even if cadence is being
 	// stopped: the attempt already happened.
 	wctx := context.WithoutCancel(ctx)
-	j := p.judge(ws, res, runErr, handoffPath)
+	if res != nil && res.SkippedEvents > 0 {
+		p.log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", a.N,
+			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
+	}
+	j := p.judge(ws, res, runErr, handoffPath, stream)
 	return p.commitOutcome(wctx, run, ws, a, plan, n, res, j)
 }
 
@@ -338,15 +351,22 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 	}
 	return agent.Spec{
 		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
-		OutputCap: outputCap, MaxBytes: ws.Handoff.MaxBytes,
+		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: p.opts.SelfExe,
 	}, nil
 }
 
+// handoffOptions are the handoff pipeline's settings of a step.
+func handoffOptions(ws *workflow.Step) handoff.Options {
+	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated,
+		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+}
+
 // judge classifies a finished attempt into success or exactly one failure
-// class (SPEC §5).
-func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, handoffPath string) judgement {
+// class (SPEC §5). stream, when not nil, has judged a text agent's stdout as
+// it arrived.
+func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, handoffPath string, stream *handoff.Stream) judgement {
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
 	}
@@ -360,24 +380,32 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 			fmt.Sprintf("killed after %s (timeout %s)", res.Elapsed.Round(time.Millisecond), ws.Timeout))}
 	case agent.StopStuck:
 		return judgement{class: handoff.ClassStuck, diag: handoff.Diagnose(handoff.ClassStuck,
-			fmt.Sprintf("no output for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
+			fmt.Sprintf("no output and no CPU used by its processes for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
 	case agent.StopTooLarge:
 		return judgement{class: handoff.ClassTooLarge, diag: handoff.Diagnose(handoff.ClassTooLarge,
 			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
 	case agent.StopInterrupted:
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
 	}
-	opts := handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated,
-		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+	opts := handoffOptions(ws)
 	var hr handoff.Result
-	if handoffPath != "" {
+	switch {
+	case res.TextTooLarge && handoffPath == "" && !res.IsError:
+		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
+			fmt.Sprintf("the agent's final answer is %d bytes, over max_bytes %d", res.TextBytes, ws.Handoff.MaxBytes))}
+	case res.SkippedResult && handoffPath == "":
+		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
+			fmt.Sprintf("the agent's final answer came in an event line over max_event_bytes %d, which was skipped", ws.Handoff.MaxEventBytes))}
+	case handoffPath != "":
 		if _, err := p.handoffFile(ws.Handoff.Path); err != nil {
 			hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassMissing, "the handoff file was not read: "+err.Error())}
 			hr.Diagnosis.Path = ws.Handoff.Path
 		} else {
 			hr = handoff.CheckFile(handoffPath, ws.Handoff.Schema, opts)
 		}
-	} else {
+	case stream != nil:
+		hr = stream.Result()
+	default:
 		text := res.Text
 		if len(res.StructuredOutput) > 0 {
 			text = res.StructuredOutput

@@ -147,6 +147,8 @@ func (s *Step) settings() []setting {
 		{key: "handoff.repair", val: strconv.FormatBool(h.Repair)},
 		{key: "handoff.accept_truncated", val: strconv.FormatBool(h.AcceptTruncated)},
 		{key: "handoff.max_bytes", val: strconv.FormatInt(h.MaxBytes, 10)},
+		{key: "handoff.max_event_bytes", val: strconv.FormatInt(h.MaxEventBytes, 10)},
+		{key: "handoff.transcript_max_bytes", val: strconv.FormatInt(h.TranscriptMaxBytes, 10)},
 		{key: "handoff.max_depth", val: strconv.Itoa(h.MaxDepth)},
 		{key: "retry.max_attempts", val: strconv.Itoa(r.MaxAttempts)},
 		{key: "retry.backoff", val: r.Backoff},

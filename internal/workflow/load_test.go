@@ -75,7 +75,7 @@ func TestLoadGood(t *testing.T) {
 		t.Errorf("plan: agent %q prompt_file %q prompt %q", plan.Agent, plan.PromptFile, plan.Prompt)
 	}
 	defaultRetry := Retry{MaxAttempts: 4, Backoff: "linear", Initial: 3 * time.Second, Multiplier: 3, Max: 90 * time.Second, Jitter: "equal", Never: []string{"budget"}}
-	checkStep(t, plan, Handoff{From: "stdout", SchemaPath: "schemas/plan.json", Repair: false, AcceptTruncated: true, MaxBytes: 512 << 10, MaxDepth: 64},
+	checkStep(t, plan, Handoff{From: "stdout", SchemaPath: "schemas/plan.json", Repair: false, AcceptTruncated: true, MaxBytes: 512 << 10, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 64},
 		defaultRetry, 20*time.Minute, 4*time.Minute, 20, nil)
 
 	// implement: overrides single keys of retry and handoff; the others stay.
@@ -84,7 +84,7 @@ func TestLoadGood(t *testing.T) {
 	}
 	implRetry := defaultRetry
 	implRetry.MaxAttempts, implRetry.On = 5, []string{"too_large"}
-	checkStep(t, implement, Handoff{From: "file", Path: ".cadence/out/implement.json", SchemaPath: "schemas/result.json", AcceptTruncated: true, MaxBytes: 1000000, MaxDepth: 64},
+	checkStep(t, implement, Handoff{From: "file", Path: ".cadence/out/implement.json", SchemaPath: "schemas/result.json", AcceptTruncated: true, MaxBytes: 1000000, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 100000000, MaxDepth: 64},
 		implRetry, 45*time.Minute, 4*time.Minute, 20, []string{"plan"})
 	if h := implement.OnHelp; h == nil || h.Agent != "lint" || h.MaxRounds != 2 || h.Template == nil || h.Prompt != "Stuck on {{ .Help.Context }} after {{ .Steps.plan.Output }}" {
 		t.Errorf("implement.on_help = %+v", h)
@@ -92,7 +92,7 @@ func TestLoadGood(t *testing.T) {
 
 	reviewRetry := defaultRetry
 	reviewRetry.Backoff, reviewRetry.Initial = "fixed", 0
-	checkStep(t, review, Handoff{From: "stdout", SchemaPath: "schemas/plan.json", AcceptTruncated: true, MaxBytes: 2048, MaxDepth: 64},
+	checkStep(t, review, Handoff{From: "stdout", SchemaPath: "schemas/plan.json", AcceptTruncated: true, MaxBytes: 2048, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 64},
 		reviewRetry, 20*time.Minute, 30*time.Second, 2.5, []string{"implement", "plan"})
 
 	// One schema file used by two steps is compiled once.
@@ -144,7 +144,7 @@ func TestLoadBuiltInDefaults(t *testing.T) {
 		t.Errorf("agent defaults: %+v", *a)
 	}
 	s := w.Steps[0]
-	checkStep(t, s, Handoff{From: "stdout", Repair: true, MaxBytes: 8 << 20, MaxDepth: 128},
+	checkStep(t, s, Handoff{From: "stdout", Repair: true, MaxBytes: 8 << 20, MaxEventBytes: 64 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 10000},
 		Retry{MaxAttempts: 3, Backoff: "exponential", Initial: 2 * time.Second, Multiplier: 2, Max: 60 * time.Second, Jitter: "full"},
 		30*time.Minute, 5*time.Minute, 0, nil)
 	if s.OnHelp != nil || s.Prompt != "go" {

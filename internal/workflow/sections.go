@@ -93,12 +93,14 @@ type rawHandoff struct {
 	from, path, schema      field[string]
 	repair, acceptTruncated field[bool]
 	maxBytes                field[int64]
+	maxEventBytes           field[int64]
+	transcriptMaxBytes      field[int64]
 	maxDepth                field[int]
 }
 
 func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
 	var h rawHandoff
-	d.fields(n, path, []string{"from", "path", "schema", "repair", "accept_truncated", "max_bytes", "max_depth"}, func(e entry) {
+	d.fields(n, path, []string{"from", "path", "schema", "repair", "accept_truncated", "max_bytes", "max_event_bytes", "transcript_max_bytes", "max_depth"}, func(e entry) {
 		switch e.name {
 		case "from":
 			h.from = d.enum(e, handoffFroms)
@@ -112,6 +114,10 @@ func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
 			h.acceptTruncated = d.boolean(e)
 		case "max_bytes":
 			h.maxBytes = d.size(e)
+		case "max_event_bytes":
+			h.maxEventBytes = d.size(e)
+		case "transcript_max_bytes":
+			h.transcriptMaxBytes = d.size(e)
 		case "max_depth":
 			h.maxDepth = d.integer(e, 1, 1<<20)
 		}
@@ -121,13 +127,15 @@ func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
 
 func (h rawHandoff) over(d rawHandoff) rawHandoff {
 	return rawHandoff{
-		from:            h.from.or(d.from),
-		path:            h.path.or(d.path),
-		schema:          h.schema.or(d.schema),
-		repair:          h.repair.or(d.repair),
-		acceptTruncated: h.acceptTruncated.or(d.acceptTruncated),
-		maxBytes:        h.maxBytes.or(d.maxBytes),
-		maxDepth:        h.maxDepth.or(d.maxDepth),
+		from:               h.from.or(d.from),
+		path:               h.path.or(d.path),
+		schema:             h.schema.or(d.schema),
+		repair:             h.repair.or(d.repair),
+		acceptTruncated:    h.acceptTruncated.or(d.acceptTruncated),
+		maxBytes:           h.maxBytes.or(d.maxBytes),
+		maxEventBytes:      h.maxEventBytes.or(d.maxEventBytes),
+		transcriptMaxBytes: h.transcriptMaxBytes.or(d.transcriptMaxBytes),
+		maxDepth:           h.maxDepth.or(d.maxDepth),
 	}
 }
 

@@ -98,11 +98,13 @@ func (l *loader) buildPrompt(s *Step, r rawStep) {
 // checks its paths and compiles its schema.
 func (l *loader) buildHandoff(r rawHandoff, path string) Handoff {
 	h := Handoff{
-		From:            r.from.get("stdout"),
-		Repair:          r.repair.get(true),
-		AcceptTruncated: r.acceptTruncated.get(false),
-		MaxBytes:        r.maxBytes.get(8 << 20),
-		MaxDepth:        r.maxDepth.get(128),
+		From:               r.from.get("stdout"),
+		Repair:             r.repair.get(true),
+		AcceptTruncated:    r.acceptTruncated.get(false),
+		MaxBytes:           r.maxBytes.get(DefaultMaxBytes),
+		MaxEventBytes:      r.maxEventBytes.get(DefaultMaxEventBytes),
+		TranscriptMaxBytes: r.transcriptMaxBytes.get(DefaultTranscriptMaxBytes),
+		MaxDepth:           r.maxDepth.get(DefaultMaxDepth),
 	}
 	switch {
 	case h.From == "file" && !r.path.set:

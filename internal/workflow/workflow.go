@@ -10,6 +10,14 @@ import (
 // DefaultPath is where a project's workflow lives, relative to its directory.
 const DefaultPath = ".cadence/workflow.yaml"
 
+// Defaults of the handoff: keys. docs/agents.md says why each is what it is.
+const (
+	DefaultMaxBytes           = 8 << 20
+	DefaultMaxEventBytes      = 64 << 20
+	DefaultTranscriptMaxBytes = 1 << 30
+	DefaultMaxDepth           = 10000
+)
+
 // Workflow is a loaded, checked workflow file. Every default has been
 // applied: a Step carries its complete, effective configuration.
 type Workflow struct {
@@ -76,8 +84,16 @@ type Handoff struct {
 	Schema          *handoff.Schema // compiled once per file; nil when the step has no schema
 	Repair          bool            // default true
 	AcceptTruncated bool            // accept a value obtained only by closing truncated output
-	MaxBytes        int64           // default 8 MiB
-	MaxDepth        int             // default 128
+	// MaxBytes bounds the handoff: a text agent's output, a stream agent's
+	// final answer, a handoff file (default DefaultMaxBytes).
+	MaxBytes int64
+	// MaxEventBytes bounds one event line of a stream agent's transcript;
+	// a longer one is skipped and counted (default DefaultMaxEventBytes).
+	MaxEventBytes int64
+	// TranscriptMaxBytes caps the attempt's .out copy of the agent's
+	// output; parsing goes on past it (default DefaultTranscriptMaxBytes).
+	TranscriptMaxBytes int64
+	MaxDepth           int // deepest nesting accepted (default DefaultMaxDepth)
 }
 
 // Retry is a step's retry policy (SPEC 6.1).

@@ -8,6 +8,10 @@ type skipper struct {
 	depth   int
 	inStr   bool
 	escaped bool
+	// limit, when positive, stops run at the bracket that nests deeper
+	// than it, with over set.
+	limit int
+	over  bool
 }
 
 // structural marks the bytes that matter to a skipper outside strings.
@@ -52,6 +56,10 @@ func (k *skipper) run(p []byte) (int, bool) {
 				k.inStr = true
 			case '{', '[':
 				k.depth++
+				if k.limit > 0 && k.depth > k.limit {
+					k.over = true
+					return i + 1, false
+				}
 			default:
 				k.depth--
 				if k.depth == 0 {

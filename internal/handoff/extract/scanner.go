@@ -2,17 +2,21 @@ package extract
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 // mode is what a Scanner is doing with the bytes it reads.
 type mode uint8
 
 const (
-	modeProse mode = iota // outside any candidate, looking for '{' or '['
-	modeValue             // inside a candidate, validating and buffering it
-	modeLarge             // past MaxBytes: validating to find its end, buffering nothing
-	modeDeep              // past MaxDepth: following strings and nesting to find its end
+	modeProse     mode = iota // outside any candidate, looking for '{' or '['
+	modeValue                 // inside a candidate, validating and buffering it
+	modeLarge                 // past MaxBytes: validating to find its end, buffering nothing
+	modeDeep                  // past MaxDepth: following strings and nesting to find its end
+	modeDeepValue             // past strictDepth within MaxDepth: buffering, following strings and nesting to its end
 )
 
 // Scanner extracts the top-level JSON objects and arrays from a stream
@@ -56,7 +60,7 @@ func NewScanner(opts Options, onValue func(Value), onError func(*Error)) *Scanne
 		opts:    opts,
 		onValue: onValue,
 		onError: onError,
-		m:       machine{maxDepth: opts.MaxDepth},
+		m:       machine{maxDepth: min(opts.MaxDepth, strictDepth)},
 		line:    1,
 	}
 }
@@ -84,7 +88,7 @@ func (s *Scanner) Close() (tail []byte) {
 		return nil
 	}
 	s.closed = true
-	if s.mode == modeValue {
+	if s.mode == modeValue || s.mode == modeDeepValue {
 		tail = bytes.Clone(s.buf)
 	}
 	s.mode = modeProse
@@ -143,6 +147,12 @@ func (s *Scanner) feed(p []byte, base int64) {
 				s.emit(p[s.seg:i])
 				s.mode = modeProse
 			case outDeep:
+				if len(s.m.stack) < s.opts.MaxDepth {
+					// Deeper than the strict machine goes, within MaxDepth.
+					s.mode = modeDeepValue
+					s.skip = skipper{depth: len(s.m.stack) + 1, limit: s.opts.MaxDepth}
+					continue
+				}
 				ln = s.countLines(p, ln, i-1)
 				s.report(ErrTooDeep, base+int64(i-1))
 				s.mode = modeDeep
@@ -186,13 +196,61 @@ func (s *Scanner) feed(p []byte, base int64) {
 			if done {
 				s.mode = modeProse
 			}
+
+		case modeDeepValue:
+			end := len(p)
+			if room := s.opts.MaxBytes - int64(len(s.buf)+i-s.seg); int64(end-i) > room {
+				end = i + int(room)
+			}
+			n, done := s.skip.run(p[i:end])
+			i += n
+			switch {
+			case s.skip.over:
+				ln = s.countLines(p, ln, i-1)
+				s.report(ErrTooDeep, base+int64(i-1))
+				s.mode = modeDeep
+				s.skip.limit, s.skip.over = 0, false
+				s.buf = s.buf[:0]
+			case done:
+				ln = s.countLines(p, ln, i)
+				after := s.line // deepValue may set s.line to report a failure
+				s.deepValue(p[s.seg:i])
+				s.line = after
+				s.mode = modeProse
+			case i < len(p): // stopped by MaxBytes
+				ln = s.countLines(p, ln, i)
+				s.report(ErrTooLarge, base+int64(i))
+				s.mode = modeDeep
+				s.buf = s.buf[:0]
+			}
 		}
 	}
 	s.countLines(p, ln, len(p))
-	if s.mode == modeValue {
+	if s.mode == modeValue || s.mode == modeDeepValue {
 		s.buf = append(s.buf, p[s.seg:]...)
 	}
 	s.candInSlice = false
+}
+
+// deepValue ends a candidate nested deeper than the strict machine follows:
+// it is emitted if encoding/json finds it valid, and otherwise reported as
+// malformed where encoding/json stopped, without a rescan.
+func (s *Scanner) deepValue(rest []byte) {
+	s.buf = append(s.buf, rest...)
+	var se *json.SyntaxError
+	if err := json.Unmarshal(s.buf, new(json.RawMessage)); !errors.As(err, &se) {
+		if err == nil {
+			s.emit(nil)
+			return
+		}
+		se = &json.SyntaxError{Offset: int64(len(s.buf))}
+	}
+	at := min(max(se.Offset, 1), int64(len(s.buf)))
+	s.m.failByte = s.buf[at-1]
+	s.m.failMsg = "in a value nested deeper than " + strconv.Itoa(strictDepth) + " levels"
+	s.line = s.candLine + bytes.Count(s.buf[:at], newline)
+	s.buf = s.buf[:0]
+	s.report(ErrMalformed, s.candOff+at-1)
 }
 
 // start opens a candidate at p[j].

@@ -91,14 +91,15 @@ func TestMaxDepth(t *testing.T) {
 		ok    bool
 		col   int
 	}{
-		{"default limit valid", deep(128, "1"), 0, true, 0},
-		{"over default valid", deep(129, "1"), 0, false, 129},
-		{"over default broken", deep(129, "True"), 0, false, 129},
-		{"over default cut", deep(200, "")[:200], 0, false, 129},
+		{"default limit valid", deep(10000, "1"), 0, true, 0},
+		{"deep broken within the default", deep(5000, "True"), 0, true, 0},
+		{"over default valid", deep(10001, "1"), 0, false, 10001},
+		{"over default broken", deep(10001, "True"), 0, false, 10001},
+		{"over default cut", deep(10100, "")[:10100], 0, false, 10001},
 		{"custom limit", deep(3, "1"), 3, true, 0},
 		{"over custom limit", "{\"a\": " + deep(3, "1") + "}", 3, false, 9},
 		{"over custom limit in prose", "see: " + deep(4, "1,"), 3, false, 9},
-		{"very deep", deep(100000, "1"), 0, false, 129},
+		{"very deep", deep(100000, "1"), 0, false, 10001},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
