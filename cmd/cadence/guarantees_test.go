@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -422,4 +423,76 @@ steps:
 		return err == nil && alive(grandchild)
 	})
 	waitFor(t, "the agent's child to be gone", func() bool { return !alive(grandchild) })
+}
+
+// TestGuaranteesWithABigTranscriptInFlight kills cadence with SIGKILL while
+// a 200 MB agent transcript streams through it, twice, at different points
+// of the stream, and resumes: every guarantee holds as it does for a small
+// session (each kill settled as one interrupted attempt, the session
+// continued, no agent left behind, counts exact against the ledger), and
+// the attempt's .out copy stops at transcript_max_bytes.
+func TestGuaranteesWithABigTranscriptInFlight(t *testing.T) {
+	const transcript = 200_000_000
+	const outCap = 16 << 20
+	p := newProject(t, simWorkflow(`{max_attempts: 4, backoff: fixed, initial: 100ms, jitter: none}`,
+		"  - {id: one, prompt: go, handoff: {schema: s.json, transcript_max_bytes: "+strconv.Itoa(outCap)+"}}\n"),
+		map[string]string{"s.json": boolSchema, "scenario.yaml": `steps:
+  one:
+    - {stdout_bytes: 200000000, answer: '{"ok": "no"}'}
+    - {stdout_bytes: 200000000, answer: '{"ok": true}'}
+`})
+	d := newDurability(t, p, nil)
+	for i, at := range []int64{60 << 20, 150 << 20} {
+		// Kill once the agent has streamed `at` bytes of its attempt.
+		n := i + 1
+		p.killWhen(t, map[bool]string{true: "run", false: "resume"}[i == 0], func() bool {
+			return streamed(p, n) >= at
+		})
+		d.afterKill()
+	}
+	r := p.cadence(nil, "resume")
+	r.exits(t, 0)
+	d.finish("succeeded")
+
+	s := step(p.inspect(), "one")
+	statuses := make([]string, len(s.Attempts))
+	for i, a := range s.Attempts {
+		statuses[i] = a.Status
+	}
+	if want := []string{"interrupted", "interrupted", "succeeded"}; !slices.Equal(statuses, want) {
+		t.Fatalf("attempts %v, want %v", statuses, want)
+	}
+	last := s.Attempts[2]
+	if last.SessionID == "" || last.SessionID != s.Attempts[1].SessionID {
+		t.Errorf("the attempt after an interrupted one runs in session %q, want %q (G5)", last.SessionID, s.Attempts[1].SessionID)
+	}
+	fi, err := os.Stat(filepath.Join(p.dir, last.OutputFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > outCap+outputCapSlack || fi.Size() < outCap {
+		t.Errorf("the .out copy of a %d-byte transcript is %d bytes, want it cut at %d", transcript, fi.Size(), outCap)
+	}
+}
+
+// streamed is how many bytes the agent of attempt n of step one has
+// written so far: the wchar of its process (/proc/PID/io), found through
+// the sim's ledger; 0 until it runs.
+func streamed(p *project, n int) int64 {
+	for _, r := range p.ledger() {
+		if r.Step != "one" || r.Attempt != n {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", itoa(r.PID), "io"))
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+				w, _ := strconv.ParseInt(v, 10, 64)
+				return w
+			}
+		}
+	}
+	return 0
 }

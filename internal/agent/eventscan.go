@@ -214,49 +214,50 @@ func (e *eventScanner) write(p []byte) {
 
 // str reads string bytes from p[i:]: up to and including the closing quote
 // when it is there, else to the end of p. It returns where it stopped.
+// Transcripts are mostly strings full of escapes (code, diffs), so the
+// loop looks at each byte once for a quote or a backslash.
 func (e *eventScanner) str(p []byte, i int) int {
+	start := i
+	if e.esc && i < len(p) {
+		e.esc = false
+		i++
+	}
 	for i < len(p) {
-		if e.esc {
-			e.esc = false
-			if e.st == scKeyStr {
-				e.keyByte(p[i])
-			}
+		for i < len(p) && !strSpecial[p[i]] {
 			i++
-			continue
 		}
-		q := bytes.IndexByte(p[i:], '"')
-		end := len(p)
-		if q >= 0 {
-			end = i + q
+		if i == len(p) {
+			break
 		}
-		if b := bytes.IndexByte(p[i:end], '\\'); b >= 0 {
-			end = i + b
-			if e.st == scKeyStr {
-				e.keyBytes(p[i : end+1])
+		if p[i] == '\\' {
+			if i+1 == len(p) {
+				e.esc = true // the escaped byte is in the next piece
+				i++
+				break
 			}
-			e.esc = true
-			i = end + 1
+			i += 2
 			continue
 		}
+		// The closing quote.
 		if e.st == scKeyStr {
-			e.keyBytes(p[i:end])
-		}
-		if q < 0 {
-			return len(p)
-		}
-		i = end + 1 // past the closing quote
-		if e.st == scKeyStr {
+			e.keyBytes(p[start:i])
 			e.st = scColon
 		} else {
-			e.endValue(p, i)
+			e.endValue(p, i+1)
 			e.st = scAfter
 		}
-		return i
+		return i + 1
+	}
+	if e.st == scKeyStr {
+		e.keyBytes(p[start:i])
 	}
 	return i
 }
 
-func (e *eventScanner) keyByte(c byte) { e.keyBytes([]byte{c}) }
+// strSpecial marks the bytes that end a run of plain string bytes: in code
+// and diffs, escapes come every few dozen bytes, so one look at each byte
+// beats searching for the two of them separately.
+var strSpecial = [256]bool{'"': true, '\\': true}
 
 func (e *eventScanner) keyBytes(b []byte) {
 	top := &e.stack[len(e.stack)-1]

@@ -20,6 +20,7 @@ func openPipes(withStdin bool) (*pipes, error) {
 	if p.outR, p.outW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
+	growPipe(p.outR)
 	if p.errR, p.errW, err = os.Pipe(); err != nil {
 		p.closeAll()
 		return nil, fmt.Errorf("stderr pipe: %w", err)

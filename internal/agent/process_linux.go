@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"os"
 	"runtime"
 	"syscall"
 )
@@ -27,4 +28,23 @@ func supervisorProcAttr() *syscall.SysProcAttr {
 func raise(sig syscall.Signal) {
 	runtime.LockOSThread()
 	_ = syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
+}
+
+// fSetPipeSize is F_SETPIPE_SZ of fcntl(2), which package syscall does not
+// name.
+const fSetPipeSize = 1031
+
+// stdoutPipeSize is the buffer asked for an agent's stdout pipe: with the
+// default 64 KiB, a transcript of hundreds of megabytes costs a context
+// switch every 64 KiB between the agent and cadence.
+const stdoutPipeSize = 1 << 20
+
+// growPipe enlarges a pipe's buffer (F_SETPIPE_SZ); where the system
+// refuses (a lower /proc/sys/fs/pipe-max-size), the pipe keeps its size.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, stdoutPipeSize)
+		})
+	}
 }

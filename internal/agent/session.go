@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	readChunk    = 32 << 10
+	readChunk    = 256 << 10
 	stderrTailSz = 2 << 10
 )
 
