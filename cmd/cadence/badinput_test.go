@@ -175,7 +175,7 @@ func writeTranscript(w io.Writer, size int64, event, answer int) {
 }
 
 // selfPath is the test binary, used as an exec agent's command.
-func selfPath(t *testing.T) string {
+func selfPath(t testing.TB) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -331,7 +331,7 @@ steps:
 // memory would otherwise dominate a resident-set measurement, into a
 // directory removed with the test. The build cache makes repeated builds
 // cost only the link.
-func plainBinary(t *testing.T) string {
+func plainBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "cadence")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
