@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Preset names accepted by Command.
@@ -46,6 +47,9 @@ type Invocation struct {
 	// Result.StructuredOutput, which the caller still validates.
 	NativeSchema bool
 	SchemaJSON   []byte // the step's JSON Schema, when it has one
+	// IdleTimeout is the step's idle_timeout; a preset bounds its CLI's
+	// own tool time limits below it (PresetEnv).
+	IdleTimeout time.Duration
 }
 
 // Command builds the argv, the stdin and the stream protocol of an

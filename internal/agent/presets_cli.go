@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // codexArgv builds a codex invocation. Codex 0.169 accepts the exec options
@@ -65,19 +67,71 @@ func isApprovalArg(a string) bool {
 }
 
 // PresetEnv returns the environment variables a preset needs besides the
-// ones the caller sets (the agent's env:, CADENCE_*): for claude with
-// --dangerously-skip-permissions in its args while cadence runs as root,
-// IS_SANDBOX=1, without which Claude Code refuses to bypass permissions as
-// root. The caller appends them to Spec.Env.
-func PresetEnv(inv Invocation) []string {
-	return presetEnv(inv, os.Geteuid())
+// ones the caller sets (the agent's env:, CADENCE_*), leaving out any that
+// base, the environment built so far, already sets: what the user chose
+// wins. The caller appends them to Spec.Env.
+//
+//   - claude with --dangerously-skip-permissions in its args while cadence
+//     runs as root: IS_SANDBOX=1, without which Claude Code refuses to
+//     bypass permissions as root.
+//   - claude: BASH_DEFAULT_TIMEOUT_MS and BASH_MAX_TIMEOUT_MS, the time its
+//     Bash tool gives a command by default and at most, bounded below the
+//     step's idle_timeout (see toolTimeouts), so that a command that hangs
+//     silently is stopped by the agent, which reports it and goes on,
+//     before cadence would stop the whole session as stuck.
+func PresetEnv(inv Invocation, base []string) []string {
+	var out []string
+	for _, kv := range presetEnv(inv, os.Geteuid()) {
+		key, _, _ := strings.Cut(kv, "=")
+		if !setsEnv(base, key) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func presetEnv(inv Invocation, euid int) []string {
-	if inv.Preset == PresetClaude && euid == 0 && slices.Contains(inv.Args, "--dangerously-skip-permissions") {
-		return []string{"IS_SANDBOX=1"}
+	var env []string
+	if inv.Preset != PresetClaude {
+		return nil
 	}
-	return nil
+	if euid == 0 && slices.Contains(inv.Args, "--dangerously-skip-permissions") {
+		env = append(env, "IS_SANDBOX=1")
+	}
+	if inv.IdleTimeout > 0 {
+		def, most := toolTimeouts(inv.IdleTimeout, claudeBashDefault, claudeBashMax)
+		env = append(env,
+			"BASH_DEFAULT_TIMEOUT_MS="+strconv.FormatInt(def.Milliseconds(), 10),
+			"BASH_MAX_TIMEOUT_MS="+strconv.FormatInt(most.Milliseconds(), 10))
+	}
+	return env
+}
+
+// Claude Code's own limits for a Bash tool command (docs/agents.md):
+// 2 minutes unless the model asks for more, 10 minutes at most.
+const (
+	claudeBashDefault = 2 * time.Minute
+	claudeBashMax     = 10 * time.Minute
+)
+
+// toolTimeouts bounds an agent CLI's default and maximum time for one tool
+// command below idle: the maximum leaves a tenth of idle (at least a
+// second, at most a minute) for the agent to stop the command and report,
+// and neither limit is raised above the CLI's own.
+func toolTimeouts(idle, cliDefault, cliMax time.Duration) (def, most time.Duration) {
+	margin := min(max(idle/10, time.Second), time.Minute)
+	most = min(cliMax, max(idle-margin, time.Second))
+	return min(cliDefault, most), most
+}
+
+// setsEnv reports whether env sets key.
+func setsEnv(env []string, key string) bool {
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok && k == key {
+			return true
+		}
+	}
+	return false
 }
 
 // compactJSON returns a JSON document on one line, as an argv word.

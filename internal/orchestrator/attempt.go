@@ -311,7 +311,7 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 		Prompt: plan.prompt, PromptVia: ag.PromptVia,
 		SessionID: plan.sessionID, Resume: plan.resume,
 		Scenario: ag.Scenario, SelfExe: p.opts.SelfExe,
-		NativeSchema: ag.NativeSchema,
+		NativeSchema: ag.NativeSchema, IdleTimeout: ws.IdleTimeout,
 	}
 	if ws.Handoff.Schema != nil {
 		inv.SchemaJSON = ws.Handoff.Schema.Raw
@@ -333,7 +333,7 @@ func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string,
 	for k, v := range ag.Env {
 		env = append(env, k+"="+v)
 	}
-	env = append(env, agent.PresetEnv(inv)...)
+	env = append(env, agent.PresetEnv(inv, env)...)
 	env = append(env,
 		"CADENCE_RUN_ID="+runID,
 		"CADENCE_STEP="+ws.ID,

@@ -146,7 +146,7 @@ func TestLoadBuiltInDefaults(t *testing.T) {
 	s := w.Steps[0]
 	checkStep(t, s, Handoff{From: "stdout", Repair: true, MaxBytes: 8 << 20, MaxEventBytes: 64 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 10000},
 		Retry{MaxAttempts: 3, Backoff: "exponential", Initial: 2 * time.Second, Multiplier: 2, Max: 60 * time.Second, Jitter: "full"},
-		30*time.Minute, 5*time.Minute, 0, nil)
+		60*time.Minute, 15*time.Minute, 0, nil)
 	if s.OnHelp != nil || s.Prompt != "go" {
 		t.Errorf("on_help %v prompt %q", s.OnHelp, s.Prompt)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"text/template"
-	"time"
 
 	"github.com/cadence-dev/cadence/internal/handoff"
 )
@@ -55,8 +54,8 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		retry := r.retry.over(defaults.retry)
 		l.checkRetry(retry)
 		s.Retry = retry.build()
-		s.Timeout = r.timeout.or(defaults.timeout).get(30 * time.Minute)
-		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(5 * time.Minute)
+		s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
+		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
 		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
 		if r.onHelp != nil {
 			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)

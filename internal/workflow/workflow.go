@@ -10,8 +10,11 @@ import (
 // DefaultPath is where a project's workflow lives, relative to its directory.
 const DefaultPath = ".cadence/workflow.yaml"
 
-// Defaults of the handoff: keys. docs/agents.md says why each is what it is.
+// Defaults of a step's limits. docs/agents.md says why each is what it is.
 const (
+	DefaultTimeout     = 60 * time.Minute
+	DefaultIdleTimeout = 15 * time.Minute
+
 	DefaultMaxBytes           = 8 << 20
 	DefaultMaxEventBytes      = 64 << 20
 	DefaultTranscriptMaxBytes = 1 << 30
@@ -69,8 +72,10 @@ type Step struct {
 	Template    *template.Template // Prompt parsed with Option("missingkey=error")
 	Handoff     Handoff
 	Retry       Retry
-	Timeout     time.Duration // an attempt running longer is killed (default 30m)
-	IdleTimeout time.Duration // no output for this long: stuck (default 5m)
+	Timeout     time.Duration // an attempt running longer is killed (default DefaultTimeout)
+	// IdleTimeout: no output and no CPU used by the agent's processes for
+	// this long, and the attempt is stuck (default DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	MaxCostUSD  float64       // step budget (0 = none)
 	OnHelp      *OnHelp       // nil: a help request fails the attempt (class help)
 	Needs       []string      // ids of earlier steps referenced as .Steps.<id> in its templates
