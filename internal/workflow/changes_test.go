@@ -34,7 +34,7 @@ func TestChanges(t *testing.T) {
 	}{
 		{"identical", changesBase, nil},
 		{"comments and layout only", "# a comment\n" + edit("retry: {max_attempts: 3}", "retry:\n    max_attempts: 3 # same"), nil},
-		{"spelled-out default", edit("prompt: Plan.", "prompt: Plan.\n    timeout: 30m"), nil},
+		{"spelled-out default", edit("prompt: Plan.", "prompt: Plan.\n    timeout: 60m"), nil},
 		{"step override", edit("prompt: Implement", "retry: {max_attempts: 5}\n    prompt: Implement"),
 			[]string{"step implement: retry.max_attempts 3 → 5"}},
 		{"default changes every step", edit("retry: {max_attempts: 3}", "retry: {max_attempts: 3, backoff: fixed}"),
