@@ -64,21 +64,21 @@ type Circuit struct {
 
 // Step is one step of the workflow with the defaults merged in.
 type Step struct {
-	ID          string
-	Index       int                // position in Workflow.Steps
-	Agent       string             // name of an entry in Workflow.Agents
-	Prompt      string             // inline, or the content of PromptFile
-	PromptFile  string             // as written, relative to the project directory; "" for inline prompts
-	Template    *template.Template // Prompt parsed with Option("missingkey=error")
-	Handoff     Handoff
-	Retry       Retry
-	Timeout     time.Duration // an attempt running longer is killed (default DefaultTimeout)
+	ID         string
+	Index      int                // position in Workflow.Steps
+	Agent      string             // name of an entry in Workflow.Agents
+	Prompt     string             // inline, or the content of PromptFile
+	PromptFile string             // as written, relative to the project directory; "" for inline prompts
+	Template   *template.Template // Prompt parsed with Option("missingkey=error")
+	Handoff    Handoff
+	Retry      Retry
+	Timeout    time.Duration // an attempt running longer is killed (default DefaultTimeout)
 	// IdleTimeout: no output and no CPU used by the agent's processes for
 	// this long, and the attempt is stuck (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	MaxCostUSD  float64       // step budget (0 = none)
-	OnHelp      *OnHelp       // nil: a help request fails the attempt (class help)
-	Needs       []string      // ids of earlier steps referenced as .Steps.<id> in its templates
+	MaxCostUSD  float64  // step budget (0 = none)
+	OnHelp      *OnHelp  // nil: a help request fails the attempt (class help)
+	Needs       []string // ids of earlier steps referenced as .Steps.<id> in its templates
 }
 
 // Handoff says where a step's JSON result comes from and how it is checked.
