@@ -115,6 +115,23 @@ func breakerRow(b circuit.Breaker, now time.Time) checkpoint.Circuit {
 	return c
 }
 
+// try is one attempt in progress, from its committed row to its committed
+// outcome: the context every stage of the attempt machinery (launching the
+// agent, judging its handoff, running the checks, committing the outcome)
+// needs, whoever began the attempt: the step loop, the settling of an
+// interrupted attempt, a help round.
+type try struct {
+	run  *checkpoint.Run
+	ws   *workflow.Step
+	row  *checkpoint.Attempt
+	plan attemptPlan
+	// counted is how many attempts count against max_attempts with this
+	// one, max the step's max_attempts; both 0 for a help round.
+	counted, max int
+	// round is the help round an advisor's attempt answers (0 otherwise).
+	round int
+}
+
 // stepOutcome is what execute reports back to the step loop.
 type stepOutcome struct {
 	done bool
@@ -176,7 +193,8 @@ func (p *project) helpRequest(ws *workflow.Step, res *agent.Result, hr handoff.R
 
 // execute launches the agent for a committed attempt, judges its handoff and
 // commits the outcome.
-func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, st *checkpoint.Step, a *checkpoint.Attempt, plan attemptPlan, n int) (stepOutcome, error) {
+func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
+	run, ws, a, plan := t.run, t.ws, t.row, t.plan
 	ag := p.wf.Agents[ws.Agent]
 	attemptsDir := filepath.Join(p.dir, CadenceDir, "attempts", run.ID, ws.ID)
 	outPath := filepath.Join(attemptsDir, strconv.Itoa(a.N)+".out")
@@ -200,7 +218,7 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 		}
 	}
 
-	spec, err := p.agentSpec(ws, ag, run.ID, a, plan, handoffPath)
+	spec, err := p.agentSpec(t, ag, handoffPath)
 	if err != nil {
 		return stepOutcome{}, err
 	}
@@ -220,7 +238,7 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = out
-	spec.OnStart = p.onStart(ctx, run.ID, ws, a, plan, n, st.MaxAttempts, 0)
+	spec.OnStart = p.onStart(ctx, t)
 	spec.OnSession = p.onSession(ctx, run.ID, ws.ID, a)
 	if plan.resume {
 		spec.PriorInputTokens, spec.PriorOutputTokens, err = p.sessionTokens(ctx, run.ID, ws.ID, plan.sessionID)
@@ -234,7 +252,7 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 		runErr error
 	)
 	if ag.Preset == agent.PresetOpenAI {
-		res, runErr = p.runChat(ctx, run.ID, ws, ag, a, plan, spec, n, st.MaxAttempts)
+		res, runErr = p.runChat(ctx, t, ag, spec)
 	} else {
 		res, runErr = agent.Run(ctx, spec)
 	}
@@ -256,7 +274,7 @@ func (p *project) execute(ctx context.Context, run *checkpoint.Run, ws *workflow
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
 	j := p.judge(ws, res, runErr, handoffPath, stream)
-	return p.commitOutcome(wctx, run, ws, a, plan, n, res, j)
+	return p.commitOutcome(wctx, t, res, j)
 }
 
 // storeError marks a failure of the checkpoint store inside a callback of
@@ -268,7 +286,8 @@ func (e *storeError) Unwrap() error { return e.err }
 
 // onStart records the pid of a started agent (the attempt row itself was
 // committed before the start) and announces the attempt.
-func (p *project) onStart(ctx context.Context, runID string, ws *workflow.Step, a *checkpoint.Attempt, plan attemptPlan, counted, max, round int) func(pid int) error {
+func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
+	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
 	return func(pid int) error {
 		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			row, err := tx.Attempt(runID, ws.ID, a.N)
@@ -282,14 +301,15 @@ func (p *project) onStart(ctx context.Context, runID string, ws *workflow.Step, 
 		}
 		a.PID = &pid
 		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
-			Attempt: a.N, Counted: counted, MaxAttempts: max, HelpRound: round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
+			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		p.fp.hit(FailAfterAgentStart)
 		return nil
 	}
 }
 
 // agentSpec builds the process description of an attempt.
-func (p *project) agentSpec(ws *workflow.Step, ag *workflow.Agent, runID string, a *checkpoint.Attempt, plan attemptPlan, handoffPath string) (agent.Spec, error) {
+func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
+	ws, runID, a, plan := t.ws, t.run.ID, t.row, t.plan
 	data := p.templateData(ws, runID, a.N, nil)
 	data["SessionID"] = plan.sessionID
 	cmd, err := renderArgs("command", ag.Command, data)
@@ -469,7 +489,8 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 // written to handoffs/ first and then committed; on failure the failed-
 // handoff record is written, the backoff deadline computed and committed with
 // the outcome and the circuit's new state, in one transaction.
-func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt, plan attemptPlan, n int, res *agent.Result, j judgement) (stepOutcome, error) {
+func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, j judgement) (stepOutcome, error) {
+	run, ws, a, plan, n := t.run, t.ws, t.row, t.plan, t.counted
 	now := p.now()
 	a.FinishedAt = &now
 	if res != nil {
@@ -498,7 +519,7 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 		a.Class = string(j.class)
 		a.Error = j.diag.Summary()
 		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-			return p.finishAttempt(tx, run.ID, ws, a, cfg, j.class, now, time.Time{}, func(s *checkpoint.Step) {
+			return p.finishAttempt(tx, t, cfg, j.class, now, time.Time{}, func(s *checkpoint.Step) {
 				s.Status = checkpoint.StepPending
 			})
 		})
@@ -511,7 +532,7 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 	}
 
 	if j.ok {
-		return p.commitSuccess(ctx, run, ws, a, n, j, cfg, elapsed)
+		return p.commitSuccess(ctx, t, j, cfg, elapsed)
 	}
 
 	// Failure.
@@ -600,7 +621,7 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 	p.fp.hit(FailBeforeOutcomeCommit)
 
 	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		return p.finishAttempt(tx, run.ID, ws, a, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
+		return p.finishAttempt(tx, t, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
 			s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
 				(res != nil && (res.SessionNotFound || res.SessionNotSaved))
 			if retry {
@@ -638,7 +659,8 @@ func (p *project) commitOutcome(ctx context.Context, run *checkpoint.Run, ws *wo
 
 // commitSuccess writes the accepted handoff's envelope and commits the
 // attempt, the step and the circuit.
-func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt, n int, j judgement, cfg circuit.Config, elapsed float64) (stepOutcome, error) {
+func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg circuit.Config, elapsed float64) (stepOutcome, error) {
+	run, ws, a, n := t.run, t.ws, t.row, t.counted
 	now := *a.FinishedAt
 	a.Status = checkpoint.AttemptSucceeded
 	a.Repairs = j.result.Repairs
@@ -682,7 +704,7 @@ func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *wo
 	p.fp.hit(FailAfterHandoffWritten)
 	p.fp.hit(FailBeforeOutcomeCommit)
 	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		return p.finishAttempt(tx, run.ID, ws, a, cfg, "", now, time.Time{}, func(s *checkpoint.Step) {
+		return p.finishAttempt(tx, t, cfg, "", now, time.Time{}, func(s *checkpoint.Step) {
 			s.Status = checkpoint.StepSucceeded
 			s.NextRetryAt, s.DelayMS = nil, nil
 			s.HandoffJSON = envJSON
@@ -705,8 +727,9 @@ func (p *project) commitSuccess(ctx context.Context, run *checkpoint.Run, ws *wo
 // causes and the step's new state (usage added, the session the agent
 // reported, then whatever update sets) in the caller's transaction: one
 // transition, one commit.
-func (p *project) finishAttempt(tx *checkpoint.Tx, runID string, ws *workflow.Step, a *checkpoint.Attempt, cfg circuit.Config,
+func (p *project) finishAttempt(tx *checkpoint.Tx, t *try, cfg circuit.Config,
 	class handoff.Class, now, resetAt time.Time, update func(s *checkpoint.Step)) error {
+	runID, ws, a := t.run.ID, t.ws, t.row
 	if err := tx.UpdateAttempt(*a); err != nil {
 		return err
 	}

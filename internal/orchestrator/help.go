@@ -77,7 +77,8 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	p.fp.hit(FailAfterAttemptCommit)
 
 	plan := attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}
-	spec, err := p.agentSpec(ws, adv, run.ID, &a, plan, "")
+	t := &try{run: run, ws: ws, row: &a, plan: plan, round: round}
+	spec, err := p.agentSpec(t, adv, "")
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	}
 	spec.Output = out
 	spec.HelpMarker = "\x00" // an advisor's own text is advice, never a new request
-	spec.OnStart = p.onStart(ctx, run.ID, ws, &a, plan, 0, 0, round)
+	spec.OnStart = p.onStart(ctx, t)
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)

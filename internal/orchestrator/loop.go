@@ -243,7 +243,7 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 			continue
 		}
 		p.fp.hit(FailAfterAttemptCommit)
-		out, err := p.execute(ctx, run, ws, st, a, plan, used+1)
+		out, err := p.execute(ctx, &try{run: run, ws: ws, row: a, plan: plan, counted: used + 1, max: st.MaxAttempts})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -69,7 +69,8 @@ func (p *project) sessionTokens(ctx context.Context, runID, stepID, sessionID st
 // runChat runs one turn of an openai agent: cadence is the client, so it
 // resends the session's history, which it keeps in the store, and appends
 // the new turn to it once the endpoint answered.
-func (p *project) runChat(ctx context.Context, runID string, ws *workflow.Step, ag *workflow.Agent, a *checkpoint.Attempt, plan attemptPlan, spec agent.Spec, counted, max int) (*agent.Result, error) {
+func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
+	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
 	var history []agent.ChatMessage
 	if plan.resume {
 		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -96,7 +97,7 @@ func (p *project) runChat(ctx context.Context, runID string, ws *workflow.Step, 
 		cs.SchemaMode = agent.SchemaModeOff
 	}
 	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
-		Attempt: a.N, Counted: counted, MaxAttempts: max, Kind: plan.kind, SessionID: plan.sessionID})
+		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
 	p.fp.hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)
 	if err != nil {

@@ -162,6 +162,11 @@ func (s *Step) settings() []setting {
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
 	}
+	checks := make([]string, len(s.Checks))
+	for i, c := range s.Checks {
+		checks[i] = fmt.Sprintf("%s: %q %s %d", c.Name, c.Argv, c.Timeout, c.FeedbackLines)
+	}
+	out = append(out, setting{key: "checks", val: strings.Join(checks, "; "), long: true})
 	help := OnHelp{}
 	present := "absent"
 	if s.OnHelp != nil {

@@ -39,6 +39,8 @@ func TestChanges(t *testing.T) {
 			[]string{"step implement: retry.max_attempts 3 → 5"}},
 		{"default changes every step", edit("retry: {max_attempts: 3}", "retry: {max_attempts: 3, backoff: fixed}"),
 			[]string{"step plan: retry.backoff exponential → fixed", "step implement: retry.backoff exponential → fixed"}},
+		{"check added", edit("prompt: Plan.", "prompt: Plan.\n    checks: [{name: tests, run: go test ./...}]"),
+			[]string{"step plan: checks changed"}},
 		{"step added", changesBase + "  - id: review\n    prompt: Review.\n", []string{"step review added"}},
 		{"step removed", edit("  - id: plan\n    prompt: Plan.\n", "", "{{ .Steps.plan.Output }}", ""),
 			[]string{"step plan removed", "step implement: prompt changed"}},
@@ -70,5 +72,18 @@ func TestChangesBrokenBefore(t *testing.T) {
 	}
 	if got := Changes([]byte("version: ["), []byte("version: [")); got != nil {
 		t.Errorf("Changes between equal broken files = %q, want none", got)
+	}
+}
+
+// TestChangesChecksDefaults: a check whose defaults are spelled out is the
+// same check.
+func TestChangesChecksDefaults(t *testing.T) {
+	base := strings.Replace(changesBase, "prompt: Plan.", "prompt: Plan.\n    checks: [{name: t, run: [x]}]", 1)
+	spelled := strings.Replace(changesBase, "prompt: Plan.", "prompt: Plan.\n    checks: [{name: t, run: [x], timeout: 10m, feedback_lines: 60}]", 1)
+	if base == changesBase || spelled == changesBase {
+		t.Fatal("the edit did not apply")
+	}
+	if got := Changes([]byte(base), []byte(spelled)); got != nil {
+		t.Fatalf("Changes = %q, want none", got)
 	}
 }

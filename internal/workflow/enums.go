@@ -14,6 +14,6 @@ var (
 	failureClasses = []string{
 		"missing", "empty", "invalid_json", "truncated", "schema",
 		"exit_nonzero", "transient", "timeout", "stuck", "too_large",
-		"interrupted", "help", "budget",
+		"interrupted", "help", "budget", "check",
 	}
 )

@@ -184,16 +184,6 @@ func (l *loader) steps(e entry) []rawStep {
 	return steps
 }
 
-// hasErrorAt reports whether an error was already reported for key.
-func (l *loader) hasErrorAt(key string) bool {
-	for _, e := range l.errs {
-		if e.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
 // checkAgent reports a reference to an agent that is not defined.
 func (l *loader) checkAgent(name field[string]) bool {
 	if _, ok := l.w.Agents[name.v]; ok {

@@ -12,7 +12,7 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd or on_help"
+	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd, on_help or checks"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
 	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context or .Help.Advice"
 )
@@ -50,6 +50,19 @@ func TestLoadErrors(t *testing.T) {
 		{"empty", []string{"1:1: the workflow file is empty (run cadence init for a commented example)"}},
 		{"two_documents", []string{"3:1: want a single YAML document, found 2"}},
 		{"not_a_mapping", []string{"1:1: want a mapping with version, agents and steps, got a list"}},
+		{"checks_bad", []string{
+			`11:15: steps[0].checks[0].name: invalid check name "Tests" (want lowercase letters, digits, _ and -)`,
+			"13:9: steps[0].checks[1]: missing run (a command line for /bin/sh, or a list that is the argv)",
+			"15:15: steps[0].checks[2].run: want a string, got a mapping", // a mapping is placed at its first key
+			"17:14: steps[0].checks[3].run: must not be empty",
+			`18:18: steps[0].checks[3].timeout: invalid duration "soon" (want e.g. 2s, 1m30s or 500ms)`,
+			`19:15: steps[0].checks[4].name: duplicate check name "fmt" (first at line 16)`,
+			"21:25: steps[0].checks[4].feedback_lines: 0 is out of range (want 1 to 10000)",
+			"22:9: steps[0].checks[5]: want a mapping with name and run, got a string",
+			"24:14: steps[0].checks[6].run: must not be empty",
+			"25:9: steps[0].checks[6].retries: unknown key (want name, run, timeout or feedback_lines)",
+		}},
+		{"checks_not_a_list", []string{"10:13: steps[0].checks: want a list of checks, got a string"}},
 		{"many", []string{
 			`4:13: agents.sim.preset: unknown value "simulated" (want claude, codex, gemini, openai, exec or sim)`,
 			"6:5: steps[0]: no agent (set agent: here or in defaults)",

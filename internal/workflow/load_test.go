@@ -95,6 +95,18 @@ func TestLoadGood(t *testing.T) {
 	checkStep(t, review, Handoff{From: "stdout", SchemaPath: "schemas/plan.json", AcceptTruncated: true, MaxBytes: 2048, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 64},
 		reviewRetry, 20*time.Minute, 30*time.Second, 2.5, []string{"implement", "plan"})
 
+	// checks: the defaults' list, a step's own list, an empty one.
+	wantChecks := map[string][]Check{
+		"plan":      {{Name: "tests", Argv: []string{"/bin/sh", "-c", "go test ./..."}, Command: "go test ./...", Timeout: 10 * time.Minute, FeedbackLines: 60}},
+		"implement": {{Name: "vet", Argv: []string{"go", "vet", "./..."}, Command: "go vet ./...", Timeout: 2 * time.Minute, FeedbackLines: 20}},
+		"review":    nil,
+	}
+	for id, want := range wantChecks {
+		if got := w.Step(id).Checks; !reflect.DeepEqual(got, want) {
+			t.Errorf("step %s checks:\n got %+v\nwant %+v", id, got, want)
+		}
+	}
+
 	// One schema file used by two steps is compiled once.
 	if plan.Handoff.Schema == nil || plan.Handoff.Schema != review.Handoff.Schema {
 		t.Errorf("schemas/plan.json compiled as %p and %p, want one non-nil schema", plan.Handoff.Schema, review.Handoff.Schema)

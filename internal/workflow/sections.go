@@ -156,11 +156,12 @@ type rawDefaults struct {
 	timeout, idleTimeout field[time.Duration]
 	handoff              rawHandoff
 	maxCost              field[float64]
+	checks               rawChecks
 }
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "handoff", "max_cost_usd"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "handoff", "max_cost_usd", "checks"}, func(e entry) {
 		switch e.name {
 		case "agent":
 			r.agent = d.nonEmpty(e)
@@ -174,6 +175,8 @@ func (d *decoder) defaults(n ast.Node) rawDefaults {
 			r.handoff = d.handoff(e.val, e.path)
 		case "max_cost_usd":
 			r.maxCost = d.number(e, 0)
+		case "checks":
+			r.checks = d.checks(e)
 		}
 	})
 	return r
@@ -194,12 +197,13 @@ type rawStep struct {
 	timeout, idleTimeout          field[time.Duration]
 	maxCost                       field[float64]
 	onHelp                        *rawOnHelp
+	checks                        rawChecks
 	at                            at // the step itself
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
 	r := rawStep{at: where(n, path)}
-	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help"}, func(e entry) {
+	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help", "checks"}, func(e entry) {
 		switch e.name {
 		case "id":
 			r.id = d.str(e)
@@ -219,6 +223,8 @@ func (d *decoder) step(n ast.Node, path string) rawStep {
 			r.idleTimeout = d.duration(e, time.Second)
 		case "max_cost_usd":
 			r.maxCost = d.number(e, 0)
+		case "checks":
+			r.checks = d.checks(e)
 		case "on_help":
 			h := &rawOnHelp{at: e.keyAt()}
 			d.fields(e.val, e.path, []string{"agent", "prompt", "max_rounds"}, func(e entry) {

@@ -57,6 +57,7 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
 		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
 		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
+		s.Checks = l.buildChecks(r.checks.or(defaults.checks))
 		if r.onHelp != nil {
 			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
 		}

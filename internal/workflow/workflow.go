@@ -78,6 +78,7 @@ type Step struct {
 	IdleTimeout time.Duration
 	MaxCostUSD  float64  // step budget (0 = none)
 	OnHelp      *OnHelp  // nil: a help request fails the attempt (class help)
+	Checks      []Check  // run in order once the handoff passed its schema
 	Needs       []string // ids of earlier steps referenced as .Steps.<id> in its templates
 }
 
