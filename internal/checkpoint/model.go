@@ -97,3 +97,33 @@ type Event struct {
 	Kind   string
 	Detail string
 }
+
+// Check is one run of a check command for an attempt (SPEC §11). Seq
+// numbers the check runs of the attempt, from 1.
+type Check struct {
+	RunID      string
+	StepID     string
+	ItemKey    string // "" for a step's own attempts
+	N          int    // the attempt
+	Seq        int
+	Name       string
+	Command    string
+	Status     string // one of the Check* constants
+	ExitCode   *int   // nil while running, or when it was killed by a signal
+	Signal     string // the signal that ended it, if one did
+	TimedOut   bool   // killed by its timeout
+	PID        *int
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	OutputFile string
+	// Tail is the end of its output, as quoted in the follow-up prompt.
+	Tail string
+}
+
+// Duration is how long the check ran, or 0 while it runs.
+func (c Check) Duration() time.Duration {
+	if c.FinishedAt == nil {
+		return 0
+	}
+	return c.FinishedAt.Sub(c.StartedAt)
+}

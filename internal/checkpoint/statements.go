@@ -32,9 +32,11 @@ var (
 		lastAttemptQuery, runningAttemptsQuery, attemptQuery, stepAttemptsQuery,
 		allAttemptsQuery, allAttemptsBriefQuery,
 		circuitQuery, circuitsQuery,
+		lastCheckSeqQuery, checkStatusQuery, attemptChecksQuery, runChecksQuery,
 	}
 	writeNamedQueries = []string{
 		insertAttemptQuery, updateAttemptQuery, updateStepQuery, putCircuitQuery, updateRunQuery,
+		insertCheckQuery, updateCheckQuery,
 	}
 )
 

@@ -28,6 +28,8 @@ var (
 	allowedAttemptMoves = set(
 		"running>running", "running>succeeded", "running>failed", "running>interrupted", "running>adopted",
 	)
+	checkStatuses     = []string{CheckRunning, CheckPassed, CheckFailed, CheckInterrupted}
+	allowedCheckMoves = set("running>running", "running>passed", "running>failed", "running>interrupted")
 )
 
 func set(moves ...string) map[string]bool {
@@ -48,6 +50,7 @@ func TestTransitionTables(t *testing.T) {
 		{"run", runStatuses, allowedRunMoves, RunTransition},
 		{"step", stepStatuses, allowedStepMoves, StepTransition},
 		{"attempt", attemptStatuses, allowedAttemptMoves, AttemptTransition},
+		{"check", checkStatuses, allowedCheckMoves, CheckTransition},
 	}
 	for _, m := range machines {
 		// Every pair, plus unknown and empty statuses on either side.
