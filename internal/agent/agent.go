@@ -37,6 +37,10 @@ const (
 	ProtocolCodexJSONL Protocol = "codex-jsonl"
 	// ProtocolGeminiStream reads the JSON lines of `gemini -o stream-json`.
 	ProtocolGeminiStream Protocol = "gemini-stream"
+	// ProtocolNone reads nothing: stdout goes only to Output and the tail
+	// (a check command, whose output is a log, not a handoff). MaxBytes
+	// does not apply.
+	ProtocolNone Protocol = "none"
 )
 
 // StopReason says why cadence stopped an attempt; empty when the agent exited
@@ -111,6 +115,10 @@ type Spec struct {
 	Grace time.Duration
 	// HelpMarker is the help signal; empty means DefaultHelpMarker.
 	HelpMarker string
+	// TailLines, when positive, keeps the last TailLines lines of stdout
+	// and stderr, interleaved as they arrived, in Result.Tail, whatever
+	// the length of the output (each line is cut at MaxTailLine bytes).
+	TailLines int
 	// OnStart, when set, is called with the pid right after the process
 	// started. An error kills the process group and Run returns that error.
 	OnStart func(pid int) error
@@ -229,4 +237,6 @@ type Result struct {
 
 	StdoutBytes int64
 	StderrTail  string // the last 2 KiB of stderr at most
+	// Tail is the last Spec.TailLines lines of the output (see there).
+	Tail string
 }

@@ -127,7 +127,7 @@ func RunChat(ctx context.Context, spec ChatSpec) (*Result, []ChatMessage, error)
 	}
 	messages := append(append([]ChatMessage(nil), spec.History...), ChatMessage{Role: "user", Content: spec.Prompt})
 	url := strings.TrimRight(spec.BaseURL, "/") + "/chat/completions"
-	out := newOutputCopy(spec.Output, 0)
+	out := newOutputCopy(spec.Output, 0, 0)
 
 	start := time.Now()
 	t := newChatTurn(ctx, spec, url, out)

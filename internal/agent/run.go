@@ -117,7 +117,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 // knownProtocol reports whether Run can read p.
 func knownProtocol(p Protocol) bool {
 	switch p {
-	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream:
+	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream, ProtocolNone:
 		return true
 	}
 	return false

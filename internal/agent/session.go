@@ -53,7 +53,7 @@ func newSession(spec Spec, p *pipes) *session {
 	s := &session{
 		spec:       spec,
 		pipes:      p,
-		out:        newOutputCopy(spec.Output, spec.OutputCap),
+		out:        newOutputCopy(spec.Output, spec.OutputCap, spec.TailLines),
 		activity:   make(chan struct{}, 1),
 		tooLarge:   make(chan struct{}, 1),
 		stdinDone:  make(chan struct{}),
@@ -152,6 +152,9 @@ const maxTextLine = 64 << 10
 // line by line in memory bounded by MaxEventBytes whatever its length.
 func (s *session) consume(chunk []byte) {
 	s.stdoutBytes += int64(len(chunk))
+	if s.spec.Protocol == ProtocolNone {
+		return
+	}
 	if s.events == nil {
 		s.consumeText(chunk)
 		return
@@ -329,13 +332,16 @@ func (s *session) result() *Result {
 		s.events.finish(tail)
 	}
 	res := s.res
-	if s.events == nil && s.spec.Candidate == nil {
+	if s.events == nil && s.spec.Candidate == nil && s.spec.Protocol != ProtocolNone {
 		res.Text = s.text.Bytes()
 	}
 	res.Help = s.help.seen
 	res.HelpContext = s.help.context
 	res.StdoutBytes = s.stdoutBytes
 	res.StderrTail = tail
+	if s.out.tail != nil {
+		res.Tail = s.out.tail.String()
+	}
 	for _, marker := range sessionNotFoundMarkers {
 		if strings.Contains(tail, marker) {
 			res.SessionNotFound = true

@@ -26,9 +26,9 @@ func (o Outcome) String() string {
 // on the breaker.
 //
 // transient, exit_nonzero, timeout and stuck are failures. Handoff failures
-// (missing, empty, invalid_json, truncated, schema) are successes: the
-// provider is up and answered; the model erred, and the fix is a follow-up in
-// the same session, not a pause. Everything else (interrupted, budget, help,
+// (missing, empty, invalid_json, truncated, schema) and a failed check are
+// successes: the provider is up and answered; the model erred, and the fix
+// is a follow-up in the same session, not a pause. Everything else (interrupted, budget, help,
 // too_large, and classes unknown to this package) is neutral. An interrupted
 // half-open trial is the exception the caller handles: settling it on resume
 // records Failure explicitly, because a trial that never reported must not
@@ -37,7 +37,7 @@ func OutcomeFor(class string) Outcome {
 	switch class {
 	case "transient", "exit_nonzero", "timeout", "stuck":
 		return Failure
-	case "", "missing", "empty", "invalid_json", "truncated", "schema":
+	case "", "missing", "empty", "invalid_json", "truncated", "schema", "check":
 		return Success
 	default:
 		return Neutral

@@ -20,6 +20,7 @@ func TestOutcomeFor(t *testing.T) {
 		{"invalid_json", Success},
 		{"truncated", Success},
 		{"schema", Success},
+		{"check", Success},
 		{"interrupted", Neutral},
 		{"budget", Neutral},
 		{"help", Neutral},

@@ -22,6 +22,7 @@ const (
 	ClassInterrupted Class = "interrupted"  // cadence stopped during the attempt
 	ClassHelp        Class = "help"         // help asked and the step has no on_help
 	ClassBudget      Class = "budget"       // max_cost_usd reached before the attempt
+	ClassCheck       Class = "check"        // the handoff was valid but a check command failed
 )
 
 // Classes lists every class, in the order of SPEC §5's table.
@@ -29,7 +30,7 @@ func Classes() []Class {
 	return []Class{
 		ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema,
 		ClassExitNonzero, ClassTransient, ClassTimeout, ClassStuck, ClassTooLarge,
-		ClassInterrupted, ClassHelp, ClassBudget,
+		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck,
 	}
 }
 
@@ -43,6 +44,15 @@ func (c Class) IsHandoffFailure() bool {
 		return true
 	}
 	return false
+}
+
+// IsAnswerFailure reports whether the agent answered and the answer was
+// not good enough: a handoff failure, or a check that failed on a valid
+// handoff. A retry after one continues the agent's session with a
+// follow-up saying what to fix, and it does not count against the agent's
+// circuit: the provider is up, the model erred.
+func (c Class) IsAnswerFailure() bool {
+	return c.IsHandoffFailure() || c == ClassCheck
 }
 
 // Valid reports whether c is one of the defined classes.

@@ -7,6 +7,7 @@ func TestClassIsHandoffFailure(t *testing.T) {
 		ClassMissing: true, ClassEmpty: true, ClassInvalidJSON: true, ClassTruncated: true, ClassSchema: true,
 		ClassExitNonzero: false, ClassTransient: false, ClassTimeout: false, ClassStuck: false,
 		ClassTooLarge: false, ClassInterrupted: false, ClassHelp: false, ClassBudget: false,
+		ClassCheck: false,
 	}
 	if len(Classes()) != len(want) {
 		t.Fatalf("Classes() has %d classes, want %d", len(Classes()), len(want))
@@ -19,6 +20,9 @@ func TestClassIsHandoffFailure(t *testing.T) {
 		}
 		if got := c.IsHandoffFailure(); got != w {
 			t.Errorf("%s.IsHandoffFailure() = %v, want %v", c, got, w)
+		}
+		if got, want := c.IsAnswerFailure(), w || c == ClassCheck; got != want {
+			t.Errorf("%s.IsAnswerFailure() = %v, want %v", c, got, want)
 		}
 		if !c.Valid() {
 			t.Errorf("%s.Valid() = false", c)

@@ -3,6 +3,7 @@ package handoff
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Diagnosis explains why an attempt failed: exactly one class, and the
@@ -33,6 +34,46 @@ type Diagnosis struct {
 
 	// Path is the handoff file that was expected (class missing).
 	Path string
+	// Check is the check that failed (class check).
+	Check *CheckFailure `json:",omitempty"`
+}
+
+// CheckFailure is what a failed check leaves for the follow-up prompt, the
+// failed-handoff record and inspect (SPEC §11).
+type CheckFailure struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	// ExitCode is the check's exit code; nil when a signal ended it.
+	ExitCode *int   `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	// TimedOut reports that it ran past its timeout and was killed.
+	TimedOut   bool   `json:"timed_out"`
+	Timeout    string `json:"timeout,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	// Output is the last lines of its output (feedback_lines of them).
+	Output     string `json:"output"`
+	OutputFile string `json:"output_file"`
+}
+
+// CheckDiagnosis diagnoses a failed check: class check, with the check's
+// fields and a one-line summary.
+func CheckDiagnosis(c CheckFailure) *Diagnosis {
+	return &Diagnosis{Class: ClassCheck, Check: &c, Details: "The check " + c.Name + " " + c.outcome() + "."}
+}
+
+// outcome says how a check ended: "exited with code 1 after 2.3s", "was
+// killed after its timeout of 10m0s".
+func (c CheckFailure) outcome() string {
+	took := (time.Duration(c.DurationMS) * time.Millisecond).Round(time.Millisecond)
+	switch {
+	case c.TimedOut:
+		return fmt.Sprintf("ran past its timeout of %s and was killed", c.Timeout)
+	case c.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d after %s", *c.ExitCode, took)
+	case c.Signal != "":
+		return fmt.Sprintf("was ended by signal %s after %s", c.Signal, took)
+	}
+	return fmt.Sprintf("failed after %s", took)
 }
 
 // sampleLen is how much of the output a diagnosis keeps (SPEC §5).

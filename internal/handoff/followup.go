@@ -45,7 +45,10 @@ func BuildFollowup(in FollowupInput) string {
 	last := in.MaxAttempts > 0 && in.Attempt >= in.MaxAttempts
 	var b strings.Builder
 	what := "Your previous answer could not be used as the handoff."
-	if in.Diagnosis != nil && !in.Diagnosis.Class.IsHandoffFailure() {
+	switch {
+	case in.Diagnosis != nil && in.Diagnosis.Class == ClassCheck:
+		what = "Your previous answer was valid JSON, but a check of your work failed."
+	case in.Diagnosis != nil && !in.Diagnosis.Class.IsHandoffFailure():
 		what = "Your previous attempt ended without a usable handoff."
 	}
 	switch {
@@ -59,8 +62,15 @@ func BuildFollowup(in FollowupInput) string {
 	writeProblem(&b, in.Diagnosis)
 	b.WriteString("\n")
 	if last {
+		if in.Diagnosis != nil && in.Diagnosis.Class == ClassCheck {
+			b.WriteString("Fix the cause so that the check passes. ")
+		}
 		writeLastInstructions(&b, in)
 		return b.String()
+	}
+	if in.Diagnosis != nil && in.Diagnosis.Class == ClassCheck {
+		b.WriteString("Fix the cause of the failure in the project so that the check passes. ")
+		b.WriteString("Then give the complete JSON handoff again, updated for what you changed.\n\n")
 	}
 	writeDestination(&b, in.HandoffPath)
 	b.WriteString("\n")
@@ -121,9 +131,37 @@ func writeProblem(b *strings.Builder, d *Diagnosis) {
 			fmt.Fprintf(b, "Expected top-level keys: %s. Your top-level keys: %s.\n",
 				listOrNone(d.ExpectedKeys), listOrNone(d.ActualKeys))
 		}
+	case ClassCheck:
+		writeCheck(b, d.Check)
 	default:
 		fmt.Fprintf(b, "%s\n", lowerFirst(oneLine(d.Details)))
 	}
+}
+
+// writeCheck says which check failed, how, and quotes the end of its
+// output, where a test runner or a compiler puts what went wrong.
+func writeCheck(b *strings.Builder, c *CheckFailure) {
+	if c == nil {
+		b.WriteString("a check failed.\n")
+		return
+	}
+	fmt.Fprintf(b, "the check %q (`%s`) %s.\n", c.Name, c.Command, c.outcome())
+	out := strings.TrimRight(c.Output, "\n")
+	if strings.TrimSpace(out) == "" {
+		b.WriteString("It printed nothing.\n")
+		return
+	}
+	n := strings.Count(out, "\n") + 1
+	if n == 1 {
+		b.WriteString("The last line of its output:\n")
+	} else {
+		fmt.Fprintf(b, "The last %d lines of its output:\n", n)
+	}
+	fence := "```"
+	for strings.Contains(out, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(b, "%s\n%s\n%s\n", fence, out, fence)
 }
 
 // writeExcerpt shows the text around a parse error or the end of a

@@ -23,6 +23,8 @@ type FailedRecord struct {
 	OutputFile     string      `json:"output_file"`
 	FollowupPrompt string      `json:"followup_prompt"`
 	CreatedAt      time.Time   `json:"created_at"`
+	// Check is the failed check of a class check record.
+	Check *CheckFailure `json:"check,omitempty"`
 }
 
 // AttemptRef identifies the attempt a failed-handoff record belongs to.
@@ -55,6 +57,7 @@ func NewFailedRecord(ref AttemptRef, d *Diagnosis, res Result, outputFile, follo
 		r.Details = d.Details
 		r.Violations = append([]Violation(nil), d.Violations...)
 		r.OutputSample = d.OutputSample
+		r.Check = d.Check
 	}
 	return r
 }
