@@ -155,7 +155,7 @@ func printStep(w io.Writer, s *orchestrator.StepReport) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tKIND\tSTATUS\tCLASS\tSTARTED\tPID\tEXIT\tDELAY\tREPAIRS\tERROR")
+	fmt.Fprintln(tw, "N\tKIND\tSTATUS\tCLASS\tSTARTED\tPID\tEXIT\tDELAY\tREPAIRS\tCHECKS\tERROR")
 	for _, a := range s.Attempts {
 		pid, exit, delay := "-", "-", "-"
 		if a.PID != nil {
@@ -167,8 +167,13 @@ func printStep(w io.Writer, s *orchestrator.StepReport) {
 		if a.DelayMS != nil {
 			delay = (time.Duration(*a.DelayMS) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Kind, a.Status, dash(a.Class),
-			a.StartedAt.UTC().Format("15:04:05"), pid, exit, delay, dash(strings.Join(a.Repairs, ",")), clip(firstLine(a.Error), 60))
+		checks := make([]string, len(a.Checks))
+		for i, c := range a.Checks {
+			checks[i] = c.Name + " " + c.Status
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Kind, a.Status, dash(a.Class),
+			a.StartedAt.UTC().Format("15:04:05"), pid, exit, delay, dash(strings.Join(a.Repairs, ",")),
+			dash(strings.Join(checks, ", ")), clip(firstLine(a.Error), 60))
 	}
 	tw.Flush()
 }
@@ -205,6 +210,25 @@ func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orche
 		var d struct{ Details string }
 		if json.Unmarshal([]byte(a.Details), &d) == nil && d.Details != "" && d.Details != a.Error {
 			fmt.Fprintf(w, "\ndiagnosis:\n%s\n", indent(d.Details))
+		}
+	}
+	if len(a.Checks) > 0 {
+		fmt.Fprintln(w, "\nchecks:")
+		for _, c := range a.Checks {
+			how := "-"
+			switch {
+			case c.TimedOut:
+				how = "timed out"
+			case c.ExitCode != nil:
+				how = fmt.Sprintf("exit %d", *c.ExitCode)
+			case c.Signal != "":
+				how = "signal " + c.Signal
+			}
+			took := (time.Duration(c.DurationMS) * time.Millisecond).String()
+			fmt.Fprintf(w, "  check %s  %s  %s  %s  %s\n    %s\n", c.Name, c.Status, how, took, dash(c.OutputFile), c.Command)
+			if c.Tail != "" && c.Status == "failed" {
+				fmt.Fprintf(w, "%s\n", "    "+strings.ReplaceAll(strings.TrimRight(c.Tail, "\n"), "\n", "\n    "))
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nprompt:\n%s\n", indent(a.Prompt))

@@ -187,6 +187,14 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			s += fmt.Sprintf("; retry at %s", clock(ev.Until))
 		}
 		return s, ev.Status != "succeeded"
+	case orchestrator.EventCheckStarted:
+		return fmt.Sprintf("%s attempt %d check %s started: %s", step, ev.Attempt, ev.Check, firstLine(ev.Message)), false
+	case orchestrator.EventCheckFinished:
+		s := fmt.Sprintf("%s attempt %d check %s %s in %.1fs", step, ev.Attempt, ev.Check, ev.Status, ev.Elapsed)
+		if ev.Error != "" {
+			s += ": " + firstLine(ev.Error)
+		}
+		return s, ev.Status != "passed"
 	case orchestrator.EventWaiting:
 		left := time.Until(*ev.Until).Round(100 * time.Millisecond)
 		switch ev.Reason {

@@ -41,6 +41,7 @@ const (
 		WHERE run_id = ? AND step_id = ? AND item_key = ? AND n = ? ORDER BY seq`
 	runChecksQuery = `SELECT ` + checkColumns + ` FROM checks
 		WHERE run_id = ? ORDER BY step_id, item_key, n, seq`
+	checksTableQuery = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'checks'`
 	insertCheckQuery = `INSERT INTO checks (` + checkColumns + `) VALUES (
 		:run_id, :step_id, :item_key, :n, :seq, :name, :command, :status, :exit_code, :signal,
 		:timed_out, :pid, :started_at, :finished_at, :output_file, :tail)`
@@ -140,8 +141,17 @@ func (t *Tx) Checks(runID, stepID, itemKey string, n int) ([]Check, error) {
 }
 
 // RunChecks returns every check run of a run, by step, item, attempt and
-// order, for inspect.
+// order, for inspect. A database that an older cadence wrote and that
+// could not be brought up to date (inspect reads a read-only one as it is)
+// has no checks table, and no checks.
 func (t *Tx) RunChecks(runID string) ([]Check, error) {
+	var tables int
+	if err := t.getRow(&tables, checksTableQuery); err != nil {
+		return nil, fmt.Errorf("read checks of run %s: %w", runID, err)
+	}
+	if tables == 0 {
+		return nil, nil
+	}
 	return t.checks("checks of run "+runID, runChecksQuery, runID)
 }
 

@@ -130,6 +130,9 @@ type try struct {
 	counted, max int
 	// round is the help round an advisor's attempt answers (0 otherwise).
 	round int
+	// settling marks an attempt a crash left running, settled on resume:
+	// a success adopts it (G5).
+	settling bool
 }
 
 // stepOutcome is what execute reports back to the step loop.
@@ -274,6 +277,11 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
 	j := p.judge(ws, res, runErr, handoffPath, stream)
+	if j.ok && len(ws.Checks) > 0 {
+		if j, err = p.checkHandoff(ctx, t, j, res); err != nil {
+			return stepOutcome{}, err
+		}
+	}
 	return p.commitOutcome(wctx, t, res, j)
 }
 
@@ -354,21 +362,11 @@ func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (age
 		env = append(env, k+"="+v)
 	}
 	env = append(env, agent.PresetEnv(inv, env)...)
-	env = append(env,
-		"CADENCE_RUN_ID="+runID,
-		"CADENCE_STEP="+ws.ID,
-		"CADENCE_ATTEMPT="+strconv.Itoa(a.N),
-		"CADENCE_IDEMPOTENCY_KEY="+runID+"/"+ws.ID,
-		"CADENCE_SESSION_ID="+plan.sessionID,
-		"CADENCE_PROJECT_DIR="+p.dir,
-	)
+	env = append(env, p.cadenceEnv(t)...)
 	if handoffPath != "" {
 		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
 	}
-	grace := p.opts.Grace
-	if grace == 0 {
-		grace = 5 * time.Second
-	}
+	grace := p.grace()
 	return agent.Spec{
 		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
@@ -377,10 +375,43 @@ func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (age
 	}, nil
 }
 
+// recordUsage copies what the agent reported (exit code, session, turns,
+// tokens, cost) onto the attempt's row; nil leaves it as it is.
+func (p *project) recordUsage(t *try, res *agent.Result) {
+	if res == nil {
+		return
+	}
+	a := t.row
+	code := res.ExitCode
+	a.ExitCode = &code
+	if res.SessionID != "" {
+		a.SessionID = res.SessionID
+	}
+	a.Turns = res.Turns
+	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
+	if res.CostUSD > 0 || isProtocolCost(p.wf.Agents[t.ws.Agent].Preset) {
+		c := res.CostUSD
+		a.CostUSD = &c
+	}
+}
+
 // handoffOptions are the handoff pipeline's settings of a step.
 func handoffOptions(ws *workflow.Step) handoff.Options {
 	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated,
 		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+}
+
+// cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
+// checks (SPEC §4), but for CADENCE_HANDOFF_PATH, which differs.
+func (p *project) cadenceEnv(t *try) []string {
+	return []string{
+		"CADENCE_RUN_ID=" + t.run.ID,
+		"CADENCE_STEP=" + t.ws.ID,
+		"CADENCE_ATTEMPT=" + strconv.Itoa(t.row.N),
+		"CADENCE_IDEMPOTENCY_KEY=" + t.run.ID + "/" + t.ws.ID,
+		"CADENCE_SESSION_ID=" + t.plan.sessionID,
+		"CADENCE_PROJECT_DIR=" + p.dir,
+	}
 }
 
 // judge classifies a finished attempt into success or exactly one failure
@@ -493,19 +524,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	run, ws, a, plan, n := t.run, t.ws, t.row, t.plan, t.counted
 	now := p.now()
 	a.FinishedAt = &now
-	if res != nil {
-		code := res.ExitCode
-		a.ExitCode = &code
-		if res.SessionID != "" {
-			a.SessionID = res.SessionID
-		}
-		a.Turns = res.Turns
-		a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
-		if res.CostUSD > 0 || isProtocolCost(p.wf.Agents[ws.Agent].Preset) {
-			c := res.CostUSD
-			a.CostUSD = &c
-		}
-	}
+	p.recordUsage(t, res)
 	ag := p.wf.Agents[ws.Agent]
 	cfg := circuitConfig(ag.Circuit)
 	policy := policyFor(ws.Retry)
@@ -588,7 +607,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		ms := delay.Milliseconds()
 		a.DelayMS = &ms
 		a.NextRetryAt = &next
-		if j.class.IsHandoffFailure() {
+		if j.class.IsAnswerFailure() {
 			task := a.Prompt
 			if plan.kind == checkpoint.KindFollowup {
 				task, _ = p.originalTask(ctx, run.ID, ws)
@@ -663,6 +682,9 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 	run, ws, a, n := t.run, t.ws, t.row, t.counted
 	now := *a.FinishedAt
 	a.Status = checkpoint.AttemptSucceeded
+	if t.settling {
+		a.Status = checkpoint.AttemptAdopted
+	}
 	a.Repairs = j.result.Repairs
 	var (
 		prev []string

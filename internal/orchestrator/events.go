@@ -27,6 +27,8 @@ type Event struct {
 	Elapsed     float64    `json:"elapsed_s,omitempty"`
 	CostUSD     float64    `json:"cost_usd,omitempty"`
 	Message     string     `json:"message,omitempty"`
+	Check       string     `json:"check,omitempty"`     // the check of a check_started or check_finished event
+	ExitCode    *int       `json:"exit_code,omitempty"` // a finished check's exit code
 }
 
 // Event types.
@@ -37,6 +39,8 @@ const (
 	EventStepSkipped     = "step_skipped"
 	EventAttemptStarted  = "attempt_started"
 	EventAttemptFinished = "attempt_finished"
+	EventCheckStarted    = "check_started"
+	EventCheckFinished   = "check_finished"
 	EventWaiting         = "waiting"
 	EventStepSucceeded   = "step_succeeded"
 	EventStepFailed      = "step_failed"

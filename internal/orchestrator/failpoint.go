@@ -30,12 +30,22 @@ const (
 	// FailDuringBackoff fires once a backoff deadline is committed and the
 	// wait for it has begun.
 	FailDuringBackoff = "during-backoff"
+	// FailBeforeCheck fires after a check's row is committed and before
+	// its process starts.
+	FailBeforeCheck = "before-check"
+	// FailDuringCheck fires after a check's process started and its pid
+	// was committed, while it runs.
+	FailDuringCheck = "during-check"
+	// FailAfterCheckCommit fires right after a check's result is
+	// committed.
+	FailAfterCheckCommit = "after-check-commit"
 )
 
 // Failpoints lists every failpoint name, in run-loop order.
 var Failpoints = []string{
-	FailAfterAttemptCommit, FailAfterAgentStart, FailAfterHandoffWritten,
-	FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
+	FailAfterAttemptCommit, FailAfterAgentStart,
+	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
+	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
 }
 
 // failpoint is the parsed CADENCE_FAILPOINT setting of one process.

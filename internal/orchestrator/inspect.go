@@ -76,6 +76,24 @@ type AttemptReport struct {
 	// Uncounted marks an attempt that did not use up one of max_attempts:
 	// a budget stop, or a usage limit with a reset time.
 	Uncounted bool `json:"uncounted,omitempty"`
+	// Checks are the check runs of the attempt, in order (SPEC §11).
+	Checks []CheckReport `json:"checks"`
+}
+
+// CheckReport is one check run of an attempt.
+type CheckReport struct {
+	Name       string     `json:"name"`
+	Command    string     `json:"command"`
+	Status     string     `json:"status"`
+	ExitCode   *int       `json:"exit_code"`
+	Signal     string     `json:"signal,omitempty"`
+	TimedOut   bool       `json:"timed_out,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	DurationMS int64      `json:"duration_ms"`
+	OutputFile string     `json:"output_file"`
+	// Tail is the end of its output, shown with --attempt.
+	Tail string `json:"tail,omitempty"`
 }
 
 // CircuitReport is one agent's breaker.
@@ -161,6 +179,25 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 		for _, a := range attempts {
 			byStep[a.StepID] = append(byStep[a.StepID], a)
 		}
+		checks, err := tx.RunChecks(run.ID)
+		if err != nil {
+			return err
+		}
+		type attemptKey struct {
+			step string
+			n    int
+		}
+		byAttempt := map[attemptKey][]CheckReport{}
+		for _, c := range checks {
+			cr := CheckReport{Name: c.Name, Command: c.Command, Status: c.Status, ExitCode: c.ExitCode, Signal: c.Signal,
+				TimedOut: c.TimedOut, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+				DurationMS: c.Duration().Milliseconds(), OutputFile: c.OutputFile}
+			if withPrompts {
+				cr.Tail = c.Tail
+			}
+			k := attemptKey{c.StepID, c.N}
+			byAttempt[k] = append(byAttempt[k], cr)
+		}
 		rep.Steps = make([]StepReport, 0, len(steps))
 		for _, s := range steps {
 			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
@@ -176,7 +213,11 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 				ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
 					StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 					DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
-					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted}
+					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted,
+					Checks: byAttempt[attemptKey{s.ID, a.N}]}
+				if ar.Checks == nil {
+					ar.Checks = []CheckReport{}
+				}
 				if withPrompts {
 					ar.Prompt = a.Prompt
 					ar.Details = string(a.DetailsJSON)

@@ -33,7 +33,7 @@ const (
 // order. It returns the run's outcome; errors are for the store and the
 // machine, not for agents (an agent's failure is an attempt outcome).
 func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error) {
-	if err := p.settle(ctx, run.ID); err != nil {
+	if err := p.settle(ctx, run); err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
 	}
 	outputs := map[string]any{}

@@ -78,7 +78,7 @@ func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.
 	}
 	cls := handoff.Class(last.Class)
 	switch {
-	case last.Status == checkpoint.AttemptFailed && cls.IsHandoffFailure():
+	case last.Status == checkpoint.AttemptFailed && cls.IsAnswerFailure():
 		diag, err := storedDiagnosis(last)
 		if err != nil {
 			return attemptPlan{}, fmt.Errorf("attempt %d of step %s: %w", last.N, ws.ID, err)

@@ -135,7 +135,7 @@ func sessionAnswered(list []checkpoint.Attempt, sessionID string) bool {
 		switch {
 		case x.Status == checkpoint.AttemptSucceeded, x.Status == checkpoint.AttemptAdopted:
 			return true
-		case x.Status == checkpoint.AttemptFailed && (handoff.Class(x.Class).IsHandoffFailure() || x.Class == string(handoff.ClassHelp)):
+		case x.Status == checkpoint.AttemptFailed && (handoff.Class(x.Class).IsAnswerFailure() || x.Class == string(handoff.ClassHelp)):
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +21,8 @@ import (
 // handoff is present and valid, the attempt is adopted: the step succeeds
 // with no new execution. Otherwise it becomes interrupted and counts as an
 // attempt; a half-open circuit trial it held counts as failed.
-func (p *project) settle(ctx context.Context, runID string) error {
+func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
+	runID := run.ID
 	var running []checkpoint.Attempt
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
@@ -35,17 +37,89 @@ func (p *project) settle(ctx context.Context, runID string) error {
 		if a.PID != nil {
 			p.killOrphan(ctx, *a.PID, runID+"/"+a.StepID)
 		}
-		if err := p.settleOne(ctx, runID, ws, &a); err != nil {
+		t, err := p.settlingTry(ctx, run, ws, &a)
+		if err != nil {
+			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
+		}
+		if err := p.settleOne(ctx, t); err != nil {
 			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
 		}
 	}
 	return nil
 }
 
-func (p *project) settleOne(ctx context.Context, runID string, ws *workflow.Step, a *checkpoint.Attempt) error {
+// settlingTry rebuilds the try of an attempt a crash left running, and
+// settles the checks it was running: their processes are killed if they
+// survived (G6), and their rows become interrupted.
+func (p *project) settlingTry(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt) (*try, error) {
+	t := &try{run: run, ws: ws, row: a, settling: true,
+		plan: attemptPlan{kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
+	var checks []checkpoint.Check
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		st, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		t.max = st.MaxAttempts
+		if t.counted, err = tx.CountCounted(run.ID, ws.ID); err != nil {
+			return err
+		}
+		checks, err = tx.Checks(run.ID, ws.ID, "", a.N)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := p.now()
+	var cut []checkpoint.Check
+	for _, c := range checks {
+		if c.Status != checkpoint.CheckRunning {
+			continue
+		}
+		if c.PID != nil {
+			p.killOrphan(ctx, *c.PID, run.ID+"/"+ws.ID)
+		}
+		c.Status, c.FinishedAt = checkpoint.CheckInterrupted, &now
+		cut = append(cut, c)
+	}
+	if len(cut) > 0 {
+		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+			for _, c := range cut {
+				if err := tx.UpdateCheck(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// settleOne settles one interrupted attempt (G5): a handoff that passed
+// its schema before the crash is checked again (when the step has checks)
+// and adopted when its checks pass, without running the agent again;
+// otherwise the attempt is interrupted and counts.
+func (p *project) settleOne(ctx context.Context, t *try) error {
+	runID, ws, a := t.run.ID, t.ws, t.row
+	if len(ws.Checks) > 0 {
+		if data, ok := p.storedCandidate(t); ok {
+			return p.settleChecks(ctx, t, data, a.Repairs, false)
+		}
+	}
 	now := p.now()
 	a.FinishedAt = &now
-	env, ok := p.adoptable(runID, ws, a)
+	env, fromEnvelope, ok := p.adoptable(runID, ws, a)
+	if ok && len(ws.Checks) > 0 && !fromEnvelope {
+		// A file handoff that landed passed the pipeline; its checks
+		// have not run.
+		if err := p.storeCandidate(t, env.Data); err != nil {
+			return err
+		}
+		t.row.Repairs = nonNil(env.Metadata.Repairs)
+		return p.settleChecks(ctx, t, env.Data, env.Metadata.Repairs, true)
+	}
 	if ok {
 		a.Status = checkpoint.AttemptAdopted
 		a.Repairs = env.Metadata.Repairs
@@ -124,7 +198,10 @@ func (p *project) settleOne(ctx context.Context, runID string, ws *workflow.Step
 // adoptable returns the envelope of an interrupted attempt whose handoff
 // landed: the envelope cadence wrote just before the crash, or a file handoff
 // the agent wrote that passes the pipeline.
-func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attempt) (*handoff.Envelope, bool) {
+//
+// fromEnvelope tells the envelope, written only after the attempt's checks
+// passed, from a file handoff, whose checks have not run.
+func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attempt) (env *handoff.Envelope, fromEnvelope, ok bool) {
 	envPath := filepath.Join(p.dir, CadenceDir, "handoffs", runID, ws.ID+".json")
 	if b, err := os.ReadFile(envPath); err == nil {
 		var env handoff.Envelope
@@ -133,27 +210,49 @@ func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attem
 		// this attempt's.
 		if json.Unmarshal(b, &env) == nil && !env.Timestamp.Before(a.StartedAt) && len(env.Data) > 0 {
 			if r := handoff.Check(env.Data, ws.Handoff.Schema, handoff.Options{MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}); r.OK {
-				return &env, true
+				return &env, true, true
 			}
 		}
 	}
 	if ws.Handoff.From != "file" || a.PID == nil {
-		return nil, false
+		return nil, false, false
 	}
 	path, err := p.handoffFile(ws.Handoff.Path)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	r := handoff.CheckFile(path, ws.Handoff.Schema, handoff.Options{Repair: ws.Handoff.Repair,
 		AcceptTruncated: ws.Handoff.AcceptTruncated, MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth})
 	if !r.OK {
-		return nil, false
+		return nil, false, false
 	}
 	return &handoff.Envelope{
 		Component: ws.ID, SessionID: a.SessionID, Timestamp: p.now(), Status: "success",
 		Data:     json.RawMessage(r.JSON),
 		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(r.Repairs), PreviousErrors: []string{}},
-	}, true
+	}, false, true
+}
+
+// settleChecks settles an attempt whose handoff passed its schema before a
+// crash: its checks run again on the stored handoff, without the agent;
+// when they pass the attempt is adopted, when one fails it is a failed
+// check like any other, and the next attempt continues the session.
+func (p *project) settleChecks(ctx context.Context, t *try, data []byte, repairs []string, recordAttempt bool) error {
+	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptSettled, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
+	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
+	failed, err := p.runChecks(ctx, t, recordAttempt)
+	switch {
+	case errors.Is(err, errCheckInterrupted):
+		return errInterrupted
+	case err != nil:
+		return err
+	case failed != nil:
+		failed.result = j.result
+		j = *failed
+	}
+	_, err = p.commitOutcome(context.WithoutCancel(ctx), t, nil, j)
+	return err
 }
 
 // killOrphan kills the process group of an agent that outlived a crashed

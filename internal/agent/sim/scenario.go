@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/goccy/go-yaml"
 )
@@ -29,6 +30,10 @@ type Entry struct {
 	// WriteFile is written to CADENCE_HANDOFF_PATH (temp file, fsync,
 	// rename); the answer then defaults to "done".
 	WriteFile *string `yaml:"write_file"`
+	// Edit writes files of the project (paths relative to the working
+	// directory, which they may not leave) before answering, as an agent
+	// doing its task edits the code.
+	Edit map[string]string `yaml:"edit"`
 	// Help prints the help marker, then its context as JSON on the next line.
 	Help *Help `yaml:"help"`
 	// RateLimit fails with api_error_status 429, announced by a rejected
@@ -121,6 +126,11 @@ func (e Entry) check() error {
 		return fmt.Errorf("exit_code: %d out of range 0..255", e.ExitCode)
 	case e.Crash != nil && (e.Crash.ExitCode < 0 || e.Crash.ExitCode > 255):
 		return fmt.Errorf("crash.exit_code: %d out of range 0..255", e.Crash.ExitCode)
+	}
+	for path := range e.Edit {
+		if !filepath.IsLocal(path) {
+			return fmt.Errorf("edit: %q is not a path inside the project", path)
+		}
 	}
 	return nil
 }

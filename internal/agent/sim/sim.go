@@ -13,8 +13,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -182,6 +184,11 @@ func (r *run) play(e Entry) int {
 			return exitError
 		}
 	}
+	for _, path := range slices.Sorted(maps.Keys(e.Edit)) {
+		if err := writeAtomic(path, e.Edit[path]); err != nil {
+			return r.fail("edit: "+err.Error(), "", 0)
+		}
+	}
 	answer := e.Answer
 	if e.WriteFile != nil {
 		if err := r.writeHandoff(*e.WriteFile); err != nil {
@@ -288,30 +295,36 @@ func (r *run) writeHandoff(content string) error {
 	if path == "" {
 		return fmt.Errorf("write_file: %s is not set", EnvHandoffPath)
 	}
+	if err := writeAtomic(path, content); err != nil {
+		return fmt.Errorf("write_file: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes content to path through a synced temporary file in
+// the same directory, renamed into place.
+func writeAtomic(path, content string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write_file: %w", err)
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("write_file: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
 	if _, err := tmp.WriteString(content); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("write_file %s: %w", tmp.Name(), err)
+		return fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("write_file %s: %w", tmp.Name(), err)
+		return fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write_file %s: %w", tmp.Name(), err)
+		return fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write_file: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // newSessionID returns a random version 4 UUID.

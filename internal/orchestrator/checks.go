@@ -1,0 +1,241 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// checkOutputCap bounds a check's output file: a test suite's log is read
+// for its end, which the follow-up quotes anyway.
+const checkOutputCap = 64 << 20
+
+// candidatePath is where an attempt's accepted handoff is stored before its
+// checks run: CADENCE_HANDOFF_PATH for the checks, and what a resume runs
+// the checks on again after a crash, without running the agent. It exists
+// only for an attempt whose handoff passed its schema.
+func (p *project) candidatePath(t *try) string {
+	return filepath.Join(p.attemptsDir(t), strconv.Itoa(t.row.N)+".handoff.json")
+}
+
+// attemptsDir is the directory of a step's attempt files.
+func (p *project) attemptsDir(t *try) string {
+	return filepath.Join(p.dir, CadenceDir, "attempts", t.run.ID, t.ws.ID)
+}
+
+// storeCandidate writes the handoff that passed its schema next to the
+// attempt's output, before any check runs: from then on a crash is settled
+// by running the checks again on it (SPEC §11).
+func (p *project) storeCandidate(t *try, data []byte) error {
+	if err := checkpoint.WriteFileAtomic(p.candidatePath(t), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
+		return fmt.Errorf("store the handoff of attempt %d of step %s for its checks: %w", t.row.N, t.ws.ID, err)
+	}
+	return nil
+}
+
+// checkHandoff stores an accepted handoff and runs the step's checks on it:
+// the judgement stays a success when they all pass, and becomes the failed
+// check's otherwise. Stopped during a check, it returns errInterrupted
+// with the attempt left running for a resume to settle.
+func (p *project) checkHandoff(ctx context.Context, t *try, j judgement, res *agent.Result) (judgement, error) {
+	if err := p.storeCandidate(t, j.result.JSON); err != nil {
+		return j, err
+	}
+	t.row.Repairs = nonNil(j.result.Repairs)
+	p.recordUsage(t, res)
+	failed, err := p.runChecks(ctx, t, true)
+	switch {
+	case errors.Is(err, errCheckInterrupted):
+		return j, errInterrupted
+	case err != nil:
+		return j, err
+	case failed != nil:
+		failed.result = j.result // its repairs stay on the record
+		return *failed, nil
+	}
+	return j, nil
+}
+
+// errCheckInterrupted reports that cadence was stopped while a check ran:
+// the attempt is left running, for a resume to run its checks again.
+var errCheckInterrupted = errors.New("interrupted during a check")
+
+// runChecks runs the step's checks in order on an attempt whose handoff
+// passed its schema and is stored (storeCandidate), and returns the
+// judgement of the first one that fails, or nil when every check passed.
+// With recordAttempt the first check's commit also writes the attempt's
+// row as it stands (the agent's usage and the handoff's repairs), which a
+// resume that runs the checks again would otherwise not know.
+//
+// Each check's row is committed before its process starts and again with
+// its result. It stops at the first failure: the follow-up is about that
+// check, and the others run again on the next attempt anyway. When cadence
+// is stopped during a check, the check is recorded as interrupted and
+// errCheckInterrupted returned, the attempt left running.
+func (p *project) runChecks(ctx context.Context, t *try, recordAttempt bool) (*judgement, error) {
+	for i := range t.ws.Checks {
+		c := &t.ws.Checks[i]
+		row, err := p.beginCheck(ctx, t, c, recordAttempt && i == 0)
+		if err != nil {
+			return nil, err
+		}
+		p.fp.hit(FailBeforeCheck)
+		res, runErr := p.runCheck(ctx, t, c, row)
+		var se *storeError
+		if errors.As(runErr, &se) {
+			return nil, se.err
+		}
+		j, err := p.finishCheck(context.WithoutCancel(ctx), t, c, row, res, runErr)
+		if err != nil {
+			return nil, err
+		}
+		p.fp.hit(FailAfterCheckCommit)
+		if row.Status == checkpoint.CheckInterrupted {
+			return nil, errCheckInterrupted
+		}
+		if j != nil {
+			return j, nil
+		}
+	}
+	return nil, nil
+}
+
+// beginCheck commits a check's row (running) before its process starts,
+// with the attempt's row when recordAttempt is set.
+func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
+	var row checkpoint.Check
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		prev, err := tx.Checks(t.run.ID, t.ws.ID, "", t.row.N)
+		if err != nil {
+			return err
+		}
+		if recordAttempt {
+			if err := tx.UpdateAttempt(*t.row); err != nil {
+				return err
+			}
+		}
+		row = checkpoint.Check{RunID: t.run.ID, StepID: t.ws.ID, N: t.row.N, Seq: len(prev) + 1,
+			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: p.now(),
+			OutputFile: p.relPath(p.checkOutputPath(t, c))}
+		return tx.InsertCheck(row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
+	}
+	p.sink.Emit(Event{Time: row.StartedAt, Type: EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+		Check: c.Name, Message: c.Command})
+	return &row, nil
+}
+
+func (p *project) checkOutputPath(t *try, c *workflow.Check) string {
+	return filepath.Join(p.attemptsDir(t), strconv.Itoa(t.row.N)+".check-"+c.Name+".out")
+}
+
+// runCheck runs one check's process: in the project directory, in a
+// process group of its own under the supervisor (G6), with the agent's
+// CADENCE_* variables, CADENCE_HANDOFF_PATH naming the stored handoff and
+// CADENCE_CHECK its name; its output goes to its .out file (capped) and
+// its last feedback_lines lines are kept.
+func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
+	out, err := checkpoint.CreateAtomic(p.checkOutputPath(t, c), 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create the output of check %s: %w", c.Name, err)
+	}
+	env := append(append([]string(nil), p.env...), p.cadenceEnv(t)...)
+	env = append(env, "CADENCE_HANDOFF_PATH="+p.candidatePath(t), "CADENCE_CHECK="+c.Name)
+	spec := agent.Spec{
+		Argv: c.Argv, Env: env, Dir: p.dir, Protocol: agent.ProtocolNone,
+		Output: out, OutputCap: checkOutputCap, TailLines: c.FeedbackLines,
+		Timeout: c.Timeout, Grace: p.grace(), Supervisor: p.opts.SelfExe,
+		OnStart: func(pid int) error {
+			row.PID = &pid
+			if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+				return tx.UpdateCheck(*row)
+			}); err != nil {
+				return &storeError{fmt.Errorf("record the pid of check %s: %w", c.Name, err)}
+			}
+			p.fp.hit(FailDuringCheck)
+			return nil
+		},
+	}
+	res, runErr := agent.Run(ctx, spec)
+	if err := out.Commit(); err != nil {
+		p.log.Warn("check output not saved", "file", row.OutputFile, "err", err)
+	}
+	return res, runErr
+}
+
+// finishCheck commits a check's result and returns the judgement of the
+// attempt when the check failed (nil when it passed or was interrupted).
+func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check, res *agent.Result, runErr error) (*judgement, error) {
+	now := p.now()
+	row.FinishedAt = &now
+	var j *judgement
+	switch {
+	case runErr != nil && errors.Is(runErr, context.Canceled),
+		res != nil && res.Stop == agent.StopInterrupted:
+		row.Status = checkpoint.CheckInterrupted
+	case runErr != nil:
+		row.Status = checkpoint.CheckFailed
+		row.Tail = "the check could not be started: " + runErr.Error()
+	case res.ExitCode == 0 && res.Stop == agent.StopNone:
+		row.Status = checkpoint.CheckPassed
+	default:
+		row.Status = checkpoint.CheckFailed
+	}
+	if res != nil {
+		row.Tail = res.Tail
+		if res.Signal != 0 {
+			row.Signal = res.Signal.String()
+		} else if res.ExitCode >= 0 {
+			code := res.ExitCode
+			row.ExitCode = &code
+		}
+		row.TimedOut = res.Stop == agent.StopTimeout
+	}
+	if row.Status == checkpoint.CheckFailed {
+		f := handoff.CheckFailure{Name: c.Name, Command: c.Command, ExitCode: row.ExitCode, Signal: row.Signal,
+			TimedOut: row.TimedOut, DurationMS: row.Duration().Milliseconds(), Output: row.Tail, OutputFile: row.OutputFile}
+		if f.TimedOut {
+			f.Timeout = c.Timeout.String()
+		}
+		j = &judgement{class: handoff.ClassCheck, diag: handoff.CheckDiagnosis(f)}
+	}
+	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
+		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
+	}
+	ev := Event{Time: now, Type: EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
+	if j != nil {
+		ev.Error = j.diag.Summary()
+	}
+	p.sink.Emit(ev)
+	return j, nil
+}
+
+// grace is the SIGTERM → SIGKILL grace period of agents and checks.
+func (p *project) grace() time.Duration {
+	if p.opts.Grace == 0 {
+		return 5 * time.Second
+	}
+	return p.opts.Grace
+}
+
+// storedCandidate reads the handoff an interrupted attempt stored for its
+// checks, if it did.
+func (p *project) storedCandidate(t *try) ([]byte, bool) {
+	b, err := os.ReadFile(p.candidatePath(t))
+	if err != nil || len(b) == 0 {
+		return nil, false
+	}
+	return b, true
+}
