@@ -15,7 +15,7 @@ func TestFollowupAfterAFailedCheck(t *testing.T) {
 	code := 1
 	failing := CheckDiagnosis(CheckFailure{
 		Name: "tests", Command: "go test ./...", ExitCode: &code, DurationMS: 2345,
-		Output: "=== RUN   TestAdd\n    calc_test.go:9: Add(2, 2) = 0, want 4\n--- FAIL: TestAdd (0.00s)\nFAIL\nFAIL\texample.com/calc\t0.002s",
+		Output:     "=== RUN   TestAdd\n    calc_test.go:9: Add(2, 2) = 0, want 4\n--- FAIL: TestAdd (0.00s)\nFAIL\nFAIL\texample.com/calc\t0.002s",
 		OutputFile: ".cadence/attempts/r/implement/1.check-tests.out",
 	})
 	timedOut := CheckDiagnosis(CheckFailure{Name: "e2e", Command: "npm run e2e", TimedOut: true, Timeout: "10m0s", DurationMS: 600000})
