@@ -109,6 +109,26 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// The first answer leaves the project broken and its check fails;
+		// the follow-up fixes it. Kills before, during and after a check
+		// leave an attempt whose handoff was accepted: resume runs its
+		// checks again, never its agent.
+		name:  "checks",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: `  - id: one
+    prompt: go
+    handoff: {schema: s.json}
+    checks:
+      - {name: fixed, run: 'echo "$CADENCE_ATTEMPT" >> checks.ledger; grep -q fixed state.txt'}
+`,
+		scenario: `steps:
+  one:
+    - {edit: {state.txt: broken}, answer: '{"ok": true}'}
+    - {edit: {state.txt: fixed}, answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -283,7 +303,7 @@ func (d *durability) afterKill() {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
 			if _, seen := d.landed[k]; a.Status == "running" && !seen {
-				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID)
+				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID, a.N)
 			}
 		}
 	}
@@ -320,8 +340,13 @@ func (d *durability) noSurvivors() {
 // success (only a success writes one, and a success ends the step, so an
 // envelope next to a running attempt is that attempt's), or a valid file
 // handoff written by the agent.
-func (d *durability) handoffLanded(runID, stepID string) bool {
+func (d *durability) handoffLanded(runID, stepID string, n int) bool {
 	if _, err := os.Stat(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json")); err == nil {
+		return true
+	}
+	// A handoff that passed its schema is stored before the step's checks
+	// run; resume checks it again rather than run the agent.
+	if _, err := os.Stat(filepath.Join(d.p.dir, ".cadence", "attempts", runID, stepID, itoa(n)+".handoff.json")); err == nil {
 		return true
 	}
 	path, ok := d.files[stepID]
@@ -393,6 +418,8 @@ func settleViolations(landed map[attemptKey]bool, rep orchestrator.Report) []str
 				continue
 			}
 			switch {
+			case was && a.Status == "failed" && a.Class == "check":
+				// Its handoff had landed, and its checks, run again, failed.
 			case was && a.Status != "adopted":
 				errs = append(errs, fmt.Sprintf("G5: step %s attempt %d: its handoff had landed, yet it was settled as %s", s.ID, a.N, a.Status))
 			case !was && a.Status != "interrupted":

@@ -496,3 +496,84 @@ func streamed(p *project, n int) int64 {
 	}
 	return 0
 }
+
+// TestChecksRunAgainNeverTheAgent kills cadence before, during and after
+// the first check of an attempt. Resume runs the attempt's checks again on
+// its stored handoff and never its agent: attempt 1 executed once, its
+// check ran again (a row for every run, no run without its row), and the
+// follow-up fixed the project in attempt 2.
+func TestChecksRunAgainNeverTheAgent(t *testing.T) {
+	for _, fp := range []string{"before-check", "during-check", "after-check-commit"} {
+		t.Run(fp, func(t *testing.T) {
+			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - id: one
+    prompt: go
+    handoff: {schema: s.json}
+    checks:
+      - {name: fixed, run: 'echo "$CADENCE_ATTEMPT" >> checks.ledger; sleep 0.2; grep -q fixed state.txt'}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `steps:
+  one:
+    - {edit: {state.txt: broken}, answer: '{"ok": true}'}
+    - {edit: {state.txt: fixed}, answer: '{"ok": true}'}
+`})
+			r := p.cadence([]string{"CADENCE_FAILPOINT=" + fp}, "run")
+			if r.signal != syscall.SIGKILL {
+				t.Fatalf("cadence was not killed at %s: exit %d\n%s", fp, r.code, r.stderr)
+			}
+			before := checkLedger(t, p)
+			r = p.cadence(nil, "resume")
+			r.exits(t, 0)
+
+			if n := len(p.executions("one")); n != 2 {
+				t.Fatalf("the agent ran %d times, want 2 (attempt 1 once, its follow-up once)", n)
+			}
+			s := step(p.inspect(), "one")
+			if len(s.Attempts) != 2 || s.Attempts[0].Class != "check" || s.Attempts[1].Status != "succeeded" {
+				t.Fatalf("attempts %+v, want a failed check, then a success", s.Attempts)
+			}
+			var statuses []string
+			for _, c := range s.Attempts[0].Checks {
+				statuses = append(statuses, c.Status)
+			}
+			// The run cut short by the kill, if it had started, is
+			// interrupted; the one after the resume failed.
+			want := map[string][]string{
+				"before-check":       {"interrupted", "failed"},
+				"during-check":       {"interrupted", "failed"},
+				"after-check-commit": {"failed", "failed"},
+			}[fp]
+			if !slices.Equal(statuses, want) {
+				t.Errorf("attempt 1's check runs %v, want %v", statuses, want)
+			}
+			ran := checkLedger(t, p)
+			// Killed during the check, cadence's supervisor takes the check
+			// down with it: whether its first line had run is timing.
+			switch {
+			case fp == "before-check" && before["1"] != 0,
+				fp == "after-check-commit" && before["1"] != 1,
+				fp == "during-check" && before["1"] > 1:
+				t.Errorf("before the resume, attempt 1's check ran %d times", before["1"])
+			}
+			if ran["1"] != before["1"]+1 || ran["2"] != 1 {
+				t.Errorf("check runs by attempt %v, want attempt 1 run once more after the resume and attempt 2 once", ran)
+			}
+			if ran["1"] > len(s.Attempts[0].Checks) {
+				t.Errorf("G1: %d check runs of attempt 1 but %d rows", ran["1"], len(s.Attempts[0].Checks))
+			}
+		})
+	}
+}
+
+// checkLedger counts the check runs recorded in checks.ledger, by attempt.
+func checkLedger(t *testing.T, p *project) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.dir, "checks.ledger"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Fields(string(b)) {
+		out[line]++
+	}
+	return out
+}

@@ -15,8 +15,9 @@ import (
 
 // killWorkflow is the workflow of the random kill schedules: a schema
 // failure with its follow-up, transient errors with jittered backoff and a
-// provider retry-after, a file handoff, and agents that sleep 20–100 ms so
-// that kills land while they run.
+// provider retry-after, a file handoff, a check that fails once and then
+// passes, and agents and checks that sleep 20–100 ms so that kills land
+// while they run.
 const killWorkflow = `version: 1
 defaults:
   agent: sim
@@ -32,6 +33,11 @@ steps:
   - {id: fetch, prompt: fetch, handoff: {schema: s.json}}
   - {id: write, prompt: write, handoff: {from: file, path: out/write.json, schema: s.json}}
   - {id: review, prompt: review, handoff: {schema: s.json}}
+  - id: verify
+    prompt: verify
+    handoff: {schema: s.json}
+    checks:
+      - {name: fixed, run: 'sleep 0.05; grep -q fixed state.txt'}
 `
 
 const killScenario = `steps:
@@ -48,6 +54,9 @@ const killScenario = `steps:
   review:
     - {sleep: 30ms, rate_limit: {retry_after: 10ms}}
     - {sleep: 50ms, answer: '{"ok": true}'}
+  verify:
+    - {sleep: 30ms, edit: {state.txt: broken}, answer: '{"ok": true}'}
+    - {sleep: 30ms, edit: {state.txt: fixed}, answer: '{"ok": true}'}
 `
 
 // killSchedule is the configuration of TestRandomKillSchedule, from the

@@ -30,6 +30,16 @@ func printStats(w io.Writer, s *orchestrator.Stats) {
 		return s.Agents[i].Agent, s.Agents[i].Counts
 	})
 	fmt.Fprintln(w)
+	if len(s.Checks) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "STEP\tCHECK\tRUNS\tFAILED\tFAILURE RATE\tINTERRUPTED\tMEAN TIME")
+		for _, c := range s.Checks {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", c.Step, c.Check, c.Runs, c.Failed,
+				statsPercent(c.FailureRate, c.Runs), c.Interrupted, statsSeconds(c.MeanSeconds))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 	if len(s.Warnings) == 0 {
 		fmt.Fprintln(w, "no warnings")
 		return

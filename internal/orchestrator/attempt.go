@@ -620,6 +620,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		RunID: run.ID, StepID: ws.ID, Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
 		Class: j.class, Details: j.diag.Details, Violations: j.diag.Violations, Repairs: j.result.Repairs,
 		OutputSample: j.diag.OutputSample, OutputFile: a.OutputFile, FollowupPrompt: followup, CreatedAt: now,
+		Check: j.diag.Check,
 	}
 	if rec.Violations == nil {
 		rec.Violations = []handoff.Violation{}

@@ -27,7 +27,25 @@ type Stats struct {
 	Runs     int          `json:"runs"`  // runs the figures cover
 	Steps    []StepStats  `json:"steps"` // in order of first appearance (workflow order)
 	Agents   []AgentStats `json:"agents"`
+	Checks   []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
 	Warnings []string     `json:"warnings"`
+}
+
+// CheckStats are the figures of one check of one step, over every check
+// run in scope (SPEC §11): how often it fails, and how long it takes.
+type CheckStats struct {
+	Step  string `json:"step"`
+	Check string `json:"check"`
+	// Runs counts the check runs that finished (passed or failed);
+	// Interrupted the ones a crash or a stop cut short, which resume ran
+	// again.
+	Runs        int `json:"runs"`
+	Failed      int `json:"failed"`
+	Interrupted int `json:"interrupted"`
+	// FailureRate is Failed over Runs.
+	FailureRate float64 `json:"failure_rate"`
+	// MeanSeconds is the mean duration of the finished runs.
+	MeanSeconds float64 `json:"mean_seconds"`
 }
 
 // StepStats are the figures of one step id, over every run in scope.
@@ -134,6 +152,13 @@ func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
 			for _, s := range steps {
 				agg.add(s, byStep[s.ID])
 			}
+			checks, err := tx.RunChecks(r.ID)
+			if err != nil {
+				return err
+			}
+			for _, c := range checks {
+				agg.addCheck(c)
+			}
 		}
 		return nil
 	})
@@ -144,6 +169,7 @@ func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
 		stats.Scope = "run " + runID
 	}
 	stats.Steps, stats.Agents = agg.result()
+	stats.Checks = agg.checkResult(stats.Steps)
 	stats.Warnings = statsWarnings(stats)
 	return stats, nil
 }
@@ -203,6 +229,56 @@ type statsAggregator struct {
 	steps     map[string]*statsTally
 	stepOrder []string
 	agents    map[string]*statsTally
+	checks    map[[2]string]*checkTally // by step and check name
+}
+
+// checkTally is a CheckStats under construction.
+type checkTally struct {
+	c       CheckStats
+	seconds float64
+}
+
+// addCheck records one check run.
+func (g *statsAggregator) addCheck(c checkpoint.Check) {
+	k := [2]string{c.StepID, c.Name}
+	t, ok := g.checks[k]
+	if !ok {
+		t = &checkTally{c: CheckStats{Step: c.StepID, Check: c.Name}}
+		g.checks[k] = t
+	}
+	switch c.Status {
+	case checkpoint.CheckPassed, checkpoint.CheckFailed:
+		t.c.Runs++
+		t.seconds += c.Duration().Seconds()
+		if c.Status == checkpoint.CheckFailed {
+			t.c.Failed++
+		}
+	case checkpoint.CheckInterrupted:
+		t.c.Interrupted++
+	}
+}
+
+// checkResult turns the check tallies into figures, ordered as the steps
+// are and then by check name.
+func (g *statsAggregator) checkResult(steps []StepStats) []CheckStats {
+	pos := make(map[string]int, len(steps))
+	for i, s := range steps {
+		pos[s.Step] = i
+	}
+	out := make([]CheckStats, 0, len(g.checks))
+	for _, t := range g.checks {
+		c := t.c
+		c.FailureRate = statsRatio(float64(c.Failed), c.Runs)
+		c.MeanSeconds = statsRatio(t.seconds, c.Runs)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if pi, pj := pos[out[i].Step], pos[out[j].Step]; pi != pj {
+			return pi < pj
+		}
+		return out[i].Step < out[j].Step || out[i].Step == out[j].Step && out[i].Check < out[j].Check
+	})
+	return out
 }
 
 // statsTally is a Counts under construction, with the sums the derived figures
@@ -215,7 +291,7 @@ type statsTally struct {
 }
 
 func newStatsAggregator() *statsAggregator {
-	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}}
+	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}, checks: map[[2]string]*checkTally{}}
 }
 
 // add records one step execution: the step's row in a run and its attempts
