@@ -155,9 +155,15 @@ var openaiAgent = e2eAgent{
 var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent}
 
 // e2eProject writes a one-step project whose agent is a under the mock.
+func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
+	return e2eProjectWith(t, a, s, "")
+}
+
+// e2eProjectWith is e2eProject with more keys for the step (indented YAML
+// lines, such as a checks: section).
 // The agents: entry is written as JSON, which is YAML too, so that argv
 // words with braces and quotes need no escaping.
-func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
+func e2eProjectWith(t *testing.T, a e2eAgent, s *mockmodel.Server, stepKeys string) *project {
 	t.Helper()
 	home := t.TempDir()
 	entry := a.entry(t, s, home)
@@ -178,7 +184,7 @@ steps:
   - id: answer
     prompt: ` + string(prompt) + `
     handoff: {schema: s.json}
-`
+` + stepKeys
 	return newProject(t, wf, map[string]string{"s.json": e2eSchema})
 }
 
@@ -271,6 +277,42 @@ func TestAgentCLIFollowup(t *testing.T) {
 				t.Errorf("follow-up does not name the violation at /ok:\n%s", last)
 			}
 		})
+	}
+}
+
+// TestAgentCLICheckFeedback: Claude Code answers valid JSON, a check of it
+// fails, and the check's output reaches the model in the resumed
+// conversation, with the earlier exchange; the second answer passes.
+func TestAgentCLICheckFeedback(t *testing.T) {
+	const first, second = `{"ok": false}`, `{"ok": true}`
+	s := mockmodel.Start(t, mockmodel.Text(first), mockmodel.Text(second))
+	p := e2eProjectWith(t, claudeAgent, s, `    checks:
+      - name: verdict
+        run: 'grep -q true "$CADENCE_HANDOFF_PATH" || { echo "--- FAIL: TestVerdict: the handoff says $(cat "$CADENCE_HANDOFF_PATH"), want ok true"; exit 1; }'
+`)
+	runE2E(t, p)
+
+	st := step(p.inspect(), "answer")
+	if st.Status != "succeeded" || len(st.Attempts) != 2 {
+		t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+	}
+	if a := st.Attempts[0]; a.Class != "check" || len(a.Checks) != 1 || a.Checks[0].Status != "failed" {
+		t.Fatalf("attempt 1: class %q, checks %+v; want a failed check", a.Class, a.Checks)
+	}
+	if a := st.Attempts[1]; a.Kind != "followup" || a.Checks[0].Status != "passed" {
+		t.Errorf("attempt 2: kind %q, checks %+v; want a follow-up whose check passed", a.Kind, a.Checks)
+	}
+	sameSession(t, st)
+	turns := s.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("mock saw %d turns, want 2", len(turns))
+	}
+	carriesHistory(t, turns[1], first)
+	last := turns[1].LastUserText()
+	for _, want := range []string{`the check "verdict"`, "exited with code 1", `--- FAIL: TestVerdict: the handoff says {"ok":false}, want ok true`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the follow-up the model received lacks %q:\n%s", want, last)
+		}
 	}
 }
 
