@@ -58,12 +58,12 @@ type CheckFailure struct {
 // CheckDiagnosis diagnoses a failed check: class check, with the check's
 // fields and a one-line summary.
 func CheckDiagnosis(c CheckFailure) *Diagnosis {
-	return &Diagnosis{Class: ClassCheck, Check: &c, Details: "The check " + c.Name + " " + c.outcome() + "."}
+	return &Diagnosis{Class: ClassCheck, Check: &c, Details: "The check " + c.Name + " " + c.Outcome() + "."}
 }
 
-// outcome says how a check ended: "exited with code 1 after 2.3s", "was
-// killed after its timeout of 10m0s".
-func (c CheckFailure) outcome() string {
+// Outcome says how a check ended: "exited with code 1 after 2.3s", "ran
+// past its timeout of 10m0s and was killed".
+func (c CheckFailure) Outcome() string {
 	took := (time.Duration(c.DurationMS) * time.Millisecond).Round(time.Millisecond)
 	switch {
 	case c.TimedOut:
@@ -104,6 +104,8 @@ func (d *Diagnosis) Summary() string {
 		}
 	case d.Class == ClassTruncated && d.Line > 0:
 		s = fmt.Sprintf("the value is cut off at line %d, column %d", d.Line, d.Column)
+	case d.Class == ClassCheck && d.Check != nil:
+		s = d.Check.Name + " " + d.Check.Outcome()
 	case d.Class == ClassInvalidJSON && d.Line > 0:
 		s = fmt.Sprintf("line %d, column %d: %s", d.Line, d.Column, firstSentence(d.Details))
 	default:

@@ -145,7 +145,7 @@ func writeCheck(b *strings.Builder, c *CheckFailure) {
 		b.WriteString("a check failed.\n")
 		return
 	}
-	fmt.Fprintf(b, "the check %q (`%s`) %s.\n", c.Name, c.Command, c.outcome())
+	fmt.Fprintf(b, "the check %q (`%s`) %s.\n", c.Name, c.Command, c.Outcome())
 	out := strings.TrimRight(c.Output, "\n")
 	if strings.TrimSpace(out) == "" {
 		b.WriteString("It printed nothing.\n")

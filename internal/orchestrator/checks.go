@@ -216,7 +216,7 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 	ev := Event{Time: now, Type: EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
 		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
 	if j != nil {
-		ev.Error = j.diag.Summary()
+		ev.Error = j.diag.Check.Outcome()
 	}
 	p.sink.Emit(ev)
 	return j, nil
