@@ -6,7 +6,7 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-const attemptColumns = `run_id, step_id, n, kind, status, class, error, details_json, prompt,
+const attemptColumns = `run_id, step_id, item_key, n, kind, status, class, error, details_json, prompt,
 	started_at, finished_at, pid, exit_code, session_id, circuit_gen, delay_ms, next_retry_at,
 	retry_after_ms, repairs_json, output_file, failed_handoff, cost_usd, turns, input_tokens,
 	output_tokens, help_context, uncounted`
@@ -14,25 +14,27 @@ const attemptColumns = `run_id, step_id, n, kind, status, class, error, details_
 // Queries on the resume path, named so a test can check their plans use an
 // index rather than scanning the attempt history.
 const (
-	lastAttemptNumberQuery = `SELECT COALESCE(MAX(n), 0) FROM attempts WHERE run_id = ? AND step_id = ?`
-	attemptStatusQuery     = `SELECT status FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`
-	countCountedQuery      = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND kind <> 'help' AND uncounted = 0`
-	lastAttemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ?
+	lastAttemptNumberQuery = `SELECT COALESCE(MAX(n), 0) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?`
+	attemptStatusQuery     = `SELECT status FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ? AND n = ?`
+	countCountedQuery      = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?
+		AND kind <> 'help' AND uncounted = 0`
+	lastAttemptQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?
 		ORDER BY n DESC LIMIT 1`
 	// The WHERE clause repeats the partial index attempts_running verbatim
 	// so SQLite uses it: the run's attempts left running, without reading
 	// its history.
 	runningAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND status = 'running'
-		ORDER BY step_id, n`
-	countAttemptsQuery = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ?`
+		ORDER BY step_id, item_key, n`
+	countAttemptsQuery = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?`
 )
 
 // The other attempt queries, named so the store prepares them once.
 const (
-	attemptQuery       = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND n = ?`
-	stepAttemptsQuery  = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? ORDER BY n`
+	attemptQuery      = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ? AND n = ?`
+	stepAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?
+		ORDER BY n`
 	insertAttemptQuery = `INSERT INTO attempts (` + attemptColumns + `) VALUES (
-		:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
+		:run_id, :step_id, :item_key, :n, :kind, :status, :class, :error, :details_json, :prompt,
 		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
 		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
 		:output_tokens, :help_context, :uncounted)`
@@ -44,30 +46,30 @@ const (
 		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
 		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
 		uncounted = :uncounted
-		WHERE run_id = :run_id AND step_id = :step_id AND n = :n`
+		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n`
 	// CROSS JOIN makes SQLite walk the steps in position order (index
 	// steps_order) and each step's attempts by number (the primary key), so
 	// the rows come out in the order asked for. Joined the other way round
 	// it sorts the whole history, prompts included, in a temporary B-tree.
 	allAttemptsQuery = `SELECT ` + allAttemptColumns + ` FROM steps s
-		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id
-		WHERE s.run_id = ? ORDER BY s.idx, a.n`
+		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id AND a.item_key = s.item_key
+		WHERE s.run_id = ? ORDER BY s.idx, s.item_idx, a.n`
 	// allAttemptsBriefQuery reads the same rows as allAttemptsQuery but
 	// returns the two large columns, prompt and details_json, empty.
 	allAttemptsBriefQuery = `SELECT ` + briefAttemptColumns + ` FROM steps s
-		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id
-		WHERE s.run_id = ? ORDER BY s.idx, a.n`
+		CROSS JOIN attempts a ON a.run_id = s.run_id AND a.step_id = s.step_id AND a.item_key = s.item_key
+		WHERE s.run_id = ? ORDER BY s.idx, s.item_idx, a.n`
 )
 
 // The column lists of the whole-run queries, qualified for the join with
 // steps. The brief list selects constants under the names of the columns it
 // leaves out, so the rows scan into attemptRow unchanged.
 const (
-	allAttemptColumns = `a.run_id, a.step_id, a.n, a.kind, a.status, a.class, a.error, a.details_json,
+	allAttemptColumns = `a.run_id, a.step_id, a.item_key, a.n, a.kind, a.status, a.class, a.error, a.details_json,
 	a.prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
 	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
 	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted`
-	briefAttemptColumns = `a.run_id, a.step_id, a.n, a.kind, a.status, a.class, a.error, NULL AS details_json,
+	briefAttemptColumns = `a.run_id, a.step_id, a.item_key, a.n, a.kind, a.status, a.class, a.error, NULL AS details_json,
 	'' AS prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
 	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
 	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted`
@@ -78,7 +80,7 @@ const (
 // dense across every process that worked on the run; otherwise
 // ErrAttemptNumber.
 func (t *Tx) InsertAttempt(a Attempt) error {
-	what := fmt.Sprintf("attempt %s/%s/%d", a.RunID, a.StepID, a.N)
+	what := attemptName(a.Unit(), a.N)
 	if err := t.mustWrite("insert " + what); err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
 	}
 	var last int
-	if err := t.getRow(&last, lastAttemptNumberQuery, a.RunID, a.StepID); err != nil {
+	if err := t.getRow(&last, lastAttemptNumberQuery, a.RunID, a.StepID, a.ItemKey); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	if a.N != last+1 {
@@ -108,12 +110,12 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 // UpdateAttempt replaces every field of the attempt (RunID, StepID, N),
 // after checking the status change with AttemptTransition.
 func (t *Tx) UpdateAttempt(a Attempt) error {
-	what := fmt.Sprintf("attempt %s/%s/%d", a.RunID, a.StepID, a.N)
+	what := attemptName(a.Unit(), a.N)
 	if err := t.mustWrite("update " + what); err != nil {
 		return err
 	}
 	var from string
-	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.N); err != nil {
+	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
 		return err
 	}
 	if err := AttemptTransition(from, a.Status); err != nil {
@@ -131,21 +133,34 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 
 // Attempts returns a step's attempts in order.
 func (t *Tx) Attempts(runID, stepID string) ([]Attempt, error) {
-	return t.attempts(fmt.Sprintf("attempts of step %s/%s", runID, stepID),
-		stepAttemptsQuery, runID, stepID)
+	return t.UnitAttempts(Unit{RunID: runID, StepID: stepID})
+}
+
+// UnitAttempts returns the attempts of a step or of an item, in order.
+func (t *Tx) UnitAttempts(u Unit) ([]Attempt, error) {
+	return t.attempts("attempts of "+unitName(u), stepAttemptsQuery, u.RunID, u.StepID, u.Item)
 }
 
 // Attempt returns one attempt, or ErrNotFound.
 func (t *Tx) Attempt(runID, stepID string, n int) (*Attempt, error) {
-	return t.oneAttempt(fmt.Sprintf("attempt %s/%s/%d", runID, stepID, n),
-		attemptQuery, runID, stepID, n)
+	return t.UnitAttempt(Unit{RunID: runID, StepID: stepID}, n)
+}
+
+// UnitAttempt returns one attempt of a step or of an item, or ErrNotFound.
+func (t *Tx) UnitAttempt(u Unit, n int) (*Attempt, error) {
+	return t.oneAttempt(attemptName(u, n), attemptQuery, u.RunID, u.StepID, u.Item, n)
 }
 
 // LastAttempt returns the step's attempt with the highest number, or
 // ErrNotFound when the step has none.
 func (t *Tx) LastAttempt(runID, stepID string) (*Attempt, error) {
-	return t.oneAttempt(fmt.Sprintf("last attempt of step %s/%s", runID, stepID),
-		lastAttemptQuery, runID, stepID)
+	return t.UnitLastAttempt(Unit{RunID: runID, StepID: stepID})
+}
+
+// UnitLastAttempt returns the attempt of a step or of an item with the
+// highest number, or ErrNotFound when it has none.
+func (t *Tx) UnitLastAttempt(u Unit) (*Attempt, error) {
+	return t.oneAttempt("last attempt of "+unitName(u), lastAttemptQuery, u.RunID, u.StepID, u.Item)
 }
 
 // RunningAttempts returns the run's attempts still marked running: after a
@@ -173,9 +188,14 @@ func (t *Tx) AllAttemptsBrief(runID string) ([]Attempt, error) {
 // CountCounted returns how many of the step's attempts count against its
 // max_attempts: every attempt but help rounds and those marked Uncounted.
 func (t *Tx) CountCounted(runID, stepID string) (int, error) {
+	return t.UnitCountCounted(Unit{RunID: runID, StepID: stepID})
+}
+
+// UnitCountCounted is CountCounted for a step or an item.
+func (t *Tx) UnitCountCounted(u Unit) (int, error) {
 	var n int
-	if err := t.getRow(&n, countCountedQuery, runID, stepID); err != nil {
-		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+	if err := t.getRow(&n, countCountedQuery, u.RunID, u.StepID, u.Item); err != nil {
+		return 0, fmt.Errorf("count attempts of %s: %w", unitName(u), err)
 	}
 	return n, nil
 }
@@ -183,18 +203,28 @@ func (t *Tx) CountCounted(runID, stepID string) (int, error) {
 // CountAttempts returns how many attempts the step has, counting only the
 // given kinds when any are given.
 func (t *Tx) CountAttempts(runID, stepID string, kinds ...string) (int, error) {
-	query, args := countAttemptsQuery, []any{runID, stepID}
+	return t.UnitCountAttempts(Unit{RunID: runID, StepID: stepID}, kinds...)
+}
+
+// UnitCountAttempts is CountAttempts for a step or an item.
+func (t *Tx) UnitCountAttempts(u Unit, kinds ...string) (int, error) {
+	query, args := countAttemptsQuery, []any{u.RunID, u.StepID, u.Item}
 	if len(kinds) > 0 {
 		q, kargs, err := sqlx.In(` AND kind IN (?)`, kinds)
 		if err != nil {
-			return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+			return 0, fmt.Errorf("count attempts of %s: %w", unitName(u), err)
 		}
 		query += q
 		args = append(args, kargs...)
 	}
 	var n int
 	if err := t.getRow(&n, query, args...); err != nil {
-		return 0, fmt.Errorf("count attempts of step %s/%s: %w", runID, stepID, err)
+		return 0, fmt.Errorf("count attempts of %s: %w", unitName(u), err)
 	}
 	return n, nil
+}
+
+// attemptName names an attempt in errors.
+func attemptName(u Unit, n int) string {
+	return fmt.Sprintf("attempt %s/%d", u, n)
 }

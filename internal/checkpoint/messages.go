@@ -12,6 +12,7 @@ type Message struct {
 	Seq       int
 	RunID     string
 	StepID    string
+	ItemKey   string // "" for a step's own session
 	Attempt   int
 	Role      string // system | user | assistant
 	Content   string
@@ -37,8 +38,8 @@ func (t *Tx) AppendMessages(msgs []Message) error {
 			return fmt.Errorf("append session messages: messages of sessions %s and %s in one call", msgs[0].SessionID, m.SessionID)
 		}
 		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO session_messages
-			(session_id, seq, run_id, step_id, attempt, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, next+i, m.RunID, m.StepID, m.Attempt, m.Role, m.Content, formatTime(m.CreatedAt)); err != nil {
+			(session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.SessionID, next+i, m.RunID, m.StepID, m.ItemKey, m.Attempt, m.Role, m.Content, formatTime(m.CreatedAt)); err != nil {
 			return fmt.Errorf("append a message to session %s: %w", m.SessionID, err)
 		}
 	}
@@ -52,12 +53,13 @@ func (t *Tx) Messages(sessionID string) ([]Message, error) {
 		Seq       int    `db:"seq"`
 		RunID     string `db:"run_id"`
 		StepID    string `db:"step_id"`
+		ItemKey   string `db:"item_key"`
 		Attempt   int    `db:"attempt"`
 		Role      string `db:"role"`
 		Content   string `db:"content"`
 		CreatedAt string `db:"created_at"`
 	}
-	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT session_id, seq, run_id, step_id, attempt, role, content, created_at
+	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at
 		FROM session_messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("read the history of session %s: %w", sessionID, err)
 	}
@@ -67,7 +69,7 @@ func (t *Tx) Messages(sessionID string) ([]Message, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session %s message %d: %w", sessionID, r.Seq, err)
 		}
-		out[i] = Message{SessionID: r.SessionID, Seq: r.Seq, RunID: r.RunID, StepID: r.StepID, Attempt: r.Attempt,
+		out[i] = Message{SessionID: r.SessionID, Seq: r.Seq, RunID: r.RunID, StepID: r.StepID, ItemKey: r.ItemKey, Attempt: r.Attempt,
 			Role: r.Role, Content: r.Content, CreatedAt: at}
 	}
 	return out, nil

@@ -265,3 +265,95 @@ func TestReadOnlyStoreRefusesWrites(t *testing.T) {
 		t.Fatal("a mode=ro connection accepted a write")
 	}
 }
+
+// A state.db written before map steps (schema 5) keeps every row through
+// 0006, which rebuilds the tables that hold the step key: the steps,
+// attempts and session messages read back as a step's own (item key "").
+func TestMigrateToMapItemsKeepsHistory(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := rawDB(t, path)
+	if _, err := db.Exec("PRAGMA foreign_keys = ON"); err != nil {
+		t.Fatal(err)
+	}
+	before := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_session_messages.sql", "0003_uncounted_attempts.sql",
+		"0004_running_attempts.sql", "0005_checks.sql"} {
+		b, err := migrations.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = &fstest.MapFile{Data: b}
+	}
+	if err := migrate(ctx, db, before); err != nil {
+		t.Fatal(err)
+	}
+	ts := "2026-11-01T10:00:00.000000000Z"
+	for _, q := range []string{
+		`INSERT INTO runs VALUES ('r', 'running', 'wf', 'sha', 'yaml', NULL, '` + ts + `', NULL, '` + ts + `')`,
+		`INSERT INTO steps (run_id, step_id, idx, agent, status, max_attempts, session_id, updated_at)
+			VALUES ('r', 'plan', 0, 'a', 'succeeded', 3, 'S1', '` + ts + `'),
+			       ('r', 'fix', 1, 'a', 'running', 2, 'S2', '` + ts + `')`,
+		`INSERT INTO attempts (run_id, step_id, n, kind, status, class, started_at, finished_at, uncounted)
+			VALUES ('r', 'plan', 1, 'initial', 'failed', 'schema', '` + ts + `', '` + ts + `', 0),
+			       ('r', 'plan', 2, 'followup', 'succeeded', '', '` + ts + `', '` + ts + `', 0),
+			       ('r', 'fix', 1, 'initial', 'running', '', '` + ts + `', NULL, 0)`,
+		`INSERT INTO session_messages VALUES ('S1', 1, 'r', 'plan', 1, 'user', 'hello', '` + ts + `')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.View(ctx, func(tx *Tx) error {
+		steps, err := tx.Steps("r")
+		if err != nil {
+			return err
+		}
+		if len(steps) != 2 || steps[0].ID != "plan" || steps[1].ID != "fix" || steps[1].SessionID != "S2" || steps[0].ItemKey != "" {
+			t.Errorf("steps after the migration: %+v", steps)
+		}
+		all, err := tx.AllAttempts("r")
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, a := range all {
+			got = append(got, a.StepID+"/"+a.Status+"/"+a.Class)
+		}
+		if want := "plan/failed/schema plan/succeeded/ fix/running/"; strings.Join(got, " ") != want {
+			t.Errorf("attempts after the migration: %q, want %q", strings.Join(got, " "), want)
+		}
+		running, err := tx.RunningAttempts("r")
+		if err != nil {
+			return err
+		}
+		if len(running) != 1 || running[0].StepID != "fix" {
+			t.Errorf("running attempts: %+v", running)
+		}
+		msgs, err := tx.Messages("S1")
+		if err != nil {
+			return err
+		}
+		if len(msgs) != 1 || msgs[0].Content != "hello" || msgs[0].StepID != "plan" {
+			t.Errorf("messages: %+v", msgs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var violations int
+	if err := s.db.Get(&violations, "SELECT count(*) FROM pragma_foreign_key_check"); err != nil {
+		t.Fatal(err)
+	}
+	if violations != 0 {
+		t.Errorf("%d foreign key violations after the migration", violations)
+	}
+}

@@ -16,11 +16,16 @@ type Run struct {
 	UpdatedAt      time.Time
 }
 
-// Step is the state of one workflow step within a run.
+// Step is the state of one workflow step within a run, or of one item of a
+// map step (ItemKey not ""): an item has the whole state of a step of its
+// own.
 type Step struct {
 	RunID        string
 	ID           string
-	Idx          int // position in the workflow, from 0
+	ItemKey      string // "" for a step; the item's key for an item of a map step
+	Idx          int    // position in the workflow, from 0
+	ItemIdx      int    // an item's position in its step's frozen list, from 1; 0 for a step
+	ItemJSON     []byte // the item's value as frozen when the step started; nil for a step
 	Agent        string
 	Status       string // one of the Step* constants
 	MaxAttempts  int
@@ -44,6 +49,7 @@ type Step struct {
 type Attempt struct {
 	RunID         string
 	StepID        string
+	ItemKey       string // "" for a step's own attempts
 	N             int
 	Kind          string // one of the Kind* constants
 	Status        string // one of the Attempt* constants
@@ -126,4 +132,44 @@ func (c Check) Duration() time.Duration {
 		return 0
 	}
 	return c.FinishedAt.Sub(c.StartedAt)
+}
+
+// Unit names what attempts belong to: a step of a run, or one item of a map
+// step. Attempt numbers, retry counts, sessions and backoff are per unit.
+type Unit struct {
+	RunID  string
+	StepID string
+	Item   string // "" for a step itself
+}
+
+// String names the unit as RUN/STEP or RUN/STEP/ITEM, as errors and
+// idempotency keys do.
+func (u Unit) String() string {
+	if u.Item == "" {
+		return u.RunID + "/" + u.StepID
+	}
+	return u.RunID + "/" + u.StepID + "/" + u.Item
+}
+
+// Unit returns the unit whose state the row holds.
+func (s Step) Unit() Unit { return Unit{RunID: s.RunID, StepID: s.ID, Item: s.ItemKey} }
+
+// Unit returns the unit the attempt belongs to.
+func (a Attempt) Unit() Unit { return Unit{RunID: a.RunID, StepID: a.StepID, Item: a.ItemKey} }
+
+// DeadLetter is an item of a map step that ended failed: it exhausted its
+// attempts or failed with a class that is not retried (SPEC §12).
+type DeadLetter struct {
+	RunID   string
+	StepID  string
+	ItemKey string
+	Class   string
+	Error   string
+	// Signature groups alike failures: the class and the error text with
+	// its varying parts (numbers, quoted values, paths) normalised.
+	Signature string
+	Attempts  int // attempts the item used
+	FirstAt   time.Time
+	LastAt    time.Time
+	DeadAt    time.Time
 }

@@ -19,19 +19,21 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		{"LatestRun", latestRunQuery, nil, "runs_started"},
 		{"LatestUnfinishedRun", latestUnfinishedRunQuery, nil, "runs_unfinished"},
 		{"Steps", stepsQuery, []any{"r"}, "steps_order"},
-		{"LastAttempt", lastAttemptQuery, []any{"r", "s"}, ""},
+		{"LastAttempt", lastAttemptQuery, []any{"r", "s", ""}, ""},
 		// The primary key would also avoid the sort, but it reads every
 		// attempt of the run; the partial index holds only running ones.
 		{"RunningAttempts", runningAttemptsQuery, []any{"r"}, "attempts_running"},
-		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s"}, ""},
-		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", 1}, ""},
-		{"CountAttempts", countAttemptsQuery, []any{"r", "s"}, ""},
-		{"CountCounted", countCountedQuery, []any{"r", "s"}, ""},
-		{"AllAttempts", allAttemptsQuery, []any{"r"}, "steps_order"},
-		{"AllAttemptsBrief", allAttemptsBriefQuery, []any{"r"}, "steps_order"},
-		{"Attempt", attemptQuery, []any{"r", "s", 1}, ""},
-		{"Step", stepQuery, []any{"r", "s"}, ""},
-		{"UpdateStep status", stepStatusQuery, []any{"r", "s"}, ""},
+		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s", "k"}, ""},
+		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", "", 1}, ""},
+		{"CountAttempts", countAttemptsQuery, []any{"r", "s", ""}, ""},
+		{"CountCounted", countCountedQuery, []any{"r", "s", "k"}, ""},
+		{"AllAttempts", allAttemptsQuery, []any{"r"}, "units_order"},
+		{"AllAttemptsBrief", allAttemptsBriefQuery, []any{"r"}, "units_order"},
+		{"Items", itemsQuery, []any{"r", "s"}, "items_order"},
+		{"DeadLetters", deadLettersQuery, []any{"r"}, ""},
+		{"Attempt", attemptQuery, []any{"r", "s", "k", 1}, ""},
+		{"Step", stepQuery, []any{"r", "s", ""}, ""},
+		{"UpdateStep status", stepStatusQuery, []any{"r", "s", "k"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

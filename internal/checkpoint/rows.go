@@ -54,7 +54,10 @@ func (r runRow) run() Run {
 type stepRow struct {
 	RunID        string           `db:"run_id"`
 	ID           string           `db:"step_id"`
+	ItemKey      string           `db:"item_key"`
 	Idx          int64            `db:"idx"`
+	ItemIdx      int64            `db:"item_idx"`
+	ItemJSON     sql.Null[string] `db:"item_json"`
 	Agent        string           `db:"agent"`
 	Status       string           `db:"status"`
 	MaxAttempts  int64            `db:"max_attempts"`
@@ -77,7 +80,10 @@ func stepToRow(s Step) stepRow {
 	return stepRow{
 		RunID:        s.RunID,
 		ID:           s.ID,
+		ItemKey:      s.ItemKey,
 		Idx:          int64(s.Idx),
+		ItemIdx:      int64(s.ItemIdx),
+		ItemJSON:     nullText(s.ItemJSON),
 		Agent:        s.Agent,
 		Status:       s.Status,
 		MaxAttempts:  int64(s.MaxAttempts),
@@ -101,7 +107,10 @@ func (r stepRow) step() Step {
 	return Step{
 		RunID:        r.RunID,
 		ID:           r.ID,
+		ItemKey:      r.ItemKey,
 		Idx:          int(r.Idx),
+		ItemIdx:      int(r.ItemIdx),
+		ItemJSON:     textBytes(r.ItemJSON),
 		Agent:        r.Agent,
 		Status:       r.Status,
 		MaxAttempts:  int(r.MaxAttempts),
@@ -124,6 +133,7 @@ func (r stepRow) step() Step {
 type attemptRow struct {
 	RunID         string            `db:"run_id"`
 	StepID        string            `db:"step_id"`
+	ItemKey       string            `db:"item_key"`
 	N             int64             `db:"n"`
 	Kind          string            `db:"kind"`
 	Status        string            `db:"status"`
@@ -163,6 +173,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 	return attemptRow{
 		RunID:         a.RunID,
 		StepID:        a.StepID,
+		ItemKey:       a.ItemKey,
 		N:             int64(a.N),
 		Kind:          a.Kind,
 		Status:        a.Status,
@@ -204,6 +215,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 	return Attempt{
 		RunID:         r.RunID,
 		StepID:        r.StepID,
+		ItemKey:       r.ItemKey,
 		N:             int(r.N),
 		Kind:          r.Kind,
 		Status:        r.Status,

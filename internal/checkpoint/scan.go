@@ -10,7 +10,7 @@ import (
 // sqlx's StructScan does) matters when inspect reads a run's whole history.
 func (r *attemptRow) dest() []any {
 	return []any{
-		&r.RunID, &r.StepID, &r.N, &r.Kind, &r.Status, &r.Class, &r.Error, &r.DetailsJSON, &r.Prompt,
+		&r.RunID, &r.StepID, &r.ItemKey, &r.N, &r.Kind, &r.Status, &r.Class, &r.Error, &r.DetailsJSON, &r.Prompt,
 		&r.StartedAt, &r.FinishedAt, &r.PID, &r.ExitCode, &r.SessionID, &r.CircuitGen, &r.DelayMS, &r.NextRetryAt,
 		&r.RetryAfterMS, &r.RepairsJSON, &r.OutputFile, &r.FailedHandoff, &r.CostUSD, &r.Turns, &r.InputTokens,
 		&r.OutputTokens, &r.HelpContext, &r.Uncounted,
@@ -21,7 +21,7 @@ func (r *attemptRow) dest() []any {
 // for sql.Rows.Scan; the run loop reads a step in nearly every transaction.
 func (r *stepRow) dest() []any {
 	return []any{
-		&r.RunID, &r.ID, &r.Idx, &r.Agent, &r.Status, &r.MaxAttempts, &r.NextRetryAt, &r.DelayMS,
+		&r.RunID, &r.ID, &r.ItemKey, &r.Idx, &r.ItemIdx, &r.ItemJSON, &r.Agent, &r.Status, &r.MaxAttempts, &r.NextRetryAt, &r.DelayMS,
 		&r.SessionID, &r.FreshSession, &r.HandoffJSON, &r.HelpRounds, &r.Advice, &r.CostUSD, &r.CostKnown, &r.Turns,
 		&r.InputTokens, &r.OutputTokens, &r.UpdatedAt,
 	}

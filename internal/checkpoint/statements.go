@@ -27,7 +27,7 @@ type statements struct {
 var (
 	readQueries = []string{
 		latestRunQuery, latestUnfinishedRunQuery, runQuery, runStatusQuery, runCostQuery,
-		stepsQuery, stepQuery, stepStatusQuery,
+		stepsQuery, itemsQuery, stepQuery, stepStatusQuery,
 		lastAttemptNumberQuery, attemptStatusQuery, countCountedQuery, countAttemptsQuery,
 		lastAttemptQuery, runningAttemptsQuery, attemptQuery, stepAttemptsQuery,
 		allAttemptsQuery, allAttemptsBriefQuery,

@@ -2,32 +2,37 @@ package checkpoint
 
 import "fmt"
 
-const stepColumns = `run_id, step_id, idx, agent, status, max_attempts, next_retry_at, delay_ms,
+const stepColumns = `run_id, step_id, item_key, idx, item_idx, item_json, agent, status, max_attempts, next_retry_at, delay_ms,
 	session_id, fresh_session, handoff_json, help_rounds, advice, cost_usd, cost_known, turns,
 	input_tokens, output_tokens, updated_at`
 
 // stepsQuery lists a run's steps in workflow order (index steps_order).
-const stepsQuery = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? ORDER BY idx`
+const stepsQuery = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND item_key = '' ORDER BY idx`
+
+// itemsQuery lists the items of a map step in their frozen order (index
+// items_order).
+const itemsQuery = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND step_id = ? AND item_key <> ''
+	ORDER BY item_idx`
 
 // The other step queries, named so the store prepares them once.
 const (
-	stepQuery       = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND step_id = ?`
-	stepStatusQuery = `SELECT status FROM steps WHERE run_id = ? AND step_id = ?`
+	stepQuery       = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND step_id = ? AND item_key = ?`
+	stepStatusQuery = `SELECT status FROM steps WHERE run_id = ? AND step_id = ? AND item_key = ?`
 	insertStepQuery = `INSERT INTO steps (` + stepColumns + `) VALUES (
-		:run_id, :step_id, :idx, :agent, :status, :max_attempts, :next_retry_at, :delay_ms,
+		:run_id, :step_id, :item_key, :idx, :item_idx, :item_json, :agent, :status, :max_attempts, :next_retry_at, :delay_ms,
 		:session_id, :fresh_session, :handoff_json, :help_rounds, :advice, :cost_usd, :cost_known, :turns,
 		:input_tokens, :output_tokens, :updated_at)`
-	updateStepQuery = `UPDATE steps SET idx = :idx, agent = :agent, status = :status,
+	updateStepQuery = `UPDATE steps SET idx = :idx, item_idx = :item_idx, item_json = :item_json, agent = :agent, status = :status,
 		max_attempts = :max_attempts, next_retry_at = :next_retry_at, delay_ms = :delay_ms,
 		session_id = :session_id, fresh_session = :fresh_session, handoff_json = :handoff_json,
 		help_rounds = :help_rounds, advice = :advice, cost_usd = :cost_usd, cost_known = :cost_known,
 		turns = :turns, input_tokens = :input_tokens, output_tokens = :output_tokens,
 		updated_at = :updated_at
-		WHERE run_id = :run_id AND step_id = :step_id`
+		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key`
 )
 
 func (t *Tx) insertStep(s Step) error {
-	what := fmt.Sprintf("step %s/%s", s.RunID, s.ID)
+	what := unitName(s.Unit())
 	if err := t.mustWrite("create " + what); err != nil {
 		return err
 	}
@@ -47,8 +52,14 @@ func (t *Tx) Steps(runID string) ([]Step, error) {
 
 // Step returns one step, or ErrNotFound.
 func (t *Tx) Step(runID, stepID string) (*Step, error) {
-	what := fmt.Sprintf("step %s/%s", runID, stepID)
-	steps, err := t.steps(what, stepQuery, runID, stepID)
+	return t.Unit(Unit{RunID: runID, StepID: stepID})
+}
+
+// Unit returns the state of a step or of an item of a map step, or
+// ErrNotFound.
+func (t *Tx) Unit(u Unit) (*Step, error) {
+	what := unitName(u)
+	steps, err := t.steps(what, stepQuery, u.RunID, u.StepID, u.Item)
 	if err != nil {
 		return nil, err
 	}
@@ -58,19 +69,47 @@ func (t *Tx) Step(runID, stepID string) (*Step, error) {
 	return &steps[0], nil
 }
 
-// UpdateStep replaces every field of the step (RunID, ID), after checking the
-// status change with StepTransition.
+// Items returns the items of a map step in their frozen order; none before
+// the step started.
+func (t *Tx) Items(runID, stepID string) ([]Step, error) {
+	return t.steps(fmt.Sprintf("items of step %s/%s", runID, stepID), itemsQuery, runID, stepID)
+}
+
+// InsertItems freezes the items of a map step: one row each, pending, in
+// the order given. Called once, when the step starts.
+func (t *Tx) InsertItems(items []Step) error {
+	for _, it := range items {
+		if it.ItemKey == "" {
+			return fmt.Errorf("create items of step %s/%s: an item with an empty key", it.RunID, it.ID)
+		}
+		if err := t.insertStep(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateStep replaces every field of the step or item (RunID, ID, ItemKey),
+// after checking the status change with StepTransition.
 func (t *Tx) UpdateStep(s Step) error {
-	what := fmt.Sprintf("step %s/%s", s.RunID, s.ID)
+	what := unitName(s.Unit())
 	if err := t.mustWrite("update " + what); err != nil {
 		return err
 	}
 	var from string
-	if err := t.get(&from, what, stepStatusQuery, s.RunID, s.ID); err != nil {
+	if err := t.get(&from, what, stepStatusQuery, s.RunID, s.ID, s.ItemKey); err != nil {
 		return err
 	}
 	if err := StepTransition(from, s.Status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
 	return t.execOne(what, updateStepQuery, stepToRow(s))
+}
+
+// unitName names a unit in errors: "step RUN/STEP" or "item RUN/STEP/KEY".
+func unitName(u Unit) string {
+	if u.Item == "" {
+		return "step " + u.String()
+	}
+	return "item " + u.String()
 }

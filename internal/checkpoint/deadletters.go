@@ -1,0 +1,90 @@
+package checkpoint
+
+import (
+	"fmt"
+	"time"
+)
+
+const deadLetterColumns = `run_id, step_id, item_key, class, error, signature, attempts, first_at, last_at, dead_at`
+
+const (
+	insertDeadLetterQuery = `INSERT INTO dead_letters (` + deadLetterColumns + `) VALUES (
+		:run_id, :step_id, :item_key, :class, :error, :signature, :attempts, :first_at, :last_at, :dead_at)`
+	deadLettersQuery = `SELECT ` + deadLetterColumns + ` FROM dead_letters WHERE run_id = ?
+		ORDER BY step_id, item_key`
+	deleteDeadLetterQuery = `DELETE FROM dead_letters WHERE run_id = ? AND step_id = ? AND item_key = ?`
+)
+
+type deadLetterRow struct {
+	RunID     string `db:"run_id"`
+	StepID    string `db:"step_id"`
+	ItemKey   string `db:"item_key"`
+	Class     string `db:"class"`
+	Error     string `db:"error"`
+	Signature string `db:"signature"`
+	Attempts  int64  `db:"attempts"`
+	FirstAt   dbTime `db:"first_at"`
+	LastAt    dbTime `db:"last_at"`
+	DeadAt    dbTime `db:"dead_at"`
+}
+
+// AddDeadLetter puts a failed item into the dead-letter queue. The item
+// must exist and be failed, and must not be in the queue already.
+func (t *Tx) AddDeadLetter(d DeadLetter) error {
+	u := Unit{RunID: d.RunID, StepID: d.StepID, Item: d.ItemKey}
+	what := "dead letter of " + unitName(u)
+	if err := t.mustWrite("add " + what); err != nil {
+		return err
+	}
+	if d.ItemKey == "" {
+		return fmt.Errorf("add %s: only an item of a map step can be dead-lettered", what)
+	}
+	var status string
+	if err := t.get(&status, unitName(u), stepStatusQuery, d.RunID, d.StepID, d.ItemKey); err != nil {
+		return fmt.Errorf("add %s: %w", what, err)
+	}
+	if status != StepFailed {
+		return fmt.Errorf("add %s: %w: the item is %s, not failed", what, ErrInvalidTransition, status)
+	}
+	row := deadLetterRow{RunID: d.RunID, StepID: d.StepID, ItemKey: d.ItemKey, Class: d.Class, Error: d.Error,
+		Signature: d.Signature, Attempts: int64(d.Attempts), FirstAt: dbTime(d.FirstAt), LastAt: dbTime(d.LastAt),
+		DeadAt: dbTime(d.DeadAt)}
+	if _, err := t.namedExec(insertDeadLetterQuery, row); err != nil {
+		return fmt.Errorf("add %s: %w", what, err)
+	}
+	return nil
+}
+
+// DeadLetters returns the dead-letter queue of a run, by step and key.
+func (t *Tx) DeadLetters(runID string) ([]DeadLetter, error) {
+	var rows []deadLetterRow
+	if err := t.selectRows(&rows, deadLettersQuery, runID); err != nil {
+		return nil, fmt.Errorf("read the dead-letter queue of run %s: %w", runID, err)
+	}
+	out := make([]DeadLetter, len(rows))
+	for i, r := range rows {
+		out[i] = DeadLetter{RunID: r.RunID, StepID: r.StepID, ItemKey: r.ItemKey, Class: r.Class, Error: r.Error,
+			Signature: r.Signature, Attempts: int(r.Attempts), FirstAt: time.Time(r.FirstAt),
+			LastAt: time.Time(r.LastAt), DeadAt: time.Time(r.DeadAt)}
+	}
+	return out, nil
+}
+
+// RemoveDeadLetter takes an item out of the dead-letter queue (it is being
+// retried); ErrNotFound when it is not in the queue.
+func (t *Tx) RemoveDeadLetter(u Unit) error {
+	what := "dead letter of " + unitName(u)
+	if err := t.mustWrite("remove " + what); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(t.ctx, deleteDeadLetterQuery, u.RunID, u.StepID, u.Item)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", what, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("remove %s: %w", what, err)
+	} else if n == 0 {
+		return fmt.Errorf("remove %s: %w", what, ErrNotFound)
+	}
+	return nil
+}
