@@ -167,6 +167,19 @@ func (s *Step) settings() []setting {
 		checks[i] = fmt.Sprintf("%s: %q %s %d", c.Name, c.Argv, c.Timeout, c.FeedbackLines)
 	}
 	out = append(out, setting{key: "checks", val: strings.Join(checks, "; "), long: true})
+	m, mapped := Map{}, "absent"
+	if s.Map != nil {
+		m, mapped = *s.Map, "present"
+	}
+	out = append(out,
+		setting{key: "map", val: mapped},
+		setting{key: "map.items", val: text(mapSource(m))},
+		setting{key: "map.key", val: text(m.Key)},
+		setting{key: "map.max_parallel", val: strconv.Itoa(m.MaxParallel)},
+		setting{key: "map.max_failures", val: strconv.Itoa(m.MaxFailures)},
+		setting{key: "map.workspace", val: text(m.Workspace)},
+		setting{key: "map.merge", val: strconv.FormatBool(m.Merge)},
+	)
 	help := OnHelp{}
 	present := "absent"
 	if s.OnHelp != nil {
@@ -192,3 +205,14 @@ func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 func dur(d time.Duration) string { return d.String() }
 
 func list(l []string) string { return fmt.Sprintf("%q", l) }
+
+// mapSource shows where a map step's items come from.
+func mapSource(m Map) string {
+	switch {
+	case m.ItemsStep != "":
+		return "step " + m.ItemsStep + " pointer " + strconv.Quote(m.ItemsPointer)
+	case m.ItemsFile != "":
+		return "file " + m.ItemsFile
+	}
+	return ""
+}

@@ -12,9 +12,9 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd, on_help or checks"
+	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd, on_help, checks or map"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
-	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context or .Help.Advice"
+	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
 )
 
 // TestLoadErrors loads one fixture per kind of mistake. The expected
@@ -61,6 +61,19 @@ func TestLoadErrors(t *testing.T) {
 			"22:9: steps[0].checks[5]: want a mapping with name and run, got a string",
 			"24:14: steps[0].checks[6].run: must not be empty",
 			"25:9: steps[0].checks[6].retries: unknown key (want name, run, timeout or feedback_lines)",
+		}},
+		{"map_bad", []string{
+			"9:13: steps[0].prompt: template references .Item, which only a map step has (add map: to the step)",
+			`13:21: steps[1].map.items.step: items come from step "review", which does not run before step "fix"`,
+			`13:38: steps[1].map.items.pointer: invalid JSON pointer "tasks" (want "" or a path starting with /, such as /tasks)`,
+			`14:12: steps[1].map.key: invalid JSON pointer "id" (want "" or a path starting with /, such as /tasks)`,
+			"15:21: steps[1].map.max_parallel: 0 is out of range (want 1 to 256)",
+			`16:18: steps[1].map.workspace: unknown value "copy" (want shared or worktree)`,
+			"20:21: steps[2].map.items.file: items has both step and file (want one source)",
+			"21:14: steps[2].map.merge: merge needs workspace: worktree",
+			"24:5: steps[3].map: missing items (want {step: ID, pointer: /path} or {file: PATH})",
+			"25:21: steps[3].map.max_failures: -1 is out of range (want 0 to 1073741824)",
+			"26:7: steps[3].map.maps: unknown key (want items, key, max_parallel, max_failures, workspace or merge)",
 		}},
 		{"checks_not_a_list", []string{"10:13: steps[0].checks: want a list of checks, got a string"}},
 		{"many", []string{

@@ -198,13 +198,16 @@ type rawStep struct {
 	maxCost                       field[float64]
 	onHelp                        *rawOnHelp
 	checks                        rawChecks
+	mapping                       *rawMap
 	at                            at // the step itself
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
 	r := rawStep{at: where(n, path)}
-	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help", "checks"}, func(e entry) {
+	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help", "checks", "map"}, func(e entry) {
 		switch e.name {
+		case "map":
+			r.mapping = d.mapSection(e)
 		case "id":
 			r.id = d.str(e)
 		case "agent":

@@ -64,6 +64,9 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 	}
 	for i, r := range raws {
 		l.checkTemplates(l.w.Steps[i], r, order)
+		if r.mapping != nil {
+			l.w.Steps[i].Map = l.buildMap(r.mapping, l.w.Steps[i], order)
+		}
 	}
 }
 
@@ -144,7 +147,7 @@ func (l *loader) buildOnHelp(r *rawOnHelp, s *Step, path string) *OnHelp {
 // checkTemplates parses a step's prompt templates and checks what they
 // reference against the data the run loop provides.
 func (l *loader) checkTemplates(s *Step, r rawStep, order map[string]int) {
-	c := &refChecker{step: s.ID, order: order, index: s.Index}
+	c := &refChecker{step: s.ID, order: order, index: s.Index, isMap: r.mapping != nil}
 	src := r.prompt
 	if r.promptFile.set {
 		src = r.promptFile

@@ -9,7 +9,7 @@ import (
 )
 
 // promptFields lists what a prompt template may reference, for messages.
-const promptFields = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context or .Help.Advice"
+const promptFields = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
 
 // newTemplate parses a template the way it will be executed: a missing key
 // is an error, never an empty string sent to an agent.
@@ -32,6 +32,7 @@ type refChecker struct {
 	step  string         // the step whose templates these are
 	order map[string]int // step id → index
 	index int            // the step's own index
+	isMap bool           // a map step: .Item is its work item
 	needs []string
 	errs  []string
 }
@@ -113,6 +114,11 @@ func (c *refChecker) ref(chain []string) {
 	case "Help":
 		if len(chain) > 1 && chain[1] != "Context" && chain[1] != "Advice" {
 			bad()
+		}
+	case "Item":
+		// The item's fields are not known before the run.
+		if !c.isMap {
+			c.errs = append(c.errs, "template references .Item, which only a map step has (add map: to the step)")
 		}
 	case "Steps":
 		if len(chain) < 2 {

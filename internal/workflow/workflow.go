@@ -76,10 +76,13 @@ type Step struct {
 	// IdleTimeout: no output and no CPU used by the agent's processes for
 	// this long, and the attempt is stuck (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	MaxCostUSD  float64  // step budget (0 = none)
-	OnHelp      *OnHelp  // nil: a help request fails the attempt (class help)
-	Checks      []Check  // run in order once the handoff passed its schema
-	Needs       []string // ids of earlier steps referenced as .Steps.<id> in its templates
+	MaxCostUSD  float64 // step budget (0 = none)
+	OnHelp      *OnHelp // nil: a help request fails the attempt (class help)
+	Checks      []Check // run in order once the handoff passed its schema
+	// Needs lists the earlier steps whose handoffs it reads: referenced as
+	// .Steps.<id> in its templates, or the source of its map items.
+	Needs []string
+	Map   *Map // nil for a step that runs once
 }
 
 // Handoff says where a step's JSON result comes from and how it is checked.
