@@ -15,6 +15,7 @@ type CLI struct {
 	Repair   repairCmd   `cmd:"" help:"Extract and repair the JSON in an agent's output."`
 	Agent    agentCmd    `cmd:"" help:"Built-in agents."`
 	Circuit  circuitCmd  `cmd:"" help:"Inspect or reset circuit breakers."`
+	Dlq      dlqCmd      `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
 	Version  versionCmd  `cmd:"" help:"Print version and build information."`
 }
 

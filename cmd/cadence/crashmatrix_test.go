@@ -129,6 +129,31 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// Three items, two at once: one is retried after a schema
+		// failure, one after a transient error; kills land with items in
+		// flight, and each item is settled and counted on its own.
+		// Every kill interrupts each item in flight, and an interrupted
+		// attempt counts: max_attempts leaves room for one per process.
+		name:  "map-items",
+		retry: `{max_attempts: 10, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: `  - id: fix
+    prompt: 'fix {{ .Item.Key }}'
+    handoff: {schema: s.json}
+    map: {items: {file: items.json}, key: /id, max_parallel: 2}
+`,
+		scenario: `steps:
+  fix/a:
+    - {sleep: 30ms, answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+  fix/b:
+    - {sleep: 50ms, answer: '{"ok": true}'}
+  fix/c:
+    - {overloaded: true}
+    - {answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -196,7 +221,8 @@ func TestCrashPointMatrix(t *testing.T) {
 
 // runCrashCell runs one cell and returns its finished checker.
 func runCrashCell(t *testing.T, sc crashScenario, fp string) *durability {
-	p := newProject(t, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario})
+	p := newProject(t, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
+		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`})
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
 	for i := 0; ; i++ {
@@ -224,10 +250,38 @@ func runCrashCell(t *testing.T, sc crashScenario, fp string) *durability {
 	}
 }
 
-// attemptKey names one attempt of one step.
+// attemptKey names one attempt of one unit: a step, or an item of a map
+// step as STEP/KEY.
 type attemptKey struct {
 	step string
 	n    int
+}
+
+// units lists what has attempts in a run: each step that runs once, and
+// each item of a map step under the name STEP/KEY, with its own history,
+// so that every guarantee is checked per item as it is per step.
+func units(rep orchestrator.Report) []orchestrator.StepReport {
+	var out []orchestrator.StepReport
+	for _, s := range rep.Steps {
+		if s.ItemCounts == nil {
+			out = append(out, s)
+			continue
+		}
+		for _, it := range s.Items {
+			out = append(out, orchestrator.StepReport{ID: s.ID + "/" + it.Key, Status: it.Status, Agent: s.Agent,
+				AttemptsUsed: it.AttemptsUsed, MaxAttempts: it.MaxAttempts, Attempts: it.Attempts})
+		}
+	}
+	return out
+}
+
+// ledgerUnit names the unit a ledger record's execution belongs to, as
+// units does.
+func ledgerUnit(r sim.LedgerRecord) string {
+	if r.Item == "" {
+		return r.Step
+	}
+	return r.Step + "/" + r.Item
 }
 
 // schedule is an attempt's stored backoff as first observed.
@@ -299,7 +353,7 @@ func (d *durability) afterKill() {
 	}
 	d.checkSchedules(rep)
 	d.checkSettled(rep)
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
 			if _, seen := d.landed[k]; a.Status == "running" && !seen {
@@ -318,7 +372,7 @@ func (d *durability) noSurvivors() {
 		pids[r.PID] = true
 	}
 	if rep, ok := d.report(); ok {
-		for _, s := range rep.Steps {
+		for _, s := range units(rep) {
 			for _, a := range s.Attempts {
 				if a.PID != nil {
 					pids[*a.PID] = true
@@ -379,7 +433,7 @@ func (d *durability) checkSchedules(rep orchestrator.Report) {
 // first time in first, and reports every one that differs from its record.
 func scheduleViolations(first map[attemptKey]schedule, rep orchestrator.Report) []string {
 	var errs []string
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			if a.DelayMS == nil || a.NextRetryAt == nil {
 				continue
@@ -411,7 +465,7 @@ func (d *durability) checkSettled(rep orchestrator.Report) {
 // the wrong way.
 func settleViolations(landed map[attemptKey]bool, rep orchestrator.Report) []string {
 	var errs []string
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			was, ok := landed[attemptKey{s.ID, a.N}]
 			if !ok || a.Status == "running" {
@@ -432,6 +486,9 @@ func settleViolations(landed map[attemptKey]bool, rep orchestrator.Report) []str
 
 // checkNoLedgerForUnstarted checks that an attempt killed right after its
 // row was committed never started an agent: no pid, no ledger line (G1).
+// Items of a map step run at once, so when the failpoint fired in one
+// item, the others' running attempts may well have started: then at least
+// one running item attempt, the one whose commit fired, must be unstarted.
 func (d *durability) checkNoLedgerForUnstarted() {
 	d.t.Helper()
 	rep, ok := d.report()
@@ -439,16 +496,29 @@ func (d *durability) checkNoLedgerForUnstarted() {
 		d.t.Fatal("killed after an attempt commit, yet no run is recorded")
 	}
 	execs := ledgerIndex(d.p.ledger())
-	for _, s := range rep.Steps {
+	itemsRunning, itemsUnstarted := 0, 0
+	for _, s := range units(rep) {
+		item := strings.Contains(s.ID, "/")
 		for _, a := range s.Attempts {
 			if a.Status != "running" {
 				continue
 			}
-			if a.PID != nil || len(execs[attemptKey{s.ID, a.N}]) != 0 {
+			unstarted := a.PID == nil && len(execs[attemptKey{s.ID, a.N}]) == 0
+			if item {
+				itemsRunning++
+				if unstarted {
+					itemsUnstarted++
+				}
+				continue
+			}
+			if !unstarted {
 				d.t.Errorf("G1: step %s attempt %d killed before its agent started has pid %v and %d executions",
 					s.ID, a.N, a.PID, len(execs[attemptKey{s.ID, a.N}]))
 			}
 		}
+	}
+	if itemsRunning > 0 && itemsUnstarted == 0 {
+		d.t.Errorf("G1: killed right after an item's attempt commit, yet all %d running item attempts had started", itemsRunning)
 	}
 }
 
@@ -463,7 +533,7 @@ func (d *durability) finish(wantStatus string) {
 	}
 	d.checkSchedules(rep)
 	d.checkSettled(rep)
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			switch a.Status {
 			case "adopted":
@@ -483,7 +553,7 @@ func (d *durability) finish(wantStatus string) {
 func ledgerIndex(recs []sim.LedgerRecord) map[attemptKey][]sim.LedgerRecord {
 	m := map[attemptKey][]sim.LedgerRecord{}
 	for _, r := range recs {
-		k := attemptKey{r.Step, r.Attempt}
+		k := attemptKey{ledgerUnit(r), r.Attempt}
 		m[k] = append(m[k], r)
 	}
 	return m
@@ -509,7 +579,7 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	execs := ledgerIndex(ledger)
 	steps := map[string]orchestrator.StepReport{}
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		steps[s.ID] = s
 	}
 	for k, recs := range execs {
@@ -536,7 +606,7 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 			}
 		}
 	}
-	for _, s := range rep.Steps {
+	for _, s := range units(rep) {
 		counted, success := 0, 0
 		for i, a := range s.Attempts {
 			if a.N != i+1 {
@@ -564,7 +634,7 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 				}
 				for _, r := range ledger {
 					t, err := time.Parse(time.RFC3339Nano, r.Time)
-					if r.Step == s.ID && (r.Attempt > a.N || err != nil || (a.FinishedAt != nil && t.After(*a.FinishedAt))) {
+					if ledgerUnit(r) == s.ID && (r.Attempt > a.N || err != nil || (a.FinishedAt != nil && t.After(*a.FinishedAt))) {
 						bad("G2: step %s executed (attempt %d at %s) after attempt %d succeeded at %v", s.ID, r.Attempt, r.Time, a.N, a.FinishedAt)
 					}
 				}

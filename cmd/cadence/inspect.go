@@ -17,6 +17,7 @@ type inspectCmd struct {
 	Dir     string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	RunID   string `name:"run" help:"Run id (default: the latest run)."`
 	Step    string `help:"Show the attempt history of this step."`
+	Item    string `help:"With --step of a map step: show the attempt history of this item (by its key)."`
 	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
 	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
 	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README)."`
@@ -25,6 +26,9 @@ type inspectCmd struct {
 func (c *inspectCmd) Run(e *env) error {
 	if c.Attempt != 0 && c.Step == "" {
 		return withCode(exitUsage, errors.New("--attempt needs --step"))
+	}
+	if c.Item != "" && c.Step == "" {
+		return withCode(exitUsage, errors.New("--item needs --step (the map step the item belongs to)"))
 	}
 	if c.Stats {
 		return c.stats(e)
@@ -45,6 +49,13 @@ func (c *inspectCmd) Run(e *env) error {
 		}
 		if step == nil {
 			return withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, c.Step))
+		}
+		if c.Item != "" {
+			it := itemAsStep(step, c.Item)
+			if it == nil {
+				return withCode(exitUsage, fmt.Errorf("step %s of run %s has no item %q", c.Step, rep.Run.ID, c.Item))
+			}
+			step = it
 		}
 	}
 	if c.Attempt != 0 {
@@ -134,9 +145,25 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 		if s.Status == "succeeded" {
 			lastErr = ""
 		}
+		if s.ItemCounts != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Agent, itemCounts(s), "-", clip(deadSummary(s), 70))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, ts(s.NextRetryAt), clip(lastErr, 70))
 	}
 	tw.Flush()
+	for _, s := range rep.Steps {
+		if len(s.Dead) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\ndead items of step %s (cadence dlq list):\n", s.ID)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tCLASS\tATTEMPTS\tSIGNATURE")
+		for _, d := range s.Dead {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", d.Key, d.Class, d.Attempts, clip(d.Signature, 80))
+		}
+		tw.Flush()
+	}
 	if len(rep.Circuits) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -148,7 +175,65 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	}
 }
 
+// itemCounts shows a map step's items by status: "3 items: 2 succeeded, 1 failed".
+func itemCounts(s orchestrator.StepReport) string {
+	total := 0
+	var parts []string
+	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
+		if n := s.ItemCounts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			total += n
+		}
+	}
+	return fmt.Sprintf("%d items: %s", total, strings.Join(parts, ", "))
+}
+
+// deadSummary names the dead items of a map step, for the summary table.
+func deadSummary(s orchestrator.StepReport) string {
+	if len(s.Dead) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d dead, first %s: %s", len(s.Dead), s.Dead[0].Key, s.Dead[0].Signature)
+}
+
+// itemAsStep shows one item of a map step as the step-shaped history that
+// printStep and printAttempt read; nil when the step has no such item.
+func itemAsStep(s *orchestrator.StepReport, key string) *orchestrator.StepReport {
+	for _, it := range s.Items {
+		if it.Key == key {
+			return &orchestrator.StepReport{ID: s.ID + "[" + key + "]", Status: it.Status, Agent: s.Agent,
+				AttemptsUsed: it.AttemptsUsed, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
+				SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns, Handoff: it.Handoff, Attempts: it.Attempts}
+		}
+	}
+	return nil
+}
+
 func printStep(w io.Writer, s *orchestrator.StepReport) {
+	if s.ItemCounts != nil {
+		fmt.Fprintf(w, "map step %s  %s  agent %s  %s\n", s.ID, s.Status, s.Agent, itemCounts(*s))
+		if s.Handoff != "" {
+			fmt.Fprintf(w, "handoff %s\n", s.Handoff)
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tSTATUS\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
+		for _, it := range s.Items {
+			lastErr := ""
+			for _, a := range it.Attempts {
+				if a.Error != "" {
+					lastErr = firstLine(a.Error)
+				}
+			}
+			if it.Status == "succeeded" {
+				lastErr = ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", it.Key, it.Status, it.AttemptsUsed, it.MaxAttempts, ts(it.NextRetryAt), clip(lastErr, 70))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "\none item's attempts: cadence inspect --step %s --item KEY\n", s.ID)
+		return
+	}
 	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, s.SessionID)
 	if s.Handoff != "" {
 		fmt.Fprintf(w, "handoff %s\n", s.Handoff)

@@ -97,9 +97,13 @@ func (v *view) startTicker(ev orchestrator.Event) {
 	stop := make(chan struct{})
 	v.stopTicker = stop
 	started := ev.Time
-	label := fmt.Sprintf("%-12s attempt %d (%d of %d), agent %s", ev.Step, ev.Attempt, ev.Counted, ev.MaxAttempts, ev.Agent)
+	name := ev.Step
+	if ev.Item != "" {
+		name += "[" + ev.Item + "]"
+	}
+	label := fmt.Sprintf("%-12s attempt %d (%d of %d), agent %s", name, ev.Attempt, ev.Counted, ev.MaxAttempts, ev.Agent)
 	if ev.Kind == "help" {
-		label = fmt.Sprintf("%-12s help round %d, advisor %s", ev.Step, ev.HelpRound, ev.Agent)
+		label = fmt.Sprintf("%-12s help round %d, advisor %s", name, ev.HelpRound, ev.Agent)
 	}
 	go func() {
 		t := time.NewTicker(time.Second)
@@ -148,7 +152,11 @@ func (v *view) close() {
 
 // humanLine renders one event; important lines survive --quiet.
 func humanLine(ev orchestrator.Event) (string, bool) {
-	step := fmt.Sprintf("%-12s", ev.Step)
+	name := ev.Step
+	if ev.Item != "" {
+		name += "[" + ev.Item + "]"
+	}
+	step := fmt.Sprintf("%-12s", name)
 	clock := func(t *time.Time) string {
 		if t == nil {
 			return ""
@@ -204,8 +212,15 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s)", step, ev.Agent, clock(ev.Until), left), false
 		}
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
+	case orchestrator.EventItemsFrozen:
+		return fmt.Sprintf("%s map over %s", step, ev.Message), false
+	case orchestrator.EventItemDead:
+		return fmt.Sprintf("%s DEAD: %s: %s", step, ev.Message, firstLine(ev.Error)), true
 	case orchestrator.EventStepSucceeded:
 		s := fmt.Sprintf("%s succeeded (%d of %d attempts used)", step, ev.Counted, ev.MaxAttempts)
+		if ev.MaxAttempts == 0 && ev.Message != "" {
+			s = fmt.Sprintf("%s succeeded (%s)", step, ev.Message)
+		}
 		if ev.CostUSD > 0 {
 			s += fmt.Sprintf(", $%.4f", ev.CostUSD)
 		}

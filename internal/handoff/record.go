@@ -12,6 +12,7 @@ import (
 type FailedRecord struct {
 	RunID          string      `json:"run_id"`
 	StepID         string      `json:"step_id"`
+	Item           string      `json:"item_key,omitempty"` // the map item's key, for an item's record
 	Attempt        int         `json:"attempt"`
 	Agent          string      `json:"agent"`
 	SessionID      string      `json:"session_id"`

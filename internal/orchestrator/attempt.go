@@ -24,7 +24,7 @@ import (
 // state and the step's session, before any process starts (G1). When the
 // circuit refuses it commits the circuit's state and returns the time to wait
 // until; waiting consumes no attempt.
-func (p *project) beginAttempt(ctx context.Context, runID string, ws *workflow.Step, cfg circuit.Config, plan attemptPlan) (*checkpoint.Attempt, time.Time, error) {
+func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workflow.Step, cfg circuit.Config, plan attemptPlan) (*checkpoint.Attempt, time.Time, error) {
 	var (
 		a         *checkpoint.Attempt
 		waitUntil time.Time
@@ -46,19 +46,19 @@ func (p *project) beginAttempt(ctx context.Context, runID string, ws *workflow.S
 			}
 			return nil
 		}
-		n, err := nextN(tx, runID, ws.ID)
+		n, err := nextN(tx, u)
 		if err != nil {
 			return err
 		}
 		row := checkpoint.Attempt{
-			RunID: runID, StepID: ws.ID, N: n,
+			RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n,
 			Kind: plan.kind, Status: checkpoint.AttemptRunning,
 			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen,
 		}
 		if err := tx.InsertAttempt(row); err != nil {
 			return err
 		}
-		s, err := tx.Step(runID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func (p *project) beginAttempt(ctx context.Context, runID string, ws *workflow.S
 		return nil
 	})
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("begin an attempt of step %s: %w", ws.ID, err)
+		return nil, time.Time{}, fmt.Errorf("begin an attempt of %s: %w", unitLabel(u), err)
 	}
 	return a, waitUntil, nil
 }
@@ -130,6 +130,8 @@ type try struct {
 	counted, max int
 	// round is the help round an advisor's attempt answers (0 otherwise).
 	round int
+	// item is the map item the attempt works on; nil for a step's own.
+	item *mapItem
 	// settling marks an attempt a crash left running, settled on resume:
 	// a success adopts it (G5).
 	settling bool
@@ -197,10 +199,9 @@ func (p *project) helpRequest(ws *workflow.Step, res *agent.Result, hr handoff.R
 // execute launches the agent for a committed attempt, judges its handoff and
 // commits the outcome.
 func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
-	run, ws, a, plan := t.run, t.ws, t.row, t.plan
+	ws, a, plan := t.ws, t.row, t.plan
 	ag := p.wf.Agents[ws.Agent]
-	attemptsDir := filepath.Join(p.dir, CadenceDir, "attempts", run.ID, ws.ID)
-	outPath := filepath.Join(attemptsDir, strconv.Itoa(a.N)+".out")
+	outPath := filepath.Join(p.attemptsDir(t), strconv.Itoa(a.N)+".out")
 	a.OutputFile = p.relPath(outPath)
 
 	handoffPath := ""
@@ -242,9 +243,9 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	}
 	spec.Output = out
 	spec.OnStart = p.onStart(ctx, t)
-	spec.OnSession = p.onSession(ctx, run.ID, ws.ID, a)
+	spec.OnSession = p.onSession(ctx, t.unit(), a)
 	if plan.resume {
-		spec.PriorInputTokens, spec.PriorOutputTokens, err = p.sessionTokens(ctx, run.ID, ws.ID, plan.sessionID)
+		spec.PriorInputTokens, spec.PriorOutputTokens, err = p.sessionTokens(ctx, t.unit(), plan.sessionID)
 		if err != nil {
 			return stepOutcome{}, err
 		}
@@ -298,7 +299,7 @@ func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
 	return func(pid int) error {
 		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-			row, err := tx.Attempt(runID, ws.ID, a.N)
+			row, err := tx.UnitAttempt(t.unit(), a.N)
 			if err != nil {
 				return err
 			}
@@ -308,7 +309,7 @@ func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
+		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		p.fp.hit(FailAfterAgentStart)
 		return nil
@@ -318,7 +319,7 @@ func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 // agentSpec builds the process description of an attempt.
 func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
 	ws, runID, a, plan := t.ws, t.run.ID, t.row, t.plan
-	data := p.templateData(ws, runID, a.N, nil)
+	data := p.templateData(ws, runID, a.N, nil, t.item)
 	data["SessionID"] = plan.sessionID
 	cmd, err := renderArgs("command", ag.Command, data)
 	if err != nil {
@@ -368,7 +369,7 @@ func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (age
 	}
 	grace := p.grace()
 	return agent.Spec{
-		Argv: argv, Env: env, Dir: p.dir, Stdin: stdin, Protocol: proto,
+		Argv: argv, Env: env, Dir: p.workDir(t.item), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: p.opts.SelfExe,
@@ -404,14 +405,18 @@ func handoffOptions(ws *workflow.Step) handoff.Options {
 // cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
 // checks (SPEC §4), but for CADENCE_HANDOFF_PATH, which differs.
 func (p *project) cadenceEnv(t *try) []string {
-	return []string{
+	env := []string{
 		"CADENCE_RUN_ID=" + t.run.ID,
 		"CADENCE_STEP=" + t.ws.ID,
 		"CADENCE_ATTEMPT=" + strconv.Itoa(t.row.N),
-		"CADENCE_IDEMPOTENCY_KEY=" + t.run.ID + "/" + t.ws.ID,
+		"CADENCE_IDEMPOTENCY_KEY=" + t.unit().String(),
 		"CADENCE_SESSION_ID=" + t.plan.sessionID,
 		"CADENCE_PROJECT_DIR=" + p.dir,
 	}
+	if t.item != nil {
+		env = append(env, "CADENCE_ITEM_KEY="+t.item.key)
+	}
+	return env
 }
 
 // judge classifies a finished attempt into success or exactly one failure
@@ -543,9 +548,9 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 			})
 		})
 		if err != nil {
-			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of step %s: %w", a.N, ws.ID, err)
+			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of %s: %w", a.N, unitLabel(t.unit()), err)
 		}
-		p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+		p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 			Status: a.Status, Class: a.Class, Elapsed: elapsed})
 		return stepOutcome{}, errInterrupted
 	}
@@ -573,10 +578,10 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	var used int
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		if st, err = tx.Step(run.ID, ws.ID); err != nil {
+		if st, err = tx.Unit(t.unit()); err != nil {
 			return err
 		}
-		used, err = tx.CountCounted(run.ID, ws.ID)
+		used, err = tx.UnitCountCounted(t.unit())
 		return err
 	}); err != nil {
 		return stepOutcome{}, fmt.Errorf("read step %s: %w", ws.ID, err)
@@ -610,14 +615,14 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		if j.class.IsAnswerFailure() {
 			task := a.Prompt
 			if plan.kind == checkpoint.KindFollowup {
-				task, _ = p.originalTask(ctx, run.ID, ws)
+				task, _ = p.originalTask(ctx, t.unit())
 			}
 			followup = handoff.BuildFollowup(p.followupInput(ws, task, j.diag, used+1))
 		}
 	}
 
 	rec := handoff.FailedRecord{
-		RunID: run.ID, StepID: ws.ID, Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
+		RunID: run.ID, StepID: ws.ID, Item: itemKey(t.item), Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
 		Class: j.class, Details: j.diag.Details, Violations: j.diag.Violations, Repairs: j.result.Repairs,
 		OutputSample: j.diag.OutputSample, OutputFile: a.OutputFile, FollowupPrompt: followup, CreatedAt: now,
 		Check: j.diag.Check,
@@ -628,7 +633,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	if rec.Repairs == nil {
 		rec.Repairs = []string{}
 	}
-	recPath := filepath.Join(p.dir, CadenceDir, "failed_handoffs", run.ID, ws.ID, strconv.Itoa(a.N)+".json")
+	recPath := filepath.Join(p.unitDir("failed_handoffs", run.ID, ws.ID, t.item), strconv.Itoa(a.N)+".json")
 	recJSON, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("encode failed-handoff record: %w", err)
@@ -654,10 +659,10 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		})
 	})
 	if err != nil {
-		return stepOutcome{}, fmt.Errorf("record failed attempt %d of step %s: %w", a.N, ws.ID, err)
+		return stepOutcome{}, fmt.Errorf("record failed attempt %d of %s: %w", a.N, unitLabel(t.unit()), err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
 		Until: a.NextRetryAt, Uncounted: a.Uncounted})
 	if !retry {
@@ -672,7 +677,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		case !policy.Retryable(string(j.class)):
 			why = fmt.Sprintf("%s (class %s is not retried)", a.Error, j.class)
 		}
-		p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Class: a.Class, Message: why})
+		p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Class: a.Class, Message: why})
 	}
 	return stepOutcome{}, nil
 }
@@ -693,10 +698,10 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 	)
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		if st, err = tx.Step(run.ID, ws.ID); err != nil {
+		if st, err = tx.Unit(t.unit()); err != nil {
 			return err
 		}
-		list, err := tx.Attempts(run.ID, ws.ID)
+		list, err := tx.UnitAttempts(t.unit())
 		if err != nil {
 			return err
 		}
@@ -721,7 +726,7 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("encode envelope: %w", err)
 	}
-	if err := p.writeEnvelope(run.ID, ws.ID, env); err != nil {
+	if err := p.writeEnvelope(run.ID, ws.ID, t.item, env); err != nil {
 		return stepOutcome{}, err
 	}
 	p.fp.hit(FailAfterHandoffWritten)
@@ -734,12 +739,12 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 		})
 	})
 	if err != nil {
-		return stepOutcome{}, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
+		return stepOutcome{}, fmt.Errorf("record the success of %s: %w", unitLabel(t.unit()), err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed})
-	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
 	var data any
 	_ = json.Unmarshal(j.result.JSON, &data)
@@ -752,14 +757,14 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 // transition, one commit.
 func (p *project) finishAttempt(tx *checkpoint.Tx, t *try, cfg circuit.Config,
 	class handoff.Class, now, resetAt time.Time, update func(s *checkpoint.Step)) error {
-	runID, ws, a := t.run.ID, t.ws, t.row
+	ws, a := t.ws, t.row
 	if err := tx.UpdateAttempt(*a); err != nil {
 		return err
 	}
 	if err := p.recordCircuit(tx, ws.Agent, cfg, a.CircuitGen, class, now, resetAt); err != nil {
 		return err
 	}
-	s, err := tx.Step(runID, ws.ID)
+	s, err := tx.Unit(t.unit())
 	if err != nil {
 		return err
 	}
@@ -772,13 +777,13 @@ func (p *project) finishAttempt(tx *checkpoint.Tx, t *try, cfg circuit.Config,
 	return tx.UpdateStep(*s)
 }
 
-// writeEnvelope writes handoffs/RUN/STEP.json atomically.
-func (p *project) writeEnvelope(runID, stepID string, env handoff.Envelope) error {
+// writeEnvelope writes a unit's accepted handoff atomically.
+func (p *project) writeEnvelope(runID, stepID string, it *mapItem, env handoff.Envelope) error {
 	b, err := json.MarshalIndent(env, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode envelope: %w", err)
 	}
-	path := filepath.Join(p.dir, CadenceDir, "handoffs", runID, stepID+".json")
+	path := p.envelopePath(runID, stepID, it)
 	if err := checkpoint.WriteFileAtomic(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write handoff of step %s: %w", stepID, err)
 	}
@@ -800,11 +805,11 @@ func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit
 	return tx.PutCircuit(breakerRow(next, now))
 }
 
-// originalTask returns the task prompt of the step's current session.
-func (p *project) originalTask(ctx context.Context, runID string, ws *workflow.Step) (string, error) {
+// originalTask returns the task prompt of the unit's current session.
+func (p *project) originalTask(ctx context.Context, u checkpoint.Unit) (string, error) {
 	var task string
 	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		list, err := tx.Attempts(runID, ws.ID)
+		list, err := tx.UnitAttempts(u)
 		task = sessionTask(list)
 		return err
 	})

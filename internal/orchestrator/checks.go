@@ -27,9 +27,9 @@ func (p *project) candidatePath(t *try) string {
 	return filepath.Join(p.attemptsDir(t), strconv.Itoa(t.row.N)+".handoff.json")
 }
 
-// attemptsDir is the directory of a step's attempt files.
+// attemptsDir is the directory of a unit's attempt files.
 func (p *project) attemptsDir(t *try) string {
-	return filepath.Join(p.dir, CadenceDir, "attempts", t.run.ID, t.ws.ID)
+	return p.unitDir("attempts", t.run.ID, t.ws.ID, t.item)
 }
 
 // storeCandidate writes the handoff that passed its schema next to the
@@ -114,7 +114,7 @@ func (p *project) runChecks(ctx context.Context, t *try, recordAttempt bool) (*j
 func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
 	var row checkpoint.Check
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		prev, err := tx.Checks(t.run.ID, t.ws.ID, "", t.row.N)
+		prev, err := tx.Checks(t.run.ID, t.ws.ID, itemKey(t.item), t.row.N)
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, rec
 				return err
 			}
 		}
-		row = checkpoint.Check{RunID: t.run.ID, StepID: t.ws.ID, N: t.row.N, Seq: len(prev) + 1,
+		row = checkpoint.Check{RunID: t.run.ID, StepID: t.ws.ID, ItemKey: itemKey(t.item), N: t.row.N, Seq: len(prev) + 1,
 			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: p.now(),
 			OutputFile: p.relPath(p.checkOutputPath(t, c))}
 		return tx.InsertCheck(row)
@@ -131,7 +131,7 @@ func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, rec
 	if err != nil {
 		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
 	}
-	p.sink.Emit(Event{Time: row.StartedAt, Type: EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+	p.sink.Emit(Event{Time: row.StartedAt, Type: EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Check: c.Name, Message: c.Command})
 	return &row, nil
 }
@@ -153,7 +153,7 @@ func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *
 	env := append(append([]string(nil), p.env...), p.cadenceEnv(t)...)
 	env = append(env, "CADENCE_HANDOFF_PATH="+p.candidatePath(t), "CADENCE_CHECK="+c.Name)
 	spec := agent.Spec{
-		Argv: c.Argv, Env: env, Dir: p.dir, Protocol: agent.ProtocolNone,
+		Argv: c.Argv, Env: env, Dir: p.workDir(t.item), Protocol: agent.ProtocolNone,
 		Output: out, OutputCap: checkOutputCap, TailLines: c.FeedbackLines,
 		Timeout: c.Timeout, Grace: p.grace(), Supervisor: p.opts.SelfExe,
 		OnStart: func(pid int) error {
@@ -213,7 +213,7 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
 		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
 	}
-	ev := Event{Time: now, Type: EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+	ev := Event{Time: now, Type: EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
 	if j != nil {
 		ev.Error = j.diag.Check.Outcome()

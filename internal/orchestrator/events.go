@@ -9,6 +9,7 @@ type Event struct {
 	Type        string     `json:"event"`
 	RunID       string     `json:"run_id"`
 	Step        string     `json:"step,omitempty"`
+	Item        string     `json:"item,omitempty"` // the map item's key, for an event of one item
 	Agent       string     `json:"agent,omitempty"`
 	Attempt     int        `json:"attempt,omitempty"`      // the attempt's number in the step's history (inspect's n, CADENCE_ATTEMPT)
 	Counted     int        `json:"counted,omitempty"`      // how many attempts count against max_attempts with this one
@@ -46,6 +47,10 @@ const (
 	EventStepFailed      = "step_failed"
 	EventRunFinished     = "run_finished"
 	EventRunInterrupted  = "run_interrupted"
+	// EventItemsFrozen reports the items a map step stored when it started.
+	EventItemsFrozen = "items_frozen"
+	// EventItemDead reports a map item that went to the dead-letter queue.
+	EventItemDead = "item_dead"
 )
 
 // Sink receives the events of a run as they happen. Implementations must not

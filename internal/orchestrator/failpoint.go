@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -52,6 +53,7 @@ var Failpoints = []string{
 type failpoint struct {
 	name string
 	nth  int
+	mu   sync.Mutex // the items of a map step reach failpoints at once
 	hits int
 }
 
@@ -76,8 +78,11 @@ func (f *failpoint) hit(name string) {
 	if f == nil || f.name != name {
 		return
 	}
+	f.mu.Lock()
 	f.hits++
-	if f.hits == f.nth {
+	fire := f.hits == f.nth
+	f.mu.Unlock()
+	if fire {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is delivered asynchronously; never continue
 	}

@@ -22,11 +22,11 @@ const maxAdviceBytes = 16 << 10
 // help and no advisor round has answered it yet. A round is an attempt row
 // of kind help after the request; only a succeeded one holds advice, so a
 // round cut short by a crash is asked again, and a finished one never is.
-func helpPending(tx *checkpoint.Tx, runID, stepID string, last *checkpoint.Attempt) (bool, error) {
+func helpPending(tx *checkpoint.Tx, u checkpoint.Unit, last *checkpoint.Attempt) (bool, error) {
 	if last == nil || last.Status != checkpoint.AttemptFailed || last.Class != string(handoff.ClassHelp) {
 		return false, nil
 	}
-	latest, err := tx.LastAttempt(runID, stepID)
+	latest, err := tx.UnitLastAttempt(u)
 	if err != nil {
 		return false, err
 	}
@@ -36,16 +36,17 @@ func helpPending(tx *checkpoint.Tx, runID, stepID string, last *checkpoint.Attem
 // helpRound runs the step's advisor agent on the help context of the
 // request attempt, records the round as an attempt of kind help, and stores
 // the advice on the step for the next attempt to carry into the session.
-func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, req *checkpoint.Attempt, outputs map[string]any) error {
+func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, req *checkpoint.Attempt, outputs map[string]any) error {
 	oh := ws.OnHelp
 	adv := p.wf.Agents[oh.Agent]
-	data := p.templateData(ws, run.ID, req.N, outputs)
+	u := unitOf(run.ID, ws.ID, it)
+	data := p.templateData(ws, run.ID, req.N, outputs, it)
 	data["Help"] = map[string]any{"Context": req.HelpContext, "Advice": ""}
 	var b bytes.Buffer
 	if err := oh.Template.Execute(&b, data); err != nil {
 		return fmt.Errorf("render the on_help prompt of step %s: %w", ws.ID, err)
 	}
-	task, _ := p.originalTask(ctx, run.ID, ws)
+	task, _ := p.originalTask(ctx, u)
 	prompt := b.String()
 	if task != "" {
 		prompt += "\n\nThe agent's task was:\n----\n" + task + "\n----\n"
@@ -57,16 +58,16 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 		round int
 	)
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		n, err := nextN(tx, run.ID, ws.ID)
+		n, err := nextN(tx, u)
 		if err != nil {
 			return err
 		}
-		s, err := tx.Step(run.ID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
 		round = s.HelpRounds + 1
-		a = checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, N: n, Kind: checkpoint.KindHelp,
+		a = checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, ItemKey: u.Item, N: n, Kind: checkpoint.KindHelp,
 			Status: checkpoint.AttemptRunning, Prompt: prompt, StartedAt: now, SessionID: agent.NewSessionID(),
 			HelpContext: req.HelpContext}
 		return tx.InsertAttempt(a)
@@ -77,12 +78,12 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	p.fp.hit(FailAfterAttemptCommit)
 
 	plan := attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}
-	t := &try{run: run, ws: ws, row: &a, plan: plan, round: round}
+	t := &try{run: run, ws: ws, item: it, row: &a, plan: plan, round: round}
 	spec, err := p.agentSpec(t, adv, "")
 	if err != nil {
 		return err
 	}
-	outPath := filepath.Join(p.dir, CadenceDir, "attempts", run.ID, ws.ID, strconv.Itoa(a.N)+".out")
+	outPath := filepath.Join(p.attemptsDir(t), strconv.Itoa(a.N)+".out")
 	a.OutputFile = p.relPath(outPath)
 	out, err := checkpoint.CreateAtomic(outPath, 0o644)
 	if err != nil {
@@ -136,7 +137,7 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 		if err := tx.UpdateAttempt(a); err != nil {
 			return err
 		}
-		s, err := tx.Step(run.ID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
@@ -155,13 +156,13 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 		return fmt.Errorf("record the help round of step %s: %w", ws.ID, err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: end, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Agent: oh.Agent, Attempt: a.N,
+	p.sink.Emit(Event{Time: end, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: oh.Agent, Attempt: a.N,
 		HelpRound: round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch a.Status {
 	case checkpoint.AttemptInterrupted:
 		return errInterrupted
 	case checkpoint.AttemptFailed:
-		p.sink.Emit(Event{Time: end, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
+		p.sink.Emit(Event{Time: end, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent,
 			Class: string(handoff.ClassHelp), Message: "the agent asked for help and the advisor failed: " + a.Error})
 	}
 	return nil

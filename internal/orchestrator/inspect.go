@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,6 +50,39 @@ type StepReport struct {
 	OutputTokens int64           `json:"output_tokens"`
 	Handoff      string          `json:"handoff,omitempty"`
 	Attempts     []AttemptReport `json:"attempts"`
+	// Map steps only (SPEC §12): the number of items by status, each item
+	// with its attempts, and the dead-letter queue of the step.
+	ItemCounts map[string]int `json:"item_counts,omitempty"`
+	Items      []ItemReport   `json:"items,omitempty"`
+	Dead       []DeadReport   `json:"dead,omitempty"`
+}
+
+// ItemReport is one item of a map step: the state of a step of its own.
+type ItemReport struct {
+	Key          string          `json:"key"`
+	Item         json.RawMessage `json:"item"` // the item as frozen when the step started
+	Status       string          `json:"status"`
+	AttemptsUsed int             `json:"attempts_used"`
+	MaxAttempts  int             `json:"max_attempts"`
+	NextRetryAt  *time.Time      `json:"next_retry_at"`
+	SessionID    string          `json:"session_id"`
+	CostUSD      float64         `json:"cost_usd"`
+	Turns        int             `json:"turns"`
+	Handoff      string          `json:"handoff,omitempty"`
+	Attempts     []AttemptReport `json:"attempts"`
+}
+
+// DeadReport is one item in the dead-letter queue.
+type DeadReport struct {
+	Step      string    `json:"step"`
+	Key       string    `json:"key"`
+	Class     string    `json:"class"`
+	Error     string    `json:"error"`
+	Signature string    `json:"signature"`
+	Attempts  int       `json:"attempts"`
+	FirstAt   time.Time `json:"first_at"`
+	LastAt    time.Time `json:"last_at"`
+	DeadAt    time.Time `json:"dead_at"`
 }
 
 // AttemptReport is one attempt of a StepReport.
@@ -175,17 +209,13 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 		if err != nil {
 			return err
 		}
-		byStep := map[string][]checkpoint.Attempt{}
+		byUnit := map[checkpoint.Unit][]checkpoint.Attempt{}
 		for _, a := range attempts {
-			byStep[a.StepID] = append(byStep[a.StepID], a)
+			byUnit[a.Unit()] = append(byUnit[a.Unit()], a)
 		}
 		checks, err := tx.RunChecks(run.ID)
 		if err != nil {
 			return err
-		}
-		type attemptKey struct {
-			step string
-			n    int
 		}
 		byAttempt := map[attemptKey][]CheckReport{}
 		for _, c := range checks {
@@ -195,34 +225,49 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 			if withPrompts {
 				cr.Tail = c.Tail
 			}
-			k := attemptKey{c.StepID, c.N}
+			k := attemptKey{checkpoint.Unit{RunID: c.RunID, StepID: c.StepID, Item: c.ItemKey}, c.N}
 			byAttempt[k] = append(byAttempt[k], cr)
+		}
+		dead, err := tx.DeadLetters(run.ID)
+		if err != nil {
+			return err
 		}
 		rep.Steps = make([]StepReport, 0, len(steps))
 		for _, s := range steps {
 			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
-				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-				Attempts: []AttemptReport{}}
+				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
 			if s.Status == checkpoint.StepSucceeded {
 				sr.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID+".json"))
 			}
-			for _, a := range byStep[s.ID] {
-				if a.Kind != checkpoint.KindHelp && !a.Uncounted {
-					sr.AttemptsUsed++
+			sr.AttemptsUsed, sr.Attempts = attemptReports(byUnit[s.Unit()], byAttempt, withPrompts)
+			items, err := tx.Items(run.ID, s.ID)
+			if err != nil {
+				return err
+			}
+			if len(items) > 0 {
+				sr.ItemCounts = map[string]int{}
+				sr.Items = make([]ItemReport, 0, len(items))
+				sr.Dead = []DeadReport{}
+			}
+			for _, it := range items {
+				ir := ItemReport{Key: it.ItemKey, Item: json.RawMessage(it.ItemJSON), Status: it.Status, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
+					SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns}
+				if it.Status == checkpoint.StepSucceeded {
+					ir.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID, safeName(it.ItemKey)+".json"))
 				}
-				ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
-					StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
-					DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
-					FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted,
-					Checks: byAttempt[attemptKey{s.ID, a.N}]}
-				if ar.Checks == nil {
-					ar.Checks = []CheckReport{}
+				ir.AttemptsUsed, ir.Attempts = attemptReports(byUnit[it.Unit()], byAttempt, withPrompts)
+				sr.ItemCounts[it.Status]++
+				sr.CostUSD += it.CostUSD
+				sr.Turns += it.Turns
+				sr.InputTokens += it.InputTokens
+				sr.OutputTokens += it.OutputTokens
+				sr.Items = append(sr.Items, ir)
+			}
+			for _, d := range dead {
+				if d.StepID == s.ID {
+					sr.Dead = append(sr.Dead, DeadReport{Step: d.StepID, Key: d.ItemKey, Class: d.Class, Error: d.Error,
+						Signature: d.Signature, Attempts: d.Attempts, FirstAt: d.FirstAt, LastAt: d.LastAt, DeadAt: d.DeadAt})
 				}
-				if withPrompts {
-					ar.Prompt = a.Prompt
-					ar.Details = string(a.DetailsJSON)
-				}
-				sr.Attempts = append(sr.Attempts, ar)
 			}
 			rep.Steps = append(rep.Steps, sr)
 		}
@@ -284,4 +329,36 @@ func ResetCircuit(ctx context.Context, dir, agentName string, now time.Time) (be
 			Detail: fmt.Sprintf("circuit of agent %s reset by hand (was %s, %d failures)", agentName, b.State, b.Failures)})
 	})
 	return before, err
+}
+
+// attemptKey names one attempt of a unit.
+type attemptKey struct {
+	unit checkpoint.Unit
+	n    int
+}
+
+// attemptReports reports the attempts of one step or item, and how many of
+// them count against its max_attempts.
+func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckReport, withPrompts bool) (int, []AttemptReport) {
+	used := 0
+	out := make([]AttemptReport, 0, len(list))
+	for _, a := range list {
+		if a.Kind != checkpoint.KindHelp && !a.Uncounted {
+			used++
+		}
+		ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
+			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
+			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
+			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted,
+			Checks: checks[attemptKey{a.Unit(), a.N}]}
+		if ar.Checks == nil {
+			ar.Checks = []CheckReport{}
+		}
+		if withPrompts {
+			ar.Prompt = a.Prompt
+			ar.Details = string(a.DetailsJSON)
+		}
+		out = append(out, ar)
+	}
+	return used, out
 }

@@ -55,7 +55,15 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
 				Message: fmt.Sprintf("step %s failed", ws.ID)})
 		}
-		res, out, err := p.runStep(ctx, run, ws, outputs)
+		var (
+			res stepResult
+			out any
+		)
+		if ws.Map != nil {
+			res, out, err = p.runMap(ctx, run, ws, outputs)
+		} else {
+			res, out, err = p.runUnit(ctx, run, ws, nil, outputs)
+		}
 		if err != nil {
 			return p.stopped(run.ID, ws.ID, err)
 		}
@@ -135,10 +143,12 @@ func (p *project) stepRow(ctx context.Context, runID, stepID string) (*checkpoin
 	return st, nil
 }
 
-// runStep runs attempts of one step until it succeeds, fails for good, or
-// cadence is stopped. Every decision is taken from the committed state, so a
-// resumed process continues exactly where the last one left off.
-func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) (stepResult, any, error) {
+// runUnit runs attempts of one step, or of one item of a map step (it not
+// nil), until it succeeds, fails for good, or cadence is stopped. Every
+// decision is taken from the committed state, so a resumed process
+// continues exactly where the last one left off.
+func (p *project) runUnit(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, outputs map[string]any) (stepResult, any, error) {
+	u := unitOf(run.ID, ws.ID, it)
 	policy := policyFor(ws.Retry)
 	ag := p.wf.Agents[ws.Agent]
 	cfg := circuitConfig(ag.Circuit)
@@ -151,20 +161,20 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 		)
 		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 			var err error
-			if st, err = tx.Step(run.ID, ws.ID); err != nil {
+			if st, err = tx.Unit(u); err != nil {
 				return err
 			}
-			if last, err = lastCounted(tx, run.ID, ws.ID); err != nil {
+			if last, err = lastCounted(tx, u); err != nil {
 				return err
 			}
-			if needsAdvice, err = helpPending(tx, run.ID, ws.ID, last); err != nil {
+			if needsAdvice, err = helpPending(tx, u, last); err != nil {
 				return err
 			}
-			used, err = tx.CountCounted(run.ID, ws.ID)
+			used, err = tx.UnitCountCounted(u)
 			return err
 		})
 		if err != nil {
-			return 0, nil, fmt.Errorf("read step %s: %w", ws.ID, err)
+			return 0, nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
 		}
 		switch st.Status {
 		case checkpoint.StepSucceeded:
@@ -176,17 +186,17 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 		askedHelp := last != nil && last.Status == checkpoint.AttemptFailed && last.Class == string(handoff.ClassHelp)
 		switch {
 		case askedHelp && ws.OnHelp == nil:
-			return p.failStep(ctx, run.ID, ws, st, "the agent asked for help and the step has no on_help")
+			return p.failStep(ctx, u, ws, "the agent asked for help and the step has no on_help")
 		case askedHelp && needsAdvice && st.HelpRounds >= ws.OnHelp.MaxRounds:
-			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds))
+			return p.failStep(ctx, u, ws, fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds))
 		case !askedHelp && last != nil && last.Status == checkpoint.AttemptFailed &&
 			last.Class != string(handoff.ClassBudget) && !policy.Retryable(last.Class):
 			// A budget stop is decided again below, against the budget now in force.
-			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("class %s is not retried", last.Class))
+			return p.failStep(ctx, u, ws, fmt.Sprintf("class %s is not retried", last.Class))
 		case used >= st.MaxAttempts:
-			return p.failStep(ctx, run.ID, ws, st, fmt.Sprintf("all %d attempts used", st.MaxAttempts))
+			return p.failStep(ctx, u, ws, fmt.Sprintf("all %d attempts used", st.MaxAttempts))
 		case askedHelp && needsAdvice:
-			if err := p.helpRound(ctx, run, ws, last, outputs); err != nil {
+			if err := p.helpRound(ctx, run, ws, it, last, outputs); err != nil {
 				return 0, nil, err
 			}
 			continue
@@ -197,34 +207,34 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 			if last != nil && last.Uncounted && last.Class == string(handoff.ClassTransient) {
 				reason = "usage limit"
 			}
-			if err := p.wait(ctx, run.ID, ws, *st.NextRetryAt, reason, FailDuringBackoff); err != nil {
+			if err := p.wait(ctx, u, ws, *st.NextRetryAt, reason, FailDuringBackoff); err != nil {
 				return 0, nil, err
 			}
 		}
 
-		if stop, err := p.overBudget(ctx, run, ws, st, used); err != nil || stop {
+		if stop, err := p.overBudget(ctx, run, ws, u, st, used); err != nil || stop {
 			if err != nil {
 				return 0, nil, err
 			}
 			return stepFailed, nil, nil
 		}
 
-		task, err := p.renderPrompt(ws, run.ID, used+1, outputs, st.Advice)
+		task, err := p.renderPrompt(ws, run.ID, used+1, outputs, it, st.Advice)
 		if err != nil {
-			return p.failStep(ctx, run.ID, ws, st, err.Error())
+			return p.failStep(ctx, u, ws, err.Error())
 		}
 		orig, answered := task, false
 		if last != nil {
 			// One read of the step's history serves both questions.
 			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-				list, err := tx.Attempts(run.ID, ws.ID)
+				list, err := tx.UnitAttempts(u)
 				if t := sessionTask(list); t != "" {
 					orig = t
 				}
 				answered = sessionAnswered(list, st.SessionID)
 				return err
 			}); err != nil {
-				return 0, nil, fmt.Errorf("read step %s: %w", ws.ID, err)
+				return 0, nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
 			}
 		}
 		plan, err := p.plan(ws, st, last, task, orig, used+1, answered)
@@ -232,18 +242,18 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 			return 0, nil, err
 		}
 
-		a, waitUntil, err := p.beginAttempt(ctx, run.ID, ws, cfg, plan)
+		a, waitUntil, err := p.beginAttempt(ctx, u, ws, cfg, plan)
 		if err != nil {
 			return 0, nil, err
 		}
 		if a == nil {
-			if err := p.wait(ctx, run.ID, ws, waitUntil, "circuit", ""); err != nil {
+			if err := p.wait(ctx, u, ws, waitUntil, "circuit", ""); err != nil {
 				return 0, nil, err
 			}
 			continue
 		}
 		p.fp.hit(FailAfterAttemptCommit)
-		out, err := p.execute(ctx, &try{run: run, ws: ws, row: a, plan: plan, counted: used + 1, max: st.MaxAttempts})
+		out, err := p.execute(ctx, &try{run: run, ws: ws, item: it, row: a, plan: plan, counted: used + 1, max: st.MaxAttempts})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -254,8 +264,8 @@ func (p *project) runStep(ctx context.Context, run *checkpoint.Run, ws *workflow
 }
 
 // lastCounted returns the latest attempt that counts against max_attempts.
-func lastCounted(tx *checkpoint.Tx, runID, stepID string) (*checkpoint.Attempt, error) {
-	all, err := tx.LastAttempt(runID, stepID)
+func lastCounted(tx *checkpoint.Tx, u checkpoint.Unit) (*checkpoint.Attempt, error) {
+	all, err := tx.UnitLastAttempt(u)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, nil
 	}
@@ -265,7 +275,7 @@ func lastCounted(tx *checkpoint.Tx, runID, stepID string) (*checkpoint.Attempt, 
 	if all.Kind != checkpoint.KindHelp {
 		return all, nil
 	}
-	list, err := tx.Attempts(runID, stepID)
+	list, err := tx.UnitAttempts(u)
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +288,11 @@ func lastCounted(tx *checkpoint.Tx, runID, stepID string) (*checkpoint.Attempt, 
 	return nil, nil
 }
 
-// failStep marks a step failed for good.
-func (p *project) failStep(ctx context.Context, runID string, ws *workflow.Step, st *checkpoint.Step, why string) (stepResult, any, error) {
+// failStep marks a step, or an item, failed for good.
+func (p *project) failStep(ctx context.Context, u checkpoint.Unit, ws *workflow.Step, why string) (stepResult, any, error) {
 	now := p.now()
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		s, err := tx.Step(runID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
@@ -295,16 +305,16 @@ func (p *project) failStep(ctx context.Context, runID string, ws *workflow.Step,
 		return tx.UpdateStep(*s)
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("record step %s as failed: %w", ws.ID, err)
+		return 0, nil, fmt.Errorf("record %s as failed: %w", unitLabel(u), err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: runID, Step: ws.ID, Agent: ws.Agent, Message: why})
+	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Message: why})
 	return stepFailed, nil, nil
 }
 
 // wait blocks until deadline, honouring --max-wait. The deadline is absolute
 // and committed before the wait starts, so a resumed process waits only what
 // remains (G4) and a clock moved backwards only lengthens the wait (G10).
-func (p *project) wait(ctx context.Context, runID string, ws *workflow.Step, deadline time.Time, reason, fail string) error {
+func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step, deadline time.Time, reason, fail string) error {
 	remaining := retrystate.Remaining(p.now(), deadline)
 	if remaining <= 0 {
 		return nil
@@ -313,18 +323,22 @@ func (p *project) wait(ctx context.Context, runID string, ws *workflow.Step, dea
 		return &errWaitTooLong{until: deadline}
 	}
 	d := deadline
-	p.sink.Emit(Event{Time: p.now(), Type: EventWaiting, RunID: runID, Step: ws.ID, Agent: ws.Agent, Until: &d, Reason: reason})
+	p.sink.Emit(Event{Time: p.now(), Type: EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
 	if fail != "" {
 		p.fp.hit(fail)
 	}
+	label := ws.ID
+	if u.Item != "" {
+		label += "[" + u.Item + "]"
+	}
 	return retrystate.WaitUntil(ctx, p.clock, deadline, func(left time.Duration) {
-		p.sink.Tick(ws.ID, reason, left)
+		p.sink.Tick(label, reason, left)
 	})
 }
 
 // overBudget stops the step (class budget) when the run's or the step's
 // recorded cost has reached its budget before this attempt.
-func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, st *checkpoint.Step, used int) (bool, error) {
+func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, u checkpoint.Unit, st *checkpoint.Step, used int) (bool, error) {
 	var runBudget float64
 	if run.BudgetUSD != nil {
 		runBudget = *run.BudgetUSD
@@ -353,12 +367,12 @@ func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workf
 	diag := handoff.Diagnose(handoff.ClassBudget, detail)
 	details, _ := json.Marshal(diag)
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		n, err := nextN(tx, run.ID, ws.ID)
+		n, err := nextN(tx, u)
 		if err != nil {
 			return err
 		}
 		// No process runs, so the stop does not use up an attempt.
-		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning,
+		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, ItemKey: u.Item, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning,
 			StartedAt: now, Uncounted: true}
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
@@ -367,7 +381,7 @@ func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workf
 		if err := tx.UpdateAttempt(a); err != nil {
 			return err
 		}
-		s, err := tx.Step(run.ID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
@@ -377,7 +391,7 @@ func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workf
 	if err != nil {
 		return false, fmt.Errorf("record budget stop of step %s: %w", ws.ID, err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
+	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
 	return true, nil
 }
 
@@ -388,9 +402,9 @@ func kindAfter(used int) string {
 	return checkpoint.KindFollowup
 }
 
-// nextN is the number the next attempt row of a step gets.
-func nextN(tx *checkpoint.Tx, runID, stepID string) (int, error) {
-	last, err := tx.LastAttempt(runID, stepID)
+// nextN is the number the next attempt row of a step or an item gets.
+func nextN(tx *checkpoint.Tx, u checkpoint.Unit) (int, error) {
+	last, err := tx.UnitLastAttempt(u)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return 1, nil
 	}

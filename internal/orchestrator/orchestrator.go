@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -32,6 +33,9 @@ type Options struct {
 	New          bool   // run: abandon an unfinished run instead of refusing
 	AllowChanged bool   // resume: accept a workflow whose hash changed
 	RetryFailed  bool   // resume: reopen a failed run's failed step
+	// RetryDead, when set, makes Resume reopen dead-lettered map items
+	// first (cadence dlq retry).
+	RetryDead *DeadRetry
 	// MaxWait bounds a single backoff, circuit or usage-limit wait; a longer
 	// one ends the process with StatusInterrupted and ResumeAt set.
 	MaxWait time.Duration
@@ -98,6 +102,8 @@ type project struct {
 	// noSchemaFormat names the openai agents whose endpoint refused
 	// response_format in this process; they are not asked for it again.
 	noSchemaFormat map[string]bool
+	// mu guards noSchemaFormat: the items of a map step run at once.
+	mu sync.Mutex
 }
 
 // open takes the project lock first (G7), then loads the workflow and opens
@@ -253,6 +259,11 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 
 	var run *checkpoint.Run
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		if o.RetryDead != nil {
+			r, err := deadRetryRun(tx, o.RetryDead.RunID)
+			run = r
+			return err
+		}
 		r, err := tx.LatestUnfinishedRun()
 		if errors.Is(err, checkpoint.ErrNotFound) && (o.RetryFailed || o.BudgetUSD > 0) {
 			r, err = tx.LatestRun()
@@ -301,7 +312,11 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			b := o.BudgetUSD
 			r.BudgetUSD = &b
 		}
-		if r.Status == checkpoint.RunFailed {
+		if o.RetryDead != nil {
+			if err := p.reopenDead(tx, r.ID, o.RetryDead, now); err != nil {
+				return err
+			}
+		} else if r.Status == checkpoint.RunFailed {
 			// --retry-failed reopens every failed step; --budget alone the
 			// steps the budget stopped.
 			if err := reopenFailedSteps(tx, r.ID, now, !o.RetryFailed); err != nil {
@@ -340,7 +355,7 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		if s.Status != checkpoint.StepFailed {
 			continue
 		}
-		last, err := lastCounted(tx, runID, s.ID)
+		last, err := lastCounted(tx, s.Unit())
 		if err != nil {
 			return err
 		}

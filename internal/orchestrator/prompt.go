@@ -14,8 +14,8 @@ import (
 )
 
 // templateData is what prompts and agent argv templates see (SPEC §4).
-func (p *project) templateData(ws *workflow.Step, runID string, attempt int, outputs map[string]any) map[string]any {
-	return map[string]any{
+func (p *project) templateData(ws *workflow.Step, runID string, attempt int, outputs map[string]any, it *mapItem) map[string]any {
+	data := map[string]any{
 		"Run":         map[string]any{"ID": runID},
 		"Step":        map[string]any{"ID": ws.ID},
 		"Attempt":     attempt,
@@ -24,12 +24,31 @@ func (p *project) templateData(ws *workflow.Step, runID string, attempt int, out
 		"Steps":       outputs,
 		"Help":        map[string]any{"Context": "", "Advice": ""},
 	}
+	if it != nil {
+		data["Item"] = itemData(it)
+	}
+	return data
+}
+
+// itemData is what .Item is in a map step's templates: the item's own
+// fields and Key, for an object; Key and Value for any other item.
+func itemData(it *mapItem) map[string]any {
+	obj, ok := it.value.(map[string]any)
+	if !ok {
+		return map[string]any{"Key": it.key, "Value": it.value}
+	}
+	out := make(map[string]any, len(obj)+1)
+	for k, v := range obj {
+		out[k] = v
+	}
+	out["Key"] = it.key
+	return out
 }
 
 // renderPrompt renders the step's task prompt for the given attempt.
-func (p *project) renderPrompt(ws *workflow.Step, runID string, attempt int, outputs map[string]any, advice string) (string, error) {
+func (p *project) renderPrompt(ws *workflow.Step, runID string, attempt int, outputs map[string]any, it *mapItem, advice string) (string, error) {
 	var b bytes.Buffer
-	data := p.templateData(ws, runID, attempt, outputs)
+	data := p.templateData(ws, runID, attempt, outputs, it)
 	data["Help"] = map[string]any{"Context": "", "Advice": advice}
 	if err := ws.Template.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("render the prompt of step %s: %w", ws.ID, err)

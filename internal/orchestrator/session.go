@@ -14,13 +14,13 @@ import (
 // onSession records the session an agent names as soon as its stream names
 // it, on the running attempt and on the step, so that a crash in the middle
 // of the attempt still knows which session to continue (G5).
-func (p *project) onSession(ctx context.Context, runID, stepID string, a *checkpoint.Attempt) func(id string) {
+func (p *project) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoint.Attempt) func(id string) {
 	return func(id string) {
 		if id == "" || id == a.SessionID {
 			return
 		}
 		err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-			row, err := tx.Attempt(runID, stepID, a.N)
+			row, err := tx.UnitAttempt(u, a.N)
 			if err != nil {
 				return err
 			}
@@ -28,7 +28,7 @@ func (p *project) onSession(ctx context.Context, runID, stepID string, a *checkp
 			if err := tx.UpdateAttempt(*row); err != nil {
 				return err
 			}
-			s, err := tx.Step(runID, stepID)
+			s, err := tx.Unit(u)
 			if err != nil {
 				return err
 			}
@@ -36,7 +36,7 @@ func (p *project) onSession(ctx context.Context, runID, stepID string, a *checkp
 			return tx.UpdateStep(*s)
 		})
 		if err != nil {
-			p.log.Warn("the agent's session id was not recorded", "step", stepID, "attempt", a.N, "err", err)
+			p.log.Warn("the agent's session id was not recorded", "step", u.StepID, "item", u.Item, "attempt", a.N, "err", err)
 			return
 		}
 		a.SessionID = id
@@ -46,9 +46,9 @@ func (p *project) onSession(ctx context.Context, runID, stepID string, a *checkp
 // sessionTokens sums the usage recorded by the earlier attempts of a
 // session: what an agent that reports cumulative usage (codex) had already
 // counted before this attempt.
-func (p *project) sessionTokens(ctx context.Context, runID, stepID, sessionID string) (in, out int64, err error) {
+func (p *project) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID string) (in, out int64, err error) {
 	err = p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		list, err := tx.Attempts(runID, stepID)
+		list, err := tx.UnitAttempts(u)
 		if err != nil {
 			return err
 		}
@@ -93,10 +93,13 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 	if ws.Handoff.Schema != nil {
 		cs.Schema = json.RawMessage(ws.Handoff.Schema.Raw)
 	}
-	if p.noSchemaFormat[ag.Name] {
+	p.mu.Lock()
+	noFormat := p.noSchemaFormat[ag.Name]
+	p.mu.Unlock()
+	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Agent: ws.Agent,
+	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
 	p.fp.hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)
@@ -104,7 +107,9 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 		return nil, err
 	}
 	if res.SchemaUnsupported {
+		p.mu.Lock()
 		p.noSchemaFormat[ag.Name] = true
+		p.mu.Unlock()
 	}
 	if len(msgs) == 0 {
 		return res, nil
@@ -112,7 +117,7 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 	now := p.now()
 	rows := make([]checkpoint.Message, len(msgs))
 	for i, m := range msgs {
-		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, Attempt: a.N,
+		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, ItemKey: itemKey(t.item), Attempt: a.N,
 			Role: m.Role, Content: m.Content, CreatedAt: now}
 	}
 	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {

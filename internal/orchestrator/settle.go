@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -35,14 +34,18 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 		a := running[i]
 		ws := p.wf.Step(a.StepID)
 		if a.PID != nil {
-			p.killOrphan(ctx, *a.PID, runID+"/"+a.StepID)
+			p.killOrphan(ctx, *a.PID, a.Unit().String())
 		}
-		t, err := p.settlingTry(ctx, run, ws, &a)
+		it, err := p.frozenItem(ctx, a.Unit())
 		if err != nil {
-			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
+			return err
+		}
+		t, err := p.settlingTry(ctx, run, ws, it, &a)
+		if err != nil {
+			return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
 		}
 		if err := p.settleOne(ctx, t); err != nil {
-			return fmt.Errorf("attempt %d of step %s: %w", a.N, a.StepID, err)
+			return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
 		}
 	}
 	return nil
@@ -51,20 +54,20 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 // settlingTry rebuilds the try of an attempt a crash left running, and
 // settles the checks it was running: their processes are killed if they
 // survived (G6), and their rows become interrupted.
-func (p *project) settlingTry(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, a *checkpoint.Attempt) (*try, error) {
-	t := &try{run: run, ws: ws, row: a, settling: true,
+func (p *project) settlingTry(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, a *checkpoint.Attempt) (*try, error) {
+	t := &try{run: run, ws: ws, item: it, row: a, settling: true,
 		plan: attemptPlan{kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
 	var checks []checkpoint.Check
 	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		st, err := tx.Step(run.ID, ws.ID)
+		st, err := tx.Unit(t.unit())
 		if err != nil {
 			return err
 		}
 		t.max = st.MaxAttempts
-		if t.counted, err = tx.CountCounted(run.ID, ws.ID); err != nil {
+		if t.counted, err = tx.UnitCountCounted(t.unit()); err != nil {
 			return err
 		}
-		checks, err = tx.Checks(run.ID, ws.ID, "", a.N)
+		checks, err = tx.Checks(run.ID, ws.ID, itemKey(it), a.N)
 		return err
 	})
 	if err != nil {
@@ -77,7 +80,7 @@ func (p *project) settlingTry(ctx context.Context, run *checkpoint.Run, ws *work
 			continue
 		}
 		if c.PID != nil {
-			p.killOrphan(ctx, *c.PID, run.ID+"/"+ws.ID)
+			p.killOrphan(ctx, *c.PID, t.unit().String())
 		}
 		c.Status, c.FinishedAt = checkpoint.CheckInterrupted, &now
 		cut = append(cut, c)
@@ -103,6 +106,7 @@ func (p *project) settlingTry(ctx context.Context, run *checkpoint.Run, ws *work
 // otherwise the attempt is interrupted and counts.
 func (p *project) settleOne(ctx context.Context, t *try) error {
 	runID, ws, a := t.run.ID, t.ws, t.row
+	u := t.unit()
 	if len(ws.Checks) > 0 {
 		if data, ok := p.storedCandidate(t); ok {
 			return p.settleChecks(ctx, t, data, a.Repairs, false)
@@ -110,7 +114,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 	}
 	now := p.now()
 	a.FinishedAt = &now
-	env, fromEnvelope, ok := p.adoptable(runID, ws, a)
+	env, fromEnvelope, ok := p.adoptable(t)
 	if ok && len(ws.Checks) > 0 && !fromEnvelope {
 		// A file handoff that landed passed the pipeline; its checks
 		// have not run.
@@ -127,7 +131,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if err != nil {
 			return err
 		}
-		if err := p.writeEnvelope(runID, ws.ID, *env); err != nil {
+		if err := p.writeEnvelope(runID, ws.ID, t.item, *env); err != nil {
 			return err
 		}
 		err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
@@ -137,7 +141,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 			if err := p.recordCircuit(tx, ws.Agent, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, "", now, time.Time{}); err != nil {
 				return err
 			}
-			s, err := tx.Step(runID, ws.ID)
+			s, err := tx.Unit(u)
 			if err != nil {
 				return err
 			}
@@ -150,7 +154,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if err != nil {
 			return err
 		}
-		p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Attempt: a.N, Status: a.Status,
+		p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status,
 			Message: "its handoff was already written; adopted without running the agent again"})
 		return nil
 	}
@@ -178,7 +182,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
 			return err
 		}
-		s, err := tx.Step(runID, ws.ID)
+		s, err := tx.Unit(u)
 		if err != nil {
 			return err
 		}
@@ -191,7 +195,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 	if err != nil {
 		return err
 	}
-	p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Attempt: a.N, Status: a.Status, Message: a.Error})
+	p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status, Message: a.Error})
 	return nil
 }
 
@@ -201,8 +205,9 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 //
 // fromEnvelope tells the envelope, written only after the attempt's checks
 // passed, from a file handoff, whose checks have not run.
-func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attempt) (env *handoff.Envelope, fromEnvelope, ok bool) {
-	envPath := filepath.Join(p.dir, CadenceDir, "handoffs", runID, ws.ID+".json")
+func (p *project) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool) {
+	ws, a := t.ws, t.row
+	envPath := p.envelopePath(t.run.ID, ws.ID, t.item)
 	if b, err := os.ReadFile(envPath); err == nil {
 		var env handoff.Envelope
 		// Only a succeeding attempt writes the envelope, and the step has
@@ -238,7 +243,7 @@ func (p *project) adoptable(runID string, ws *workflow.Step, a *checkpoint.Attem
 // when they pass the attempt is adopted, when one fails it is a failed
 // check like any other, and the next attempt continues the session.
 func (p *project) settleChecks(ctx context.Context, t *try, data []byte, repairs []string, recordAttempt bool) error {
-	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptSettled, RunID: t.run.ID, Step: t.ws.ID, Attempt: t.row.N,
+	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptSettled, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
 	failed, err := p.runChecks(ctx, t, recordAttempt)

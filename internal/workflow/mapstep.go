@@ -128,6 +128,9 @@ func (l *loader) buildMap(r *rawMap, s *Step, order map[string]int) *Map {
 	case !l.hasErrorAt(itemsAt.key) && !l.hasErrorAt(itemsAt.key+".step") && !l.hasErrorAt(itemsAt.key+".file"):
 		l.fail(itemsAt, "missing items (want {step: ID, pointer: /path} or {file: PATH})")
 	}
+	if s.Handoff.From == "file" && m.MaxParallel > 1 && m.Workspace == WorkspaceShared {
+		l.fail(r.at, "items running at once in a shared workspace would write the same handoff file %s (use max_parallel: 1, workspace: worktree or from: stdout)", s.Handoff.Path)
+	}
 	if r.merge.set && r.merge.v && m.Workspace != WorkspaceWorktree {
 		l.fail(r.merge.at, "merge needs workspace: worktree")
 	}

@@ -10,6 +10,7 @@ import (
 // agent, written before it acts so that it is counted even if then killed.
 type LedgerRecord struct {
 	Step      string `json:"step"`
+	Item      string `json:"item,omitempty"` // the map item's key, for an item's attempt
 	Attempt   int    `json:"attempt"`
 	SessionID string `json:"session_id"`
 	Resume    bool   `json:"resume"`

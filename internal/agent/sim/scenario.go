@@ -135,6 +135,18 @@ func (e Entry) check() error {
 	return nil
 }
 
+// ItemEntry returns what to do for attempt (1-based) of one item of a map
+// step: the entries under "STEP/KEY" when the scenario has them, else the
+// step's own, which every item then follows alike.
+func (sc *Scenario) ItemEntry(step, item string, attempt int) (Entry, error) {
+	if item != "" {
+		if _, ok := sc.Steps[step+"/"+item]; ok {
+			return sc.Entry(step+"/"+item, attempt)
+		}
+	}
+	return sc.Entry(step, attempt)
+}
+
 // Entry returns what to do for attempt (1-based) of step.
 func (sc *Scenario) Entry(step string, attempt int) (Entry, error) {
 	entries := sc.Steps[step]

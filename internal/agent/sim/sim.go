@@ -27,6 +27,7 @@ import (
 const (
 	EnvStep        = "CADENCE_STEP"
 	EnvAttempt     = "CADENCE_ATTEMPT"
+	EnvItem        = "CADENCE_ITEM_KEY"
 	EnvHandoffPath = "CADENCE_HANDOFF_PATH"
 )
 
@@ -82,7 +83,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if opts.ledger != "" {
 		rec := LedgerRecord{
-			Step: step, Attempt: attempt, SessionID: session, Resume: resume,
+			Step: step, Item: env(EnvItem), Attempt: attempt, SessionID: session, Resume: resume,
 			PID: os.Getpid(), PGID: syscall.Getpgrp(), Time: time.Now().UTC().Format(time.RFC3339Nano), Prompt: prompt,
 		}
 		if err := appendLedger(opts.ledger, rec); err != nil {
@@ -99,7 +100,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		ctx: ctx, out: &stream{w: stdout, sessionID: session, started: time.Now()},
 		stderr: stderr, env: env, prompt: prompt, resume: resume,
 	}
-	entry, err := sc.Entry(step, attempt)
+	entry, err := sc.ItemEntry(step, env(EnvItem), attempt)
 	if err != nil {
 		return a.fail(err.Error(), "", 0)
 	}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+type dlqCmd struct {
+	List  dlqListCmd  `cmd:"" help:"List the dead items of a run's map steps: key, class, attempts, error signature."`
+	Show  dlqShowCmd  `cmd:"" help:"Show one dead item in full: the item, its error, its attempts and failed-handoff records."`
+	Retry dlqRetryCmd `cmd:"" help:"Reopen dead items with fresh attempts (their history is kept) and continue the run."`
+}
+
+type dlqListCmd struct {
+	Dir   string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID string `name:"run" help:"Run id (default: the latest run)."`
+	Step  string `help:"Only the dead items of this map step."`
+	JSON  bool   `help:"Print the items as a JSON array."`
+}
+
+// deadOf reads the dead items of a run, of one step when step is set.
+func deadOf(e *env, dir, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
+	rep, err := orchestrator.Inspect(e.ctx, dir, runID, false)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return nil, nil, withCode(exitUsage, fmt.Errorf("no runs in %s yet", dir))
+	}
+	if err != nil {
+		return nil, nil, withCode(exitUsage, stateHint(err))
+	}
+	var out []orchestrator.DeadReport
+	known := false
+	for _, s := range rep.Steps {
+		if step != "" && s.ID != step {
+			continue
+		}
+		known = true
+		out = append(out, s.Dead...)
+	}
+	if step != "" && !known {
+		return nil, nil, withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, step))
+	}
+	return rep, out, nil
+}
+
+func (c *dlqListCmd) Run(e *env) error {
+	rep, dead, err := deadOf(e, c.Dir, c.RunID, c.Step)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if dead == nil {
+			dead = []orchestrator.DeadReport{}
+		}
+		return writeJSON(e.stdout, dead)
+	}
+	if len(dead) == 0 {
+		fmt.Fprintf(e.stdout, "run %s: the dead-letter queue is empty\n", rep.Run.ID)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "run %s: %d dead items\n\n", rep.Run.ID, len(dead))
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tKEY\tCLASS\tATTEMPTS\tLAST\tSIGNATURE")
+	for _, d := range dead {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.Step, d.Key, d.Class, d.Attempts, d.LastAt.UTC().Format(time.RFC3339), clip(d.Signature, 80))
+	}
+	tw.Flush()
+	groups := map[string]int{}
+	var order []string
+	for _, d := range dead {
+		if groups[d.Signature] == 0 {
+			order = append(order, d.Signature)
+		}
+		groups[d.Signature]++
+	}
+	if len(order) < len(dead) {
+		fmt.Fprintln(e.stdout, "\nby signature:")
+		for _, sig := range order {
+			fmt.Fprintf(e.stdout, "  %4d  %s\n", groups[sig], sig)
+		}
+	}
+	fmt.Fprintln(e.stdout, "\nshow one: cadence dlq show KEY · retry: cadence dlq retry --key KEY (or --all)")
+	return nil
+}
+
+type dlqShowCmd struct {
+	Key   string `arg:"" help:"The dead item's key."`
+	Dir   string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID string `name:"run" help:"Run id (default: the latest run)."`
+	Step  string `help:"The map step, when items of several steps share the key."`
+	JSON  bool   `help:"Print the item as one JSON object."`
+}
+
+func (c *dlqShowCmd) Run(e *env) error {
+	rep, dead, err := deadOf(e, c.Dir, c.RunID, c.Step)
+	if err != nil {
+		return err
+	}
+	var hits []orchestrator.DeadReport
+	for _, d := range dead {
+		if d.Key == c.Key {
+			hits = append(hits, d)
+		}
+	}
+	switch {
+	case len(hits) == 0:
+		return withCode(exitUsage, fmt.Errorf("run %s has no dead item with key %q (see cadence dlq list)", rep.Run.ID, c.Key))
+	case len(hits) > 1:
+		steps := make([]string, len(hits))
+		for i, h := range hits {
+			steps[i] = h.Step
+		}
+		return withCode(exitUsage, fmt.Errorf("dead items of steps %s have the key %q: choose one with --step", strings.Join(steps, ", "), c.Key))
+	}
+	d := hits[0]
+	var step *orchestrator.StepReport
+	for i := range rep.Steps {
+		if rep.Steps[i].ID == d.Step {
+			step = &rep.Steps[i]
+		}
+	}
+	item := itemAsStep(step, d.Key)
+	if c.JSON {
+		var value any
+		for _, it := range step.Items {
+			if it.Key == d.Key {
+				value = it.Item
+			}
+		}
+		return writeJSON(e.stdout, struct {
+			orchestrator.DeadReport
+			Item     any                          `json:"item"`
+			Attempts []orchestrator.AttemptReport `json:"attempts"`
+		}{d, value, item.Attempts})
+	}
+	printDead(e.stdout, rep.Run.ID, d, step, item)
+	return nil
+}
+
+func printDead(w io.Writer, runID string, d orchestrator.DeadReport, step, item *orchestrator.StepReport) {
+	fmt.Fprintf(w, "run %s  step %s  item %s  dead\n", runID, d.Step, d.Key)
+	fmt.Fprintf(w, "class      %s\nsignature  %s\nattempts   %d\nfirst      %s\nlast       %s\ndead since %s\n",
+		d.Class, d.Signature, d.Attempts, d.FirstAt.UTC().Format(time.RFC3339), d.LastAt.UTC().Format(time.RFC3339), d.DeadAt.UTC().Format(time.RFC3339))
+	for _, it := range step.Items {
+		if it.Key == d.Key {
+			fmt.Fprintf(w, "item       %s\n", clip(string(it.Item), 500))
+		}
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w, "\nerror:\n%s\n", indent(d.Error))
+	}
+	fmt.Fprintln(w)
+	printStep(w, item)
+	var records []string
+	for _, a := range item.Attempts {
+		if a.FailedHandoff != "" {
+			records = append(records, a.FailedHandoff)
+		}
+	}
+	if len(records) > 0 {
+		fmt.Fprintf(w, "\nfailed-handoff records:\n  %s\n", strings.Join(records, "\n  "))
+	}
+	fmt.Fprintf(w, "\none attempt in full: cadence inspect --step %s --item %s --attempt N\n", d.Step, d.Key)
+}
+
+type dlqRetryCmd struct {
+	Dir      string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID    string        `name:"run" help:"Run id (default: the latest run)."`
+	Step     string        `help:"Only the dead items of this map step."`
+	Key      []string      `help:"Key of a dead item to reopen (repeatable)."`
+	All      bool          `help:"Reopen every dead item (of --step, if given)."`
+	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	output
+}
+
+func (c *dlqRetryCmd) Run(e *env) error {
+	if c.All == (len(c.Key) > 0) {
+		return withCode(exitUsage, errors.New("name the items to retry with --key KEY (repeatable), or retry them all with --all"))
+	}
+	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
+	if err != nil {
+		return err
+	}
+	opts.RetryDead = &orchestrator.DeadRetry{RunID: c.RunID, Step: c.Step, Keys: c.Key, All: c.All}
+	res, err := orchestrator.Resume(e.ctx, opts)
+	view.close()
+	return runOutcome(e, c.Dir, res, err)
+}

@@ -1,0 +1,131 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+)
+
+// DeadRetry selects the dead-lettered items `cadence dlq retry` reopens.
+type DeadRetry struct {
+	RunID string   // "" means the latest run
+	Step  string   // "" means every map step
+	Keys  []string // the items' keys; empty with All
+	All   bool
+}
+
+// deadRetryRun finds the run whose dead items are retried: the given one or
+// the latest, which must not have ended for good.
+func deadRetryRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
+	var (
+		r   *checkpoint.Run
+		err error
+	)
+	if runID == "" {
+		r, err = tx.LatestRun()
+	} else {
+		r, err = tx.Run(runID)
+	}
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		if runID == "" {
+			return nil, usagef("no runs yet: the dead-letter queue is empty")
+		}
+		return nil, usagef("no run %q", runID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch r.Status {
+	case checkpoint.RunSucceeded:
+		return nil, usagef("run %s succeeded: its dead items were within max_failures and the steps after the map have used its output; "+
+			"a succeeded run is never run again (start a new run, or raise the map's max_failures no higher next time)", r.ID)
+	case checkpoint.RunAbandoned:
+		return nil, usagef("run %s was abandoned; its dead items cannot be retried", r.ID)
+	}
+	return r, nil
+}
+
+// reopenDead reopens the selected dead items of a run with fresh attempts:
+// each leaves the dead-letter queue and becomes pending with max_attempts
+// raised by what it already used, so its history stays and its attempt
+// numbers continue; it starts a fresh session. A map step that failed
+// because of them is reopened too.
+func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, now time.Time) error {
+	dead, err := tx.DeadLetters(runID)
+	if err != nil {
+		return err
+	}
+	var picked []checkpoint.DeadLetter
+	found := map[string]bool{}
+	for _, d := range dead {
+		if sel.Step != "" && d.StepID != sel.Step {
+			continue
+		}
+		if sel.All || slices.Contains(sel.Keys, d.ItemKey) {
+			picked = append(picked, d)
+			found[d.ItemKey] = true
+		}
+	}
+	var missing []string
+	for _, k := range sel.Keys {
+		if !found[k] {
+			missing = append(missing, k)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return usagef("run %s has no dead item with key %s (see cadence dlq list)", runID, strings.Join(missing, ", "))
+	case len(picked) == 0:
+		return usagef("run %s has no dead items to retry", runID)
+	}
+	steps := map[string]bool{}
+	for _, d := range picked {
+		u := checkpoint.Unit{RunID: runID, StepID: d.StepID, Item: d.ItemKey}
+		ws := p.wf.Step(d.StepID)
+		if ws == nil || ws.Map == nil {
+			return usagef("step %s of run %s is no longer a map step in the workflow", d.StepID, runID)
+		}
+		if err := tx.RemoveDeadLetter(u); err != nil {
+			return err
+		}
+		it, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		used, err := tx.UnitCountCounted(u)
+		if err != nil {
+			return err
+		}
+		it.Status = checkpoint.StepPending
+		it.MaxAttempts = used + ws.Retry.MaxAttempts
+		it.FreshSession = true
+		it.NextRetryAt, it.DelayMS = nil, nil
+		it.UpdatedAt = now
+		if err := tx.UpdateStep(*it); err != nil {
+			return err
+		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "item_reopened",
+			Detail: fmt.Sprintf("item %q of step %s reopened by `dlq retry` with %d more attempts (was %s: %s)",
+				d.ItemKey, d.StepID, ws.Retry.MaxAttempts, d.Class, d.Signature)}); err != nil {
+			return err
+		}
+		steps[d.StepID] = true
+	}
+	for id := range steps {
+		s, err := tx.Step(runID, id)
+		if err != nil {
+			return err
+		}
+		if s.Status == checkpoint.StepFailed {
+			s.Status, s.NextRetryAt, s.DelayMS, s.UpdatedAt = checkpoint.StepPending, nil, nil, now
+			if err := tx.UpdateStep(*s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

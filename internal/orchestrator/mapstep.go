@@ -1,0 +1,566 @@
+package orchestrator
+
+// A map step runs its agent step once per work item (SPEC §12).
+//
+// Concurrency and the guarantees. Up to max_parallel items run at once, each
+// in a goroutine of its own that drives the very attempt machinery a step
+// uses (runUnit with the item), so every rule of a step holds per item. The
+// store has one connection, so every transaction of every item is
+// serialised through it, each complete before the next begins:
+//   - G1, row before process: an item's attempt row is committed in its own
+//     transaction before that item's agent starts, exactly as for a step;
+//     no item ever waits on another's process to commit.
+//   - G3, exact counts: an item's attempt count and the decision to retry
+//     are read and written by the item's own goroutine only, and attempt
+//     numbers are dense per item (the store refuses a gap), so two items can
+//     never take each other's numbers or counts.
+//   - The agent's circuit is one row shared by all items: Acquire and
+//     Record read and write it inside the transaction that begins or ends an
+//     attempt, so concurrent items see each other's outcomes in commit order.
+// Items are frozen (stored with their keys and values) in the transaction
+// that starts the step, so a resume runs exactly those items. An item that
+// ends failed is dead-lettered in the next transaction; a crash between the
+// two is reconciled when the step runs again, since the dead letter is
+// derived from the item's committed state.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// maxItemsBytes bounds an items file: items are frozen into the store.
+const maxItemsBytes = 64 << 20
+
+// runMap runs the items of a map step and returns the step's output once
+// every item has ended, or the step's failure once more items than
+// max_failures are dead.
+func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) (stepResult, any, error) {
+	stepUnit := unitOf(run.ID, ws.ID, nil)
+	items, err := p.freezeItems(ctx, run, ws, outputs)
+	var ie *itemsError
+	if errors.As(err, &ie) {
+		return p.failStep(ctx, stepUnit, ws, ie.Error())
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+
+	var (
+		mu       sync.Mutex
+		dead     int
+		firstErr error
+	)
+	state, err := p.itemStates(ctx, run.ID, ws.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	var todo []*mapItem
+	for _, it := range items {
+		switch state[it.key] {
+		case checkpoint.StepSucceeded:
+		case checkpoint.StepFailed:
+			if err := p.deadLetter(ctx, run.ID, ws, it); err != nil {
+				return 0, nil, err
+			}
+			dead++
+		default:
+			todo = append(todo, it)
+		}
+	}
+
+	sem := make(chan struct{}, ws.Map.MaxParallel)
+	var wg sync.WaitGroup
+	for _, it := range todo {
+		mu.Lock()
+		stop := dead > ws.Map.MaxFailures || firstErr != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		stop = dead > ws.Map.MaxFailures || firstErr != nil || ctx.Err() != nil
+		mu.Unlock()
+		if stop {
+			if ctx.Err() != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = errInterrupted
+				}
+				mu.Unlock()
+			}
+			break
+		}
+		wg.Add(1)
+		go func(it *mapItem) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res, _, err := p.runUnit(ctx, run, ws, it, outputs)
+			if err == nil && res == stepFailed {
+				err = p.deadLetter(ctx, run.ID, ws, it)
+				mu.Lock()
+				dead++
+				mu.Unlock()
+			}
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil || errors.Is(firstErr, errInterrupted) && !errors.Is(err, errInterrupted) {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}(it)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, nil, firstErr
+	}
+	if dead > ws.Map.MaxFailures {
+		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%d items are in the dead-letter queue, more than max_failures %d (see cadence dlq list)", dead, ws.Map.MaxFailures))
+	}
+	return p.finishMap(ctx, run, ws)
+}
+
+// itemsError is a problem with a map step's items that fails the step
+// before any item runs: a missing source, a value that is not a list, a
+// duplicate or missing key.
+type itemsError struct{ msg string }
+
+func (e *itemsError) Error() string { return e.msg }
+
+func itemsErrorf(format string, args ...any) error {
+	return &itemsError{msg: fmt.Sprintf(format, args...)}
+}
+
+// freezeItems returns the step's items: those stored when it started, or,
+// on its first run, the items of its source, stored now together with the
+// step's start.
+func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) ([]*mapItem, error) {
+	var rows []checkpoint.Step
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		rows, err = tx.Items(run.ID, ws.ID)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
+	}
+	if len(rows) == 0 {
+		values, err := p.itemsSource(ws, outputs)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := itemKeys(values, ws.Map.Key)
+		if err != nil {
+			return nil, err
+		}
+		now := p.now()
+		rows = make([]checkpoint.Step, len(values))
+		for i, v := range values {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("encode item %d of step %s: %w", i, ws.ID, err)
+			}
+			rows[i] = checkpoint.Step{RunID: run.ID, ID: ws.ID, ItemKey: keys[i], Idx: ws.Index, ItemIdx: i + 1,
+				ItemJSON: b, Agent: ws.Agent, Status: checkpoint.StepPending, MaxAttempts: ws.Retry.MaxAttempts,
+				CostKnown: true, UpdatedAt: now}
+		}
+		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+			s, err := tx.Step(run.ID, ws.ID)
+			if err != nil {
+				return err
+			}
+			if s.Status == checkpoint.StepPending {
+				s.Status, s.UpdatedAt = checkpoint.StepRunning, now
+				if err := tx.UpdateStep(*s); err != nil {
+					return err
+				}
+			}
+			return tx.InsertItems(rows)
+		}); err != nil {
+			return nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
+		}
+		p.sink.Emit(Event{Time: now, Type: EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
+			Message: fmt.Sprintf("%d items, up to %d at once", len(rows), ws.Map.MaxParallel)})
+	}
+	items := make([]*mapItem, len(rows))
+	for i := range rows {
+		it, err := itemOf(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		items[i] = it
+	}
+	return items, nil
+}
+
+// itemOf rebuilds an item from its stored row.
+func itemOf(row *checkpoint.Step) (*mapItem, error) {
+	var v any
+	if err := json.Unmarshal(row.ItemJSON, &v); err != nil {
+		return nil, fmt.Errorf("item %q of step %s: stored value: %w", row.ItemKey, row.ID, err)
+	}
+	return &mapItem{key: row.ItemKey, value: v, dir: safeName(row.ItemKey)}, nil
+}
+
+// frozenItem returns the stored item a unit names, nil for a step.
+func (p *project) frozenItem(ctx context.Context, u checkpoint.Unit) (*mapItem, error) {
+	if u.Item == "" {
+		return nil, nil
+	}
+	var row *checkpoint.Step
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		row, err = tx.Unit(u)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
+	}
+	return itemOf(row)
+}
+
+// itemsSource reads the items of a map step from an earlier step's handoff
+// or from a file.
+func (p *project) itemsSource(ws *workflow.Step, outputs map[string]any) ([]any, error) {
+	m := ws.Map
+	if m.ItemsFile != "" {
+		return readItemsFile(filepath.Join(p.dir, m.ItemsFile), m.ItemsFile)
+	}
+	src, ok := outputs[m.ItemsStep].(map[string]any)
+	if !ok {
+		return nil, itemsErrorf("the items of step %s come from step %s, which has no output", ws.ID, m.ItemsStep)
+	}
+	v, err := jsonPointer(src["Output"], m.ItemsPointer)
+	if err != nil {
+		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s: %v", ws.ID, m.ItemsPointer, m.ItemsStep, err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", ws.ID, m.ItemsPointer, m.ItemsStep, jsonKind(v))
+	}
+	return list, nil
+}
+
+// readItemsFile reads a JSON array, or JSON Lines (one item per line).
+func readItemsFile(path, rel string) ([]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, itemsErrorf("read the items file %s: %v", rel, err)
+	}
+	if len(b) > maxItemsBytes {
+		return nil, itemsErrorf("the items file %s has %d bytes, over the limit of %d", rel, len(b), maxItemsBytes)
+	}
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var list []any
+		if err := json.Unmarshal(trimmed, &list); err != nil {
+			return nil, itemsErrorf("the items file %s: %v", rel, err)
+		}
+		return list, nil
+	}
+	var list []any
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), maxItemsBytes)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(text, &v); err != nil {
+			return nil, itemsErrorf("the items file %s, line %d: %v (want a JSON array, or one JSON value per line)", rel, line, err)
+		}
+		list = append(list, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, itemsErrorf("read the items file %s: %v", rel, err)
+	}
+	return list, nil
+}
+
+// itemKeys returns each item's key: the string or integer at pointer, or
+// its index when pointer is "". Duplicate and missing keys are errors.
+func itemKeys(items []any, pointer string) ([]string, error) {
+	keys := make([]string, len(items))
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		if pointer == "" {
+			keys[i] = itemIndexKey(i)
+			continue
+		}
+		v, err := jsonPointer(it, pointer)
+		if err != nil {
+			return nil, itemsErrorf("item %d has no key at %q: %v", i, pointer, err)
+		}
+		var k string
+		switch x := v.(type) {
+		case string:
+			k = x
+		case float64:
+			if x != float64(int64(x)) {
+				return nil, itemsErrorf("item %d: key %v at %q is not a whole number or a string", i, x, pointer)
+			}
+			k = strconv.FormatInt(int64(x), 10)
+		default:
+			return nil, itemsErrorf("item %d: the key at %q is %s, not a string or a number", i, pointer, jsonKind(v))
+		}
+		if k == "" {
+			return nil, itemsErrorf("item %d: the key at %q is empty", i, pointer)
+		}
+		if first, dup := seen[k]; dup {
+			return nil, itemsErrorf("items %d and %d have the same key %q (keys at %q must be unique)", first, i, k, pointer)
+		}
+		seen[k] = i
+		keys[i] = k
+	}
+	return keys, nil
+}
+
+// jsonPointer resolves an RFC 6901 pointer in a decoded JSON value.
+func jsonPointer(v any, pointer string) (any, error) {
+	if pointer == "" {
+		return v, nil
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[tok]
+			if !ok {
+				return nil, fmt.Errorf("no member %q", tok)
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("no element %q in an array of %d", tok, len(x))
+			}
+			v = x[i]
+		default:
+			return nil, fmt.Errorf("%q goes into %s", tok, jsonKind(v))
+		}
+	}
+	return v, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// itemStates returns the status of each item of a step, by key.
+func (p *project) itemStates(ctx context.Context, runID, stepID string) (map[string]string, error) {
+	out := map[string]string{}
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		rows, err := tx.Items(runID, stepID)
+		for _, r := range rows {
+			out[r.ItemKey] = r.Status
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the items of step %s: %w", stepID, err)
+	}
+	return out, nil
+}
+
+// deadLetter puts a failed item into the dead-letter queue, unless it is
+// there already (a crash between the item's failure and this commit).
+func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Step, it *mapItem) error {
+	u := unitOf(runID, ws.ID, it)
+	now := p.now()
+	var d checkpoint.DeadLetter
+	added := false
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		list, err := tx.DeadLetters(runID)
+		if err != nil {
+			return err
+		}
+		for _, x := range list {
+			if x.StepID == ws.ID && x.ItemKey == it.key {
+				return nil
+			}
+		}
+		attempts, err := tx.UnitAttempts(u)
+		if err != nil {
+			return err
+		}
+		used, err := tx.UnitCountCounted(u)
+		if err != nil {
+			return err
+		}
+		d = checkpoint.DeadLetter{RunID: runID, StepID: ws.ID, ItemKey: it.key, Attempts: used, DeadAt: now,
+			FirstAt: now, LastAt: now, Class: "failed"}
+		if len(attempts) > 0 {
+			d.FirstAt = attempts[0].StartedAt
+			last := attempts[len(attempts)-1]
+			d.LastAt = last.StartedAt
+			if last.FinishedAt != nil {
+				d.LastAt = *last.FinishedAt
+			}
+			for i := len(attempts) - 1; i >= 0; i-- {
+				if a := attempts[i]; a.Class != "" {
+					d.Class, d.Error = a.Class, a.Error
+					break
+				}
+			}
+		}
+		d.Signature = signature(d.Class, d.Error)
+		added = true
+		return tx.AddDeadLetter(d)
+	})
+	if err != nil {
+		return fmt.Errorf("dead-letter %s: %w", unitLabel(u), err)
+	}
+	if added {
+		p.sink.Emit(Event{Time: now, Type: EventItemDead, RunID: runID, Step: ws.ID, Item: it.key, Agent: ws.Agent,
+			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + strconv.Itoa(d.Attempts) + " attempts"})
+	}
+	return nil
+}
+
+var (
+	quotedText = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+	hexRun     = regexp.MustCompile(`\b[0-9a-f]{8,}\b`)
+	digitRun   = regexp.MustCompile(`[0-9]+`)
+	spaceRun   = regexp.MustCompile(`\s+`)
+)
+
+// maxSignatureBytes bounds a signature: it groups failures, it need not
+// tell their whole story.
+const maxSignatureBytes = 160
+
+// signature groups alike failures: the class and the first line of the
+// error with what varies between occurrences (quoted values, numbers,
+// hashes) replaced, so "line 12" and "line 40" group together.
+func signature(class, msg string) string {
+	line, _, _ := strings.Cut(msg, "\n")
+	line = strings.TrimPrefix(line, class+": ")
+	line = quotedText.ReplaceAllString(line, `"…"`)
+	line = hexRun.ReplaceAllString(line, "#")
+	line = digitRun.ReplaceAllString(line, "N")
+	line = strings.TrimSpace(spaceRun.ReplaceAllString(line, " "))
+	if len(line) > maxSignatureBytes {
+		line = strings.ToValidUTF8(line[:maxSignatureBytes], "") + "…"
+	}
+	if line == "" {
+		return class
+	}
+	return class + ": " + line
+}
+
+// finishMap records a map step whose items have all ended, with at most
+// max_failures dead: its output lists each succeeded item's output and
+// each dead item's failure, in the items' order, for later steps to reduce.
+func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workflow.Step) (stepResult, any, error) {
+	type done struct {
+		Key    string          `json:"key"`
+		Output json.RawMessage `json:"output"`
+	}
+	type failed struct {
+		Key   string `json:"key"`
+		Class string `json:"class"`
+		Error string `json:"error"`
+	}
+	out := struct {
+		Items  []done   `json:"items"`
+		Failed []failed `json:"failed"`
+	}{Items: []done{}, Failed: []failed{}}
+	var (
+		cost  float64
+		turns int
+	)
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		rows, err := tx.Items(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		dead, err := tx.DeadLetters(run.ID)
+		if err != nil {
+			return err
+		}
+		byKey := map[string]checkpoint.DeadLetter{}
+		for _, d := range dead {
+			if d.StepID == ws.ID {
+				byKey[d.ItemKey] = d
+			}
+		}
+		for _, r := range rows {
+			cost += r.CostUSD
+			turns += r.Turns
+			if r.Status == checkpoint.StepSucceeded {
+				var env handoff.Envelope
+				if err := json.Unmarshal(r.HandoffJSON, &env); err != nil {
+					return fmt.Errorf("item %q: stored handoff: %w", r.ItemKey, err)
+				}
+				out.Items = append(out.Items, done{Key: r.ItemKey, Output: env.Data})
+				continue
+			}
+			d := byKey[r.ItemKey]
+			out.Failed = append(out.Failed, failed{Key: r.ItemKey, Class: d.Class, Error: d.Error})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode the output of step %s: %w", ws.ID, err)
+	}
+	now := p.now()
+	env := handoff.Envelope{Component: ws.ID, Timestamp: now, Status: "success", Data: data,
+		Metadata: handoff.EnvelopeMetadata{Attempts: len(out.Items) + len(out.Failed), Repairs: []string{}, PreviousErrors: []string{},
+			CostUSD: cost, Turns: turns}}
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode envelope: %w", err)
+	}
+	if err := p.writeEnvelope(run.ID, ws.ID, nil, env); err != nil {
+		return 0, nil, err
+	}
+	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		s, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		s.Status, s.NextRetryAt, s.DelayMS, s.HandoffJSON, s.UpdatedAt = checkpoint.StepSucceeded, nil, nil, envJSON, now
+		return tx.UpdateStep(*s)
+	}); err != nil {
+		return 0, nil, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
+	}
+	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
+		Message: fmt.Sprintf("%d items succeeded, %d dead", len(out.Items), len(out.Failed))})
+	var v any
+	_ = json.Unmarshal(data, &v)
+	return stepDone, v, nil
+}

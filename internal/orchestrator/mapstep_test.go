@@ -1,0 +1,105 @@
+package orchestrator
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSignatureGroupsAlikeFailures(t *testing.T) {
+	tests := []struct {
+		class, a, b string
+		same        bool
+	}{
+		{"schema", `schema: /items/3: missing required field "summary"`, `schema: /items/12: missing required field "title"`, true},
+		{"exit_nonzero", "the agent exited with code 1\nstderr: boom at 0x7ffe1234abcd", "the agent exited with code 2\nstderr: other", true},
+		{"check", "check tests failed: exit 1 after 1.2s", "check tests failed: exit 1 after 33.7s", true},
+		{"schema", "schema: /: missing required field", "parse: unexpected end of input", false},
+		{"timeout", "killed after 10m0.01s (timeout 10m0s)", "killed after 10m0.2s (timeout 10m0s)", true},
+	}
+	for _, tt := range tests {
+		sa, sb := signature(tt.class, tt.a), signature(tt.class, tt.b)
+		if (sa == sb) != tt.same {
+			t.Errorf("signature(%q) = %q, signature(%q) = %q; want same=%v", tt.a, sa, tt.b, sb, tt.same)
+		}
+		if !strings.HasPrefix(sa, tt.class) {
+			t.Errorf("signature %q does not start with its class %s", sa, tt.class)
+		}
+	}
+	long := signature("schema", strings.Repeat("é", 500))
+	if len(long) > maxSignatureBytes+len("schema: ")+len("…") || !strings.HasSuffix(long, "…") {
+		t.Errorf("a long error gives a signature of %d bytes: %q", len(long), long)
+	}
+	if got := signature("stuck", ""); got != "stuck" {
+		t.Errorf("signature of an empty error = %q, want the class", got)
+	}
+}
+
+// Keys become file names: a plain key as it is, any other made safe and
+// unique, never a path.
+func TestSafeName(t *testing.T) {
+	plain := []string{"a", "item-7", "pkg_x.y", "0"}
+	for _, k := range plain {
+		if got := safeName(k); got != k {
+			t.Errorf("safeName(%q) = %q, want it unchanged", k, got)
+		}
+	}
+	seen := map[string]string{}
+	for _, k := range []string{"..", ".", "../../etc/passwd", "a/b", "a_b~", "a b", "", "é", strings.Repeat("x", 65), "a/b/"} {
+		got := safeName(k)
+		if got == "" || got == "." || got == ".." || strings.ContainsAny(got, "/\\\x00") || len(got) > 60 {
+			t.Errorf("safeName(%q) = %q: not one safe file name", k, got)
+		}
+		if prev, dup := seen[got]; dup {
+			t.Errorf("keys %q and %q share the name %q", prev, k, got)
+		}
+		seen[got] = k
+	}
+}
+
+func TestItemKeys(t *testing.T) {
+	items := []any{
+		map[string]any{"id": "a", "n": float64(1)},
+		map[string]any{"id": "b", "n": float64(2)},
+	}
+	keys, err := itemKeys(items, "/id")
+	if err != nil || strings.Join(keys, ",") != "a,b" {
+		t.Errorf("keys by /id = %v, %v", keys, err)
+	}
+	keys, err = itemKeys(items, "/n")
+	if err != nil || strings.Join(keys, ",") != "1,2" {
+		t.Errorf("keys by /n = %v, %v", keys, err)
+	}
+	keys, err = itemKeys(items, "")
+	if err != nil || strings.Join(keys, ",") != "0,1" {
+		t.Errorf("keys by index = %v, %v", keys, err)
+	}
+	for _, tt := range []struct {
+		items   []any
+		pointer string
+		want    string
+	}{
+		{[]any{map[string]any{"id": "a"}, map[string]any{"id": "a"}}, "/id", `items 0 and 1 have the same key "a"`},
+		{[]any{map[string]any{"id": "a"}, map[string]any{"x": "a"}}, "/id", `item 1 has no key at "/id"`},
+		{[]any{map[string]any{"id": true}}, "/id", "is a boolean, not a string or a number"},
+		{[]any{map[string]any{"id": 1.5}}, "/id", "not a whole number"},
+		{[]any{map[string]any{"id": ""}}, "/id", "is empty"},
+		{[]any{"scalar"}, "/id", `item 0 has no key at "/id"`},
+	} {
+		if _, err := itemKeys(tt.items, tt.pointer); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("itemKeys(%v, %q) = %v, want an error containing %q", tt.items, tt.pointer, err, tt.want)
+		}
+	}
+}
+
+func TestJSONPointer(t *testing.T) {
+	doc := map[string]any{"a/b": map[string]any{"m~n": []any{"x", "y"}}}
+	v, err := jsonPointer(doc, "/a~1b/m~0n/1")
+	if err != nil || v != "y" {
+		t.Errorf("= %v, %v; want y", v, err)
+	}
+	for _, p := range []string{"/nope", "/a~1b/m~0n/2", "/a~1b/m~0n/x", "/a~1b/m~0n/0/deeper"} {
+		if _, err := jsonPointer(doc, p); err == nil {
+			t.Errorf("pointer %q resolved, want an error", p)
+		}
+	}
+}
