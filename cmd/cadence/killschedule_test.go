@@ -16,8 +16,9 @@ import (
 // killWorkflow is the workflow of the random kill schedules: a schema
 // failure with its follow-up, transient errors with jittered backoff and a
 // provider retry-after, a file handoff, a check that fails once and then
-// passes, and agents and checks that sleep 20–100 ms so that kills land
-// while they run.
+// passes, a map step of five items three at once (one item retried after a
+// schema failure, one after a transient error), and agents and checks that
+// sleep 20–100 ms so that kills land while they run.
 const killWorkflow = `version: 1
 defaults:
   agent: sim
@@ -38,6 +39,10 @@ steps:
     handoff: {schema: s.json}
     checks:
       - {name: fixed, run: 'sleep 0.05; grep -q fixed state.txt'}
+  - id: each
+    prompt: 'each {{ .Item.Key }}'
+    handoff: {schema: s.json}
+    map: {items: {file: items.json}, key: /id, max_parallel: 3}
 `
 
 const killScenario = `steps:
@@ -57,7 +62,18 @@ const killScenario = `steps:
   verify:
     - {sleep: 30ms, edit: {state.txt: broken}, answer: '{"ok": true}'}
     - {sleep: 30ms, edit: {state.txt: fixed}, answer: '{"ok": true}'}
+  each:
+    - {sleep: 60ms, answer: '{"ok": true}'}
+  each/b:
+    - {sleep: 40ms, answer: '{"ok": 1}'}
+    - {sleep: 50ms, answer: '{"ok": true}'}
+  each/d:
+    - {sleep: 30ms, overloaded: true}
+    - {sleep: 70ms, answer: '{"ok": true}'}
 `
+
+// killItems are the items of the kill workflow's map step.
+const killItems = `[{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}, {"id": "e"}]`
 
 // killSchedule is the configuration of TestRandomKillSchedule, from the
 // environment so that a run can be replayed or lengthened.
@@ -130,15 +146,16 @@ func TestRandomKillSchedule(t *testing.T) {
 // killRun takes one project from run to finish under at most budget random
 // kills (and at most maxKillsPerRun), checking the guarantees after each.
 func killRun(t *testing.T, rnd *rand.Rand, budget int) *durability {
-	p := newProject(t, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario})
+	p := newProject(t, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems})
 	d := newDurability(t, p, map[string]string{"write": "out/write.json"})
 	limit := min(budget, maxKillsPerRun)
 	cmd := "run"
 	for {
 		var after time.Duration
 		if d.kills < limit {
-			// From "before the database is open" to "well into a step".
-			after = time.Duration(rnd.Int63n(int64(700*time.Millisecond))) + 20*time.Millisecond
+			// From "before the database is open" to "well into a step", the
+		// map step's items included.
+			after = time.Duration(rnd.Int63n(int64(900*time.Millisecond))) + 20*time.Millisecond
 		}
 		r := startAndKill(t, p, cmd, after)
 		if r.signal != syscall.SIGKILL {
