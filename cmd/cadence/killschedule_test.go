@@ -154,7 +154,7 @@ func killRun(t *testing.T, rnd *rand.Rand, budget int) *durability {
 		var after time.Duration
 		if d.kills < limit {
 			// From "before the database is open" to "well into a step", the
-		// map step's items included.
+			// map step's items included.
 			after = time.Duration(rnd.Int63n(int64(900*time.Millisecond))) + 20*time.Millisecond
 		}
 		r := startAndKill(t, p, cmd, after)
