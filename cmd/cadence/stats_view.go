@@ -40,6 +40,16 @@ func printStats(w io.Writer, s *orchestrator.Stats) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
+	if len(s.Maps) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "MAP STEP\tRUNS\tITEMS\tOK\tDEAD\tDEAD RATE\tDEAD BY SIGNATURE")
+		for _, m := range s.Maps {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", m.Step, m.Runs, m.Items, m.Succeeded, m.Dead,
+				statsPercent(m.DeadRate, m.Succeeded+m.Dead), statsTally(m.Signatures))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 	if len(s.Warnings) == 0 {
 		fmt.Fprintln(w, "no warnings")
 		return

@@ -23,12 +23,29 @@ const (
 // `cadence inspect --stats` shows: how well each step and each agent hands
 // off, what it costs and where the time goes.
 type Stats struct {
-	Scope    string       `json:"scope"` // "all runs" or "run ID"
-	Runs     int          `json:"runs"`  // runs the figures cover
-	Steps    []StepStats  `json:"steps"` // in order of first appearance (workflow order)
-	Agents   []AgentStats `json:"agents"`
-	Checks   []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
-	Warnings []string     `json:"warnings"`
+	Scope  string       `json:"scope"` // "all runs" or "run ID"
+	Runs   int          `json:"runs"`  // runs the figures cover
+	Steps  []StepStats  `json:"steps"` // in order of first appearance (workflow order)
+	Agents []AgentStats `json:"agents"`
+	Checks []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
+	// Maps are the figures of each map step (SPEC §12); each of its items
+	// is also one execution of the step in Steps.
+	Maps     []MapStats `json:"maps"`
+	Warnings []string   `json:"warnings"`
+}
+
+// MapStats are the figures of one map step over every run in scope: its
+// items, how they ended, and the dead-letter queue by error signature.
+type MapStats struct {
+	Step      string `json:"step"`
+	Runs      int    `json:"runs"` // runs in which the step froze its items
+	Items     int    `json:"items"`
+	Succeeded int    `json:"succeeded"`
+	Dead      int    `json:"dead"`
+	// DeadRate is Dead over the items that ended (succeeded or dead).
+	DeadRate float64 `json:"dead_rate"`
+	// Signatures counts the dead items by error signature.
+	Signatures map[string]int `json:"signatures"`
 }
 
 // CheckStats are the figures of one check of one step, over every check
@@ -145,12 +162,27 @@ func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
 			if err != nil {
 				return err
 			}
-			byStep := make(map[string][]checkpoint.Attempt, len(steps))
+			byUnit := make(map[checkpoint.Unit][]checkpoint.Attempt, len(steps))
 			for _, a := range attempts {
-				byStep[a.StepID] = append(byStep[a.StepID], a)
+				byUnit[a.Unit()] = append(byUnit[a.Unit()], a)
+			}
+			dead, err := tx.DeadLetters(r.ID)
+			if err != nil {
+				return err
 			}
 			for _, s := range steps {
-				agg.add(s, byStep[s.ID])
+				agg.add(s, byUnit[s.Unit()])
+				items, err := tx.Items(r.ID, s.ID)
+				if err != nil {
+					return err
+				}
+				// Each item of a map step is one execution of the step.
+				for _, it := range items {
+					agg.add(it, byUnit[it.Unit()])
+				}
+				if len(items) > 0 {
+					agg.addMap(s.ID, items, dead)
+				}
 			}
 			checks, err := tx.RunChecks(r.ID)
 			if err != nil {
@@ -170,6 +202,7 @@ func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
 	}
 	stats.Steps, stats.Agents = agg.result()
 	stats.Checks = agg.checkResult(stats.Steps)
+	stats.Maps = agg.mapResult()
 	stats.Warnings = statsWarnings(stats)
 	return stats, nil
 }
@@ -230,6 +263,42 @@ type statsAggregator struct {
 	stepOrder []string
 	agents    map[string]*statsTally
 	checks    map[[2]string]*checkTally // by step and check name
+	maps      map[string]*MapStats
+	mapOrder  []string
+}
+
+// addMap records the items of one run of a map step.
+func (g *statsAggregator) addMap(step string, items []checkpoint.Step, dead []checkpoint.DeadLetter) {
+	m, ok := g.maps[step]
+	if !ok {
+		m = &MapStats{Step: step, Signatures: map[string]int{}}
+		g.maps[step] = m
+		g.mapOrder = append(g.mapOrder, step)
+	}
+	m.Runs++
+	m.Items += len(items)
+	for _, it := range items {
+		if it.Status == checkpoint.StepSucceeded {
+			m.Succeeded++
+		}
+	}
+	for _, d := range dead {
+		if d.StepID == step {
+			m.Dead++
+			m.Signatures[d.Signature]++
+		}
+	}
+}
+
+// mapResult returns the map figures in order of first appearance.
+func (g *statsAggregator) mapResult() []MapStats {
+	out := make([]MapStats, 0, len(g.mapOrder))
+	for _, id := range g.mapOrder {
+		m := *g.maps[id]
+		m.DeadRate = statsRatio(float64(m.Dead), m.Succeeded+m.Dead)
+		out = append(out, m)
+	}
+	return out
 }
 
 // checkTally is a CheckStats under construction.
@@ -291,7 +360,8 @@ type statsTally struct {
 }
 
 func newStatsAggregator() *statsAggregator {
-	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}, checks: map[[2]string]*checkTally{}}
+	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}, checks: map[[2]string]*checkTally{},
+		maps: map[string]*MapStats{}}
 }
 
 // add records one step execution: the step's row in a run and its attempts
