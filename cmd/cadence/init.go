@@ -24,6 +24,8 @@ attempts/
 failed_handoffs/
 handoffs/
 out/
+worktrees/
+reports/
 `
 
 func (c *initCmd) Run(e *env) error {

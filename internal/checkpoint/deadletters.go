@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// DeadMergeConflict is the class of an item whose agent succeeded but
+// whose branch could not be merged back (workspace: worktree, merge: true).
+// Such an item stays succeeded: its work is on its branch.
+const DeadMergeConflict = "merge_conflict"
+
 const deadLetterColumns = `run_id, step_id, item_key, class, error, signature, attempts, first_at, last_at, dead_at`
 
 const (
@@ -29,7 +34,8 @@ type deadLetterRow struct {
 }
 
 // AddDeadLetter puts a failed item into the dead-letter queue. The item
-// must exist and be failed, and must not be in the queue already.
+// must exist and be failed (or succeeded, for DeadMergeConflict), and must
+// not be in the queue already.
 func (t *Tx) AddDeadLetter(d DeadLetter) error {
 	u := Unit{RunID: d.RunID, StepID: d.StepID, Item: d.ItemKey}
 	what := "dead letter of " + unitName(u)
@@ -43,7 +49,7 @@ func (t *Tx) AddDeadLetter(d DeadLetter) error {
 	if err := t.get(&status, unitName(u), stepStatusQuery, d.RunID, d.StepID, d.ItemKey); err != nil {
 		return fmt.Errorf("add %s: %w", what, err)
 	}
-	if status != StepFailed {
+	if status != StepFailed && !(status == StepSucceeded && d.Class == DeadMergeConflict) {
 		return fmt.Errorf("add %s: %w: the item is %s, not failed", what, ErrInvalidTransition, status)
 	}
 	row := deadLetterRow{RunID: d.RunID, StepID: d.StepID, ItemKey: d.ItemKey, Class: d.Class, Error: d.Error,

@@ -26,6 +26,7 @@ type Step struct {
 	Idx          int    // position in the workflow, from 0
 	ItemIdx      int    // an item's position in its step's frozen list, from 1; 0 for a step
 	ItemJSON     []byte // the item's value as frozen when the step started; nil for a step
+	BaseCommit   string // a map step in git worktrees: the commit its items' branches start at
 	Agent        string
 	Status       string // one of the Step* constants
 	MaxAttempts  int

@@ -74,6 +74,7 @@ type stepRow struct {
 	InputTokens  int64            `db:"input_tokens"`
 	OutputTokens int64            `db:"output_tokens"`
 	UpdatedAt    dbTime           `db:"updated_at"`
+	BaseCommit   string           `db:"base_commit"`
 }
 
 func stepToRow(s Step) stepRow {
@@ -100,6 +101,7 @@ func stepToRow(s Step) stepRow {
 		InputTokens:  s.InputTokens,
 		OutputTokens: s.OutputTokens,
 		UpdatedAt:    dbTime(s.UpdatedAt),
+		BaseCommit:   s.BaseCommit,
 	}
 }
 
@@ -127,6 +129,7 @@ func (r stepRow) step() Step {
 		InputTokens:  r.InputTokens,
 		OutputTokens: r.OutputTokens,
 		UpdatedAt:    time.Time(r.UpdatedAt),
+		BaseCommit:   r.BaseCommit,
 	}
 }
 

@@ -207,10 +207,10 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	handoffPath := ""
 	if ws.Handoff.From == "file" {
 		var err error
-		if handoffPath, err = p.handoffFile(ws.Handoff.Path); err != nil {
+		if handoffPath, err = p.handoffFile(p.workDir(t.item), ws.Handoff.Path); err != nil {
 			// Not removed, not created: the attempt runs, and its handoff is
 			// judged missing below, with this reason.
-			handoffPath = filepath.Join(p.dir, ws.Handoff.Path)
+			handoffPath = filepath.Join(p.workDir(t.item), ws.Handoff.Path)
 			p.log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
 		} else {
 			if err := os.Remove(handoffPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -277,7 +277,7 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 		p.log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", a.N,
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
-	j := p.judge(ws, res, runErr, handoffPath, stream)
+	j := p.judge(ws, res, runErr, p.workDir(t.item), handoffPath, stream)
 	if j.ok && len(ws.Checks) > 0 {
 		if j, err = p.checkHandoff(ctx, t, j, res); err != nil {
 			return stepOutcome{}, err
@@ -422,7 +422,7 @@ func (p *project) cadenceEnv(t *try) []string {
 // judge classifies a finished attempt into success or exactly one failure
 // class (SPEC §5). stream, when not nil, has judged a text agent's stdout as
 // it arrived.
-func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, handoffPath string, stream *handoff.Stream) judgement {
+func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, workDir, handoffPath string, stream *handoff.Stream) judgement {
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
 	}
@@ -453,7 +453,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, hand
 		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
 			fmt.Sprintf("the agent's final answer came in an event line over max_event_bytes %d, which was skipped", ws.Handoff.MaxEventBytes))}
 	case handoffPath != "":
-		if _, err := p.handoffFile(ws.Handoff.Path); err != nil {
+		if _, err := p.handoffFile(workDir, ws.Handoff.Path); err != nil {
 			hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassMissing, "the handoff file was not read: "+err.Error())}
 			hr.Diagnosis.Path = ws.Handoff.Path
 		} else {

@@ -92,6 +92,16 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		if err := tx.RemoveDeadLetter(u); err != nil {
 			return err
 		}
+		steps[d.StepID] = true
+		if d.Class == checkpoint.DeadMergeConflict {
+			// The item's work succeeded and is on its branch: what is
+			// retried is the merge, once the branch merges cleanly.
+			if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "item_reopened",
+				Detail: fmt.Sprintf("the merge of item %q of step %s is retried by `dlq retry`", d.ItemKey, d.StepID)}); err != nil {
+				return err
+			}
+			continue
+		}
 		it, err := tx.Unit(u)
 		if err != nil {
 			return err

@@ -72,14 +72,21 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 	for _, it := range items {
 		switch state[it.key] {
 		case checkpoint.StepSucceeded:
-		case checkpoint.StepFailed:
-			if err := p.deadLetter(ctx, run.ID, ws, it); err != nil {
+			// A crash may have come between the item's success and the
+			// commit and removal of its worktree.
+			if err := p.finishWorktree(ctx, run.ID, ws, it); err != nil {
 				return 0, nil, err
 			}
-			dead++
+		case checkpoint.StepFailed:
+			if err := p.deadLetter(ctx, run.ID, ws, it, "", ""); err != nil {
+				return 0, nil, err
+			}
 		default:
 			todo = append(todo, it)
 		}
+	}
+	if dead, err = p.deadCount(ctx, run.ID, ws.ID); err != nil {
+		return 0, nil, err
 	}
 
 	sem := make(chan struct{}, ws.Map.MaxParallel)
@@ -112,9 +119,9 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		go func(it *mapItem) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res, _, err := p.runUnit(ctx, run, ws, it, outputs)
+			res, err := p.runItem(ctx, run, ws, it, outputs)
 			if err == nil && res == stepFailed {
-				err = p.deadLetter(ctx, run.ID, ws, it)
+				err = p.deadLetter(ctx, run.ID, ws, it, "", "")
 				mu.Lock()
 				dead++
 				mu.Unlock()
@@ -132,10 +139,37 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 	if firstErr != nil {
 		return 0, nil, firstErr
 	}
+	if dead <= ws.Map.MaxFailures && ws.Map.Merge {
+		merged, err := p.mergeItems(ctx, run.ID, ws, items)
+		if err != nil {
+			return 0, nil, err
+		}
+		dead += merged
+	}
 	if dead > ws.Map.MaxFailures {
 		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%d items are in the dead-letter queue, more than max_failures %d (see cadence dlq list)", dead, ws.Map.MaxFailures))
 	}
 	return p.finishMap(ctx, run, ws)
+}
+
+// runItem runs one item: in its own git worktree when the step asks for
+// one, whose changes are committed on the item's branch once it succeeded.
+func (p *project) runItem(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, outputs map[string]any) (stepResult, error) {
+	if ws.Map.Workspace == workflow.WorkspaceWorktree {
+		base, err := p.baseCommit(ctx, run.ID, ws.ID)
+		if err != nil {
+			return 0, err
+		}
+		path, branch := p.worktreeOf(run.ID, ws, it)
+		if err := p.repo().Worktree(ctx, path, branch, base); err != nil {
+			return 0, fmt.Errorf("the worktree of %s: %w", unitLabel(unitOf(run.ID, ws.ID, it)), err)
+		}
+	}
+	res, _, err := p.runUnit(ctx, run, ws, it, outputs)
+	if err != nil || res != stepDone {
+		return res, err
+	}
+	return res, p.finishWorktree(ctx, run.ID, ws, it)
 }
 
 // itemsError is a problem with a map step's items that fails the step
@@ -181,16 +215,23 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 				ItemJSON: b, Agent: ws.Agent, Status: checkpoint.StepPending, MaxAttempts: ws.Retry.MaxAttempts,
 				CostKnown: true, UpdatedAt: now}
 		}
+		base := ""
+		if ws.Map.Workspace == workflow.WorkspaceWorktree {
+			if base, err = p.repo().Head(ctx); err != nil {
+				return nil, itemsErrorf("step %s works in git worktrees: %v", ws.ID, err)
+			}
+		}
 		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 			s, err := tx.Step(run.ID, ws.ID)
 			if err != nil {
 				return err
 			}
 			if s.Status == checkpoint.StepPending {
-				s.Status, s.UpdatedAt = checkpoint.StepRunning, now
-				if err := tx.UpdateStep(*s); err != nil {
-					return err
-				}
+				s.Status = checkpoint.StepRunning
+			}
+			s.BaseCommit, s.UpdatedAt = base, now
+			if err := tx.UpdateStep(*s); err != nil {
+				return err
 			}
 			return tx.InsertItems(rows)
 		}); err != nil {
@@ -205,6 +246,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		if err != nil {
 			return nil, err
 		}
+		p.placeItem(run.ID, ws, it)
 		items[i] = it
 	}
 	return items, nil
@@ -217,6 +259,24 @@ func itemOf(row *checkpoint.Step) (*mapItem, error) {
 		return nil, fmt.Errorf("item %q of step %s: stored value: %w", row.ItemKey, row.ID, err)
 	}
 	return &mapItem{key: row.ItemKey, value: v, dir: safeName(row.ItemKey)}, nil
+}
+
+// deadCount counts the dead items of a step.
+func (p *project) deadCount(ctx context.Context, runID, stepID string) (int, error) {
+	n := 0
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		list, err := tx.DeadLetters(runID)
+		for _, d := range list {
+			if d.StepID == stepID {
+				n++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the dead-letter queue of run %s: %w", runID, err)
+	}
+	return n, nil
 }
 
 // frozenItem returns the stored item a unit names, nil for a step.
@@ -232,7 +292,14 @@ func (p *project) frozenItem(ctx context.Context, u checkpoint.Unit) (*mapItem, 
 	}); err != nil {
 		return nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
 	}
-	return itemOf(row)
+	it, err := itemOf(row)
+	if err != nil {
+		return nil, err
+	}
+	if ws := p.wf.Step(u.StepID); ws != nil && ws.Map != nil {
+		p.placeItem(u.RunID, ws, it)
+	}
+	return it, nil
 }
 
 // itemsSource reads the items of a map step from an earlier step's handoff
@@ -395,7 +462,10 @@ func (p *project) itemStates(ctx context.Context, runID, stepID string) (map[str
 
 // deadLetter puts a failed item into the dead-letter queue, unless it is
 // there already (a crash between the item's failure and this commit).
-func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Step, it *mapItem) error {
+//
+// class and msg, when set, are the failure itself (a merge conflict);
+// otherwise it is the item's last failed attempt's.
+func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Step, it *mapItem, class, msg string) error {
 	u := unitOf(runID, ws.ID, it)
 	now := p.now()
 	var d checkpoint.DeadLetter
@@ -427,12 +497,15 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 			if last.FinishedAt != nil {
 				d.LastAt = *last.FinishedAt
 			}
-			for i := len(attempts) - 1; i >= 0; i-- {
+			for i := len(attempts) - 1; i >= 0 && class == ""; i-- {
 				if a := attempts[i]; a.Class != "" {
 					d.Class, d.Error = a.Class, a.Error
 					break
 				}
 			}
+		}
+		if class != "" {
+			d.Class, d.Error = class, msg
 		}
 		d.Signature = signature(d.Class, d.Error)
 		added = true
@@ -522,8 +595,10 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 				if err := json.Unmarshal(r.HandoffJSON, &env); err != nil {
 					return fmt.Errorf("item %q: stored handoff: %w", r.ItemKey, err)
 				}
-				out.Items = append(out.Items, done{Key: r.ItemKey, Output: env.Data})
-				continue
+				if _, dead := byKey[r.ItemKey]; !dead {
+					out.Items = append(out.Items, done{Key: r.ItemKey, Output: env.Data})
+					continue
+				}
 			}
 			d := byKey[r.ItemKey]
 			out.Failed = append(out.Failed, failed{Key: r.ItemKey, Class: d.Class, Error: d.Error})

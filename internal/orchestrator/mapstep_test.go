@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -44,10 +45,15 @@ func TestSafeName(t *testing.T) {
 		}
 	}
 	seen := map[string]string{}
-	for _, k := range []string{"..", ".", "../../etc/passwd", "a/b", "a_b~", "a b", "", "é", strings.Repeat("x", 65), "a/b/"} {
+	for _, k := range []string{"..", ".", "../../etc/passwd", "a/b", "a_b~", "a b", "", "é", strings.Repeat("x", 65), "a/b/",
+		"x.lock", "a..b", "end.", "a^b", "a:b", "a@{1}"} {
 		got := safeName(k)
 		if got == "" || got == "." || got == ".." || strings.ContainsAny(got, "/\\\x00") || len(got) > 60 {
 			t.Errorf("safeName(%q) = %q: not one safe file name", k, got)
+		}
+		// It is also part of a branch name: git must accept it as one.
+		if out, err := exec.Command("git", "check-ref-format", "refs/heads/cadence/run/step/"+got).CombinedOutput(); err != nil {
+			t.Errorf("safeName(%q) = %q is not valid in a branch name: %v %s", k, got, err, out)
 		}
 		if prev, dup := seen[got]; dup {
 			t.Errorf("keys %q and %q share the name %q", prev, k, got)

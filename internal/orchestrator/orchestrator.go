@@ -188,6 +188,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	if err := p.checkWorktrees(ctx); err != nil {
+		return nil, err
+	}
 
 	var existing *checkpoint.Run
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -256,6 +259,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	if err := p.checkWorktrees(ctx); err != nil {
+		return nil, err
+	}
 
 	var run *checkpoint.Run
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {

@@ -20,9 +20,9 @@ var errOutsideProject = errors.New("leads outside the project directory")
 // somewhere else, and cadence must neither delete nor read through that.
 // The file itself is never followed (CheckFile opens it without following
 // a link), so only its directory is resolved here.
-func (p *project) handoffFile(rel string) (string, error) {
-	abs := filepath.Join(p.dir, rel)
-	root, err := filepath.EvalSymlinks(p.dir)
+func (p *project) handoffFile(workDir, rel string) (string, error) {
+	abs := filepath.Join(workDir, rel)
+	root, err := filepath.EvalSymlinks(workDir)
 	if err != nil {
 		return "", fmt.Errorf("resolve the project directory: %w", err)
 	}

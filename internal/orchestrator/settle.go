@@ -222,7 +222,7 @@ func (p *project) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok boo
 	if ws.Handoff.From != "file" || a.PID == nil {
 		return nil, false, false
 	}
-	path, err := p.handoffFile(ws.Handoff.Path)
+	path, err := p.handoffFile(p.workDir(t.item), ws.Handoff.Path)
 	if err != nil {
 		return nil, false, false
 	}

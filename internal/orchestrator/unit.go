@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
@@ -66,14 +67,16 @@ func (p *project) workDir(it *mapItem) string {
 	return p.dir
 }
 
-// plainKey is a key that is already safe as a file name.
+// plainKey is a key that is already safe as a file name and as a part of a
+// git branch name.
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 
-// safeName turns an item's key into one file name: the key itself when it
-// is plain, else its plain characters (at most 40) and a hash of the whole
-// key, so that two keys never share a name.
+// safeName turns an item's key into one file name that is also valid in a
+// branch name: the key itself when it is plain, else its plain characters
+// (at most 40), "=" and a hash of the whole key, so that two keys never
+// share a name ("=" is never in a plain key).
 func safeName(key string) string {
-	if plainKey.MatchString(key) {
+	if plainKey.MatchString(key) && !strings.HasSuffix(key, ".") && !strings.HasSuffix(key, ".lock") && !strings.Contains(key, "..") {
 		return key
 	}
 	b := make([]byte, 0, 40)
@@ -87,7 +90,7 @@ func safeName(key string) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(key))
-	return string(b) + "~" + hex.EncodeToString(sum[:6])
+	return string(b) + "=" + hex.EncodeToString(sum[:6])
 }
 
 // itemIndexKey is the key of an item keyed by its position (no key:).

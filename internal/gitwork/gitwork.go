@@ -1,0 +1,189 @@
+// Package gitwork gives each item of a map step a git worktree and branch
+// of its own, commits what its agent changed there, and merges the
+// succeeded branches back (SPEC §12, workspace: worktree).
+//
+// Every operation runs the git binary with an argv, never through a shell,
+// and is safe to repeat: a resumed run calls them again after a crash at
+// any point.
+package gitwork
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotRepo reports a directory that is not inside a git work tree.
+var ErrNotRepo = errors.New("not inside a git repository")
+
+// Repo is the git repository of a project directory.
+type Repo struct {
+	Dir string   // the project directory, inside the repository's work tree
+	Env []string // the environment git runs with; nil means os.Environ()
+}
+
+// run runs git in dir and returns its trimmed stdout.
+func (r Repo) run(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = r.Env
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	// Never wait for a credential or editor prompt.
+	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_MERGE_AUTOEDIT=no")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, msg)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// Head returns the commit the project's work tree is at; ErrNotRepo when
+// the directory is not in a git repository, or the repository has no
+// commit yet.
+func (r Repo) Head(ctx context.Context) (string, error) {
+	if _, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree"); err != nil {
+		return "", fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	}
+	head, err := r.run(ctx, r.Dir, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%s: the repository has no commit yet: %w", r.Dir, ErrNotRepo)
+	}
+	return head, nil
+}
+
+// branchExists reports whether refs/heads/branch exists.
+func (r Repo) branchExists(ctx context.Context, branch string) bool {
+	_, err := r.run(ctx, r.Dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	return err == nil
+}
+
+// Worktree makes sure path is a worktree of branch: an existing worktree
+// there is reused as it is (a resume), an existing branch is checked out
+// with its commits, and a new branch starts at base.
+func (r Repo) Worktree(ctx context.Context, path, branch, base string) error {
+	if top, err := r.run(ctx, path, "rev-parse", "--show-toplevel"); err == nil && samePath(top, path) {
+		cur, err := r.run(ctx, path, "symbolic-ref", "--short", "HEAD")
+		if err == nil && cur == branch {
+			return nil
+		}
+		return fmt.Errorf("%s is a worktree of %q, not of branch %s", path, cur, branch)
+	}
+	// A directory left by an interrupted `git worktree add` is not a
+	// worktree yet: prune the stale record and add it again.
+	if _, err := r.run(ctx, r.Dir, "worktree", "prune"); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("clear %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if r.branchExists(ctx, branch) {
+		_, err := r.run(ctx, r.Dir, "worktree", "add", "--quiet", path, branch)
+		return err
+	}
+	_, err := r.run(ctx, r.Dir, "worktree", "add", "--quiet", "-b", branch, path, base)
+	return err
+}
+
+// CommitAll commits every change in the worktree at path, untracked files
+// included, with msg; it reports whether there was anything to commit. An
+// identity is supplied only when the repository has none configured.
+func (r Repo) CommitAll(ctx context.Context, path, msg string) (bool, error) {
+	if _, err := r.run(ctx, path, "add", "--all"); err != nil {
+		return false, err
+	}
+	if _, err := r.run(ctx, path, "diff", "--cached", "--quiet"); err == nil {
+		return false, nil
+	}
+	args := []string{"commit", "--quiet", "--no-verify", "-m", msg}
+	if email, _ := r.run(ctx, path, "config", "user.email"); email == "" {
+		args = append([]string{"-c", "user.name=cadence", "-c", "user.email=cadence@localhost"}, args...)
+	}
+	if _, err := r.run(ctx, path, args...); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Remove removes the worktree at path; its branch stays. A path that is no
+// longer a worktree is not an error.
+func (r Repo) Remove(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		_, err := r.run(ctx, r.Dir, "worktree", "prune")
+		return err
+	}
+	_, err := r.run(ctx, r.Dir, "worktree", "remove", "--force", path)
+	return err
+}
+
+// MergeResult is how a merge of an item's branch ended.
+type MergeResult int
+
+const (
+	Merged   MergeResult = iota // merged, or already merged
+	Conflict                    // conflicted; the merge was aborted and the work tree left as before
+)
+
+// Merge merges branch into the project's current branch with a merge
+// commit. A conflict is aborted, leaving the work tree as it was. Merging a
+// branch that is already merged changes nothing, so a resumed run may merge
+// again what it merged before a crash.
+func (r Repo) Merge(ctx context.Context, branch, msg string) (MergeResult, error) {
+	args := []string{"merge", "--no-ff", "--no-edit", "-m", msg, branch}
+	if email, _ := r.run(ctx, r.Dir, "config", "user.email"); email == "" {
+		args = append([]string{"-c", "user.name=cadence", "-c", "user.email=cadence@localhost"}, args...)
+	}
+	_, err := r.run(ctx, r.Dir, args...)
+	if err == nil {
+		return Merged, nil
+	}
+	// A conflict leaves unmerged paths and MERGE_HEAD; anything else (a
+	// dirty work tree, say) is an error to report as it is.
+	if unmerged, _ := r.run(ctx, r.Dir, "diff", "--name-only", "--diff-filter=U"); unmerged != "" {
+		if _, aerr := r.run(ctx, r.Dir, "merge", "--abort"); aerr != nil {
+			return Conflict, fmt.Errorf("abort the conflicted merge of %s: %w", branch, aerr)
+		}
+		return Conflict, nil
+	}
+	return Merged, err
+}
+
+// Conflicts lists the files a merge of branch would conflict on, for the
+// dead letter of an item whose merge was aborted.
+func (r Repo) Conflicts(ctx context.Context, branch string) []string {
+	out, err := r.run(ctx, r.Dir, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch)
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) <= 1 {
+		return nil
+	}
+	var files []string
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			files = append(files, l)
+		}
+	}
+	return files
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}

@@ -1,0 +1,136 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/gitwork"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// repo is the git repository of the project, for map steps that work in
+// worktrees.
+func (p *project) repo() gitwork.Repo { return gitwork.Repo{Dir: p.dir, Env: p.env} }
+
+// checkWorktrees refuses, before anything runs, a workflow whose map steps
+// work in git worktrees when the project is not in a git repository with a
+// commit to branch from.
+func (p *project) checkWorktrees(ctx context.Context) error {
+	for _, ws := range p.wf.Steps {
+		if ws.Map == nil || ws.Map.Workspace != workflow.WorkspaceWorktree {
+			continue
+		}
+		if _, err := p.repo().Head(ctx); err != nil {
+			return usagef("step %s has workspace: worktree, but %s is not in a git repository with a commit to branch from "+
+				"(run git init and commit, or use workspace: shared)", ws.ID, p.dir)
+		}
+		return nil
+	}
+	return nil
+}
+
+// worktreeOf is where an item's worktree lives and its branch's name, both
+// from the item's file-safe key: cadence/RUN/STEP/KEY.
+func (p *project) worktreeOf(runID string, ws *workflow.Step, it *mapItem) (path, branch string) {
+	return filepath.Join(p.dir, CadenceDir, "worktrees", runID, ws.ID, it.dir),
+		"cadence/" + runID + "/" + ws.ID + "/" + it.dir
+}
+
+// placeItem sets the directory an item's agent and checks run in.
+func (p *project) placeItem(runID string, ws *workflow.Step, it *mapItem) {
+	if ws.Map.Workspace == workflow.WorkspaceWorktree {
+		it.workdir, _ = p.worktreeOf(runID, ws, it)
+	}
+}
+
+// baseCommit returns the commit a map step's items branch from.
+func (p *project) baseCommit(ctx context.Context, runID, stepID string) (string, error) {
+	st, err := p.stepRow(ctx, runID, stepID)
+	if err != nil {
+		return "", err
+	}
+	if st.BaseCommit == "" {
+		return "", fmt.Errorf("step %s works in git worktrees but recorded no commit to branch from", stepID)
+	}
+	return st.BaseCommit, nil
+}
+
+// finishWorktree commits what a succeeded item's agent changed in its
+// worktree on the item's branch and removes the worktree; the branch stays.
+// It runs after the success is committed, and again on a resume while the
+// worktree is still there, so a crash at any point loses nothing.
+func (p *project) finishWorktree(ctx context.Context, runID string, ws *workflow.Step, it *mapItem) error {
+	if ws.Map.Workspace != workflow.WorkspaceWorktree {
+		return nil
+	}
+	path, branch := p.worktreeOf(runID, ws, it)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	wctx := context.WithoutCancel(ctx)
+	repo := p.repo()
+	if _, err := repo.CommitAll(wctx, path, fmt.Sprintf("cadence: run %s, step %s, item %s", runID, ws.ID, it.key)); err != nil {
+		return fmt.Errorf("commit the work of %s on %s: %w", unitLabel(unitOf(runID, ws.ID, it)), branch, err)
+	}
+	if err := repo.Remove(wctx, path); err != nil {
+		return fmt.Errorf("remove the worktree of %s: %w", unitLabel(unitOf(runID, ws.ID, it)), err)
+	}
+	return nil
+}
+
+// mergeItems merges the branch of every succeeded item that is not dead
+// into the project's current branch, one at a time in key order. A conflict
+// aborts that merge and sends the item to the dead-letter queue with class
+// merge_conflict; it returns how many did. Merging an already merged branch
+// changes nothing, so a resume merges again safely.
+func (p *project) mergeItems(ctx context.Context, runID string, ws *workflow.Step, items []*mapItem) (int, error) {
+	state, err := p.itemStates(ctx, runID, ws.ID)
+	if err != nil {
+		return 0, err
+	}
+	deadKeys := map[string]bool{}
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		list, err := tx.DeadLetters(runID)
+		for _, d := range list {
+			if d.StepID == ws.ID {
+				deadKeys[d.ItemKey] = true
+			}
+		}
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	sorted := append([]*mapItem(nil), items...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
+	conflicts := 0
+	repo := p.repo()
+	wctx := context.WithoutCancel(ctx)
+	for _, it := range sorted {
+		if state[it.key] != checkpoint.StepSucceeded || deadKeys[it.key] {
+			continue
+		}
+		_, branch := p.worktreeOf(runID, ws, it)
+		res, err := repo.Merge(wctx, branch, fmt.Sprintf("cadence: merge item %s of step %s (run %s)", it.key, ws.ID, runID))
+		if err != nil {
+			return conflicts, fmt.Errorf("merge the branch of %s: %w", unitLabel(unitOf(runID, ws.ID, it)), err)
+		}
+		if res == gitwork.Conflict {
+			msg := fmt.Sprintf("merging branch %s conflicts", branch)
+			if files := repo.Conflicts(wctx, branch); len(files) > 0 {
+				msg += " on " + strings.Join(files, ", ")
+			}
+			msg += "; the merge was aborted and the branch kept"
+			if err := p.deadLetter(ctx, runID, ws, it, checkpoint.DeadMergeConflict, msg); err != nil {
+				return conflicts, err
+			}
+			conflicts++
+		}
+	}
+	return conflicts, nil
+}
