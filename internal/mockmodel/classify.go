@@ -12,6 +12,7 @@ const (
 	KindCountTokens = "count_tokens" // Anthropic count_tokens, Gemini countTokens
 	KindRouter      = "router"       // Gemini CLI's model router (complexity score)
 	KindNextSpeaker = "next_speaker" // Gemini CLI's next-speaker check
+	KindLoopCheck   = "loop_check"   // Gemini CLI's check for an unproductive loop
 	KindUnknown     = "unknown"      // a path the server does not implement
 )
 
@@ -29,7 +30,9 @@ func wantsStream(r Request) bool {
 // Observed side requests: Gemini CLI 0.61 asks a flash-lite model, through
 // non-streaming generateContent with a responseJsonSchema, to score the
 // prompt's complexity before each turn (its model router), and may ask
-// whether the user or the model speaks next. Claude Code 2.1 in print mode
+// whether the user or the model speaks next; after 30 turns of one prompt
+// (a long tool-using session) it asks, the same way, whether the
+// conversation is stuck in a loop. Claude Code 2.1 in print mode
 // (-p) sends only the turn itself; count_tokens is handled in case it is
 // used.
 func classify(r Request) string {
@@ -66,6 +69,8 @@ func geminiSideKind(r Request) string {
 		return KindRouter
 	case strings.Contains(string(b), `"next_speaker"`):
 		return KindNextSpeaker
+	case strings.Contains(string(b), `"unproductive_state_confidence"`):
+		return KindLoopCheck
 	}
 	return KindTurn
 }
@@ -80,6 +85,8 @@ func sideReply(r Request) Reply {
 		return Reply{Text: `{"complexity_reasoning": "A short, simple request.", "complexity_score": 10}`}
 	case KindNextSpeaker:
 		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
+	case KindLoopCheck:
+		return Reply{Text: `{"unproductive_state_analysis": "Each step makes progress.", "unproductive_state_confidence": 0}`}
 	}
 	return Reply{Text: "ok"}
 }
