@@ -408,6 +408,30 @@ func TestToolResults(t *testing.T) {
 	}
 }
 
+// TestClassifyCompaction: a request for a summary of the conversation, as
+// Codex and Claude Code send when the context fills up, is a side request,
+// whatever came before it.
+func TestClassifyCompaction(t *testing.T) {
+	tests := []struct {
+		name, path, body, want string
+	}{
+		{"codex", "/v1/responses", `{"input":[{"type":"function_call_output","call_id":"a","output":"x"},{"type":"message","role":"user","content":[{"type":"input_text","text":"You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary."}]}]}`, KindCompact},
+		{"claude", "/v1/messages", `{"messages":[{"role":"user","content":[{"type":"text","text":"Your task is to create a detailed summary of the conversation so far, paying close attention"}]}]}`, KindCompact},
+		{"an ordinary turn", "/v1/responses", `{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Summarise the file."}]}]}`, KindTurn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Request{API: route(tt.path), Path: tt.path}
+			if err := json.Unmarshal([]byte(tt.body), &r.JSON); err != nil {
+				t.Fatal(err)
+			}
+			if got := classify(r); got != tt.want {
+				t.Errorf("classify = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestClassifyLoopCheck: Gemini CLI's loop check is a side request.
 func TestClassifyLoopCheck(t *testing.T) {
 	r := Request{API: Gemini, Path: "/v1beta/models/gemini-x:generateContent"}
