@@ -51,12 +51,20 @@ func serveAnthropic(w http.ResponseWriter, rec Request) {
 	}
 	id := fmt.Sprintf("msg_mock%016x", rec.Received.UnixNano())
 	model := rec.Model()
-	in, out := tokens(len(rec.Body)), tokens(len(reply.Text))
+	block, stop := map[string]any{"type": "text", "text": reply.Text}, "end_turn"
+	out := tokens(len(reply.Text))
+	var input string // a tool call's input, as JSON
+	if u := rec.use; u != nil {
+		input = jsonString(u.Args)
+		block, stop = map[string]any{"type": "tool_use", "id": u.ID, "name": u.Name, "input": u.Args}, "tool_use"
+		out = tokens(u.size())
+	}
+	in := tokens(len(rec.Body))
 	if !rec.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": model,
-			"content":       []any{map[string]any{"type": "text", "text": reply.Text}},
-			"stop_reason":   "end_turn",
+			"content":       []any{block},
+			"stop_reason":   stop,
 			"stop_sequence": nil,
 			"usage":         map[string]any{"input_tokens": in, "output_tokens": out},
 		})
@@ -71,16 +79,27 @@ func serveAnthropic(w http.ResponseWriter, rec Request) {
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
 		},
 	}})
-	s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]any{"type": "text", "text": ""}})
-	s.event("ping", map[string]any{"type": "ping"})
-	for _, c := range chunks(reply.Text, 24) {
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": c}})
+	if u := rec.use; u != nil {
+		// The block starts with an empty input that the deltas fill in,
+		// as the API streams it.
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": u.ID, "name": u.Name, "input": map[string]any{}}})
+		for _, c := range chunks(input, jsonChunk) {
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
+		}
+	} else {
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		s.event("ping", map[string]any{"type": "ping"})
+		for _, c := range chunks(reply.Text, 24) {
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": c}})
+		}
 	}
 	s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": out}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 }

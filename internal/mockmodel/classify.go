@@ -12,6 +12,8 @@ const (
 	KindCountTokens = "count_tokens" // Anthropic count_tokens, Gemini countTokens
 	KindRouter      = "router"       // Gemini CLI's model router (complexity score)
 	KindNextSpeaker = "next_speaker" // Gemini CLI's next-speaker check
+	KindLoopCheck   = "loop_check"   // Gemini CLI's check for an unproductive loop
+	KindCompact     = "compact"      // a request to summarise the conversation so far
 	KindUnknown     = "unknown"      // a path the server does not implement
 )
 
@@ -29,7 +31,9 @@ func wantsStream(r Request) bool {
 // Observed side requests: Gemini CLI 0.61 asks a flash-lite model, through
 // non-streaming generateContent with a responseJsonSchema, to score the
 // prompt's complexity before each turn (its model router), and may ask
-// whether the user or the model speaks next. Claude Code 2.1 in print mode
+// whether the user or the model speaks next; after 30 turns of one prompt
+// (a long tool-using session) it asks, the same way, whether the
+// conversation is stuck in a loop. Claude Code 2.1 in print mode
 // (-p) sends only the turn itself; count_tokens is handled in case it is
 // used.
 func classify(r Request) string {
@@ -39,6 +43,13 @@ func classify(r Request) string {
 	case Anthropic:
 		if strings.HasSuffix(r.Path, "/count_tokens") {
 			return KindCountTokens
+		}
+		if isCompaction(r) {
+			return KindCompact
+		}
+	case Responses:
+		if isCompaction(r) {
+			return KindCompact
 		}
 	case Gemini:
 		_, method, _ := geminiPath(r.Path)
@@ -50,6 +61,28 @@ func classify(r Request) string {
 		}
 	}
 	return KindTurn
+}
+
+// compactPrompts open the prompts with which CLIs ask the model to
+// summarise the conversation so far, to replace it once the context
+// fills up: Codex 0.169's (seen in a long tool-using session) and Claude
+// Code 2.1's (read from its binary). The summary is a side request: the
+// session goes on after it with the script's next turn.
+var compactPrompts = []string{
+	"You are performing a CONTEXT CHECKPOINT COMPACTION",
+	"Your task is to create a detailed summary of the conversation so far",
+}
+
+// isCompaction reports whether the request's last user message asks for a
+// summary of the conversation.
+func isCompaction(r Request) bool {
+	last := r.LastUserText()
+	for _, p := range compactPrompts {
+		if strings.Contains(last, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // geminiSideKind recognises Gemini CLI's structured side requests by the
@@ -66,6 +99,8 @@ func geminiSideKind(r Request) string {
 		return KindRouter
 	case strings.Contains(string(b), `"next_speaker"`):
 		return KindNextSpeaker
+	case strings.Contains(string(b), `"unproductive_state_confidence"`):
+		return KindLoopCheck
 	}
 	return KindTurn
 }
@@ -80,6 +115,10 @@ func sideReply(r Request) Reply {
 		return Reply{Text: `{"complexity_reasoning": "A short, simple request.", "complexity_score": 10}`}
 	case KindNextSpeaker:
 		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
+	case KindCompact:
+		return Reply{Text: "The scripted session is under way: every tool call so far ran and returned its result. Go on with the next step."}
+	case KindLoopCheck:
+		return Reply{Text: `{"unproductive_state_analysis": "Each step makes progress.", "unproductive_state_confidence": 0}`}
 	}
 	return Reply{Text: "ok"}
 }

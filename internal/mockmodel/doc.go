@@ -18,6 +18,16 @@
 //     :streamGenerateContent (alt=sse or a JSON array), and :countTokens.
 //   - OpenAI chat completions: POST /v1/chat/completions, SSE or plain JSON.
 //
+// A scripted reply can also be a tool call (Call, Session): read a file,
+// run a shell command, write or edit a file. The server answers the turn
+// with a call of the tool the request declares for it, in the request's
+// wire format: Claude Code's Read, Bash, Write and Edit; Codex's
+// exec_command (or shell, or local_shell, or code mode's exec calling
+// exec_command) and apply_patch; Gemini CLI's read_file,
+// run_shell_command, write_file and replace. The real CLI runs it and
+// sends the result back in its next turn (Request.ToolResults), so a test
+// can drive a whole tool-using session and see every result.
+//
 // Scripted replies are consumed only by requests that ask for the main
 // answer of a turn. CLIs also send side requests (Claude Code's title and
 // quota probes, Gemini CLI's model router and next-speaker checks, token

@@ -68,9 +68,9 @@ func serveGemini(w http.ResponseWriter, rec Request) {
 	}
 	in, out := tokens(len(rec.Body)), tokens(len(reply.Text))
 	respID := fmt.Sprintf("mock%016x", rec.Received.UnixNano())
-	chunk := func(text string, last bool) map[string]any {
+	chunk := func(part map[string]any, last bool) map[string]any {
 		cand := map[string]any{"index": 0,
-			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}}}
+			"content": map[string]any{"role": "model", "parts": []any{part}}}
 		c := map[string]any{"candidates": []any{cand}, "modelVersion": model, "responseId": respID}
 		if last {
 			cand["finishReason"] = "STOP"
@@ -79,13 +79,22 @@ func serveGemini(w http.ResponseWriter, rec Request) {
 		}
 		return c
 	}
-	if method != "streamGenerateContent" {
-		writeJSON(w, http.StatusOK, chunk(reply.Text, true))
-		return
+	var parts []map[string]any
+	if u := rec.use; u != nil {
+		// A function call comes whole in one chunk, as the API sends it.
+		out = tokens(u.size())
+		parts = []map[string]any{{"functionCall": map[string]any{"id": u.ID, "name": u.Name, "args": u.Args}}}
+	} else {
+		for _, p := range chunks(reply.Text, 24) {
+			parts = append(parts, map[string]any{"text": p})
+		}
+		if len(parts) == 0 {
+			parts = []map[string]any{{"text": ""}}
+		}
 	}
-	parts := chunks(reply.Text, 24)
-	if len(parts) == 0 {
-		parts = []string{""}
+	if method != "streamGenerateContent" {
+		writeJSON(w, http.StatusOK, chunk(geminiJoin(parts), true))
+		return
 	}
 	var all []any
 	for i, p := range parts {
@@ -99,4 +108,18 @@ func serveGemini(w http.ResponseWriter, rec Request) {
 	for _, c := range all {
 		s.event("", c)
 	}
+}
+
+// geminiJoin makes the one part of a non-streamed answer: the text parts
+// joined, or the function call.
+func geminiJoin(parts []map[string]any) map[string]any {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var text strings.Builder
+	for _, p := range parts {
+		s, _ := p["text"].(string)
+		text.WriteString(s)
+	}
+	return map[string]any{"text": text.String()}
 }

@@ -8,13 +8,16 @@ import (
 // Reply is one scripted model answer.
 //
 // The zero Status means 200: the model answers Text, streamed in small
-// chunks when the client asked for a stream. Any other Status makes the
+// chunks when the client asked for a stream, or calls Tool. Any other Status makes the
 // server answer with that status and an error body in the wire format of
 // the API that was called (Anthropic error JSON, OpenAI error JSON, Google
 // RPC status), with RetryAfter, when set, in a retry-after header.
 type Reply struct {
 	// Text is the answer's text when Status is 0 or 200.
 	Text string
+	// Tool, when set, makes the answer a call of this tool instead of
+	// text (see ToolCall); Text is then ignored.
+	Tool *ToolCall
 	// Status is the HTTP status to answer with; 0 means 200.
 	Status int
 	// RetryAfter is sent verbatim as the retry-after header (seconds or an

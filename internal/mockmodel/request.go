@@ -47,8 +47,14 @@ type Request struct {
 	Kind string
 	// Reply is the answer the server sent.
 	Reply Reply
+	// ToolID and ToolName are the id and the tool name of the call the
+	// answer made, when Reply.Tool was resolved against the tools the
+	// request declares; both are empty otherwise.
+	ToolID, ToolName string
 	// Received is when the request arrived.
 	Received time.Time
+
+	use *toolUse // the resolved Reply.Tool
 }
 
 // Message is one message of the conversation a request carries, reduced to
@@ -226,4 +232,61 @@ func textOf(v any) string {
 		}
 	}
 	return ""
+}
+
+// ToolResult is the result of a tool call that a request sends back to
+// the model: the call's id and the text the tool returned.
+type ToolResult struct {
+	CallID string
+	Output string
+	// Error reports that the agent marked the result as an error
+	// (Anthropic is_error, a Gemini functionResponse with an error).
+	Error bool
+}
+
+// ToolResults returns the tool results the request's conversation
+// carries, in order: Anthropic tool_result blocks, OpenAI
+// function_call_output, custom_tool_call_output and
+// local_shell_call_output items, Gemini functionResponse parts. A CLI
+// resends the whole conversation each turn, so a turn carries the results
+// of every earlier call, not only of the last one.
+func (r Request) ToolResults() []ToolResult {
+	var out []ToolResult
+	switch r.API {
+	case Anthropic:
+		for _, m := range listOf(r.JSON["messages"]) {
+			for _, b := range listOf(m["content"]) {
+				if b["type"] == "tool_result" {
+					id, _ := b["tool_use_id"].(string)
+					isErr, _ := b["is_error"].(bool)
+					out = append(out, ToolResult{CallID: id, Output: textOf(b["content"]), Error: isErr})
+				}
+			}
+		}
+	case Responses:
+		for _, item := range listOf(r.JSON["input"]) {
+			switch item["type"] {
+			case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+				id, _ := item["call_id"].(string)
+				out = append(out, ToolResult{CallID: id, Output: textOf(item["output"])})
+			}
+		}
+	case Gemini:
+		for _, c := range listOf(r.JSON["contents"]) {
+			for _, p := range listOf(c["parts"]) {
+				fr, ok := p["functionResponse"].(map[string]any)
+				if !ok {
+					continue
+				}
+				id, _ := fr["id"].(string)
+				resp, _ := fr["response"].(map[string]any)
+				res := ToolResult{CallID: id, Output: textOf(resp["output"]), Error: resp["error"] != nil}
+				if res.Output == "" {
+					res.Output = jsonString(resp)
+				}
+				out = append(out, res)
+			}
+		}
+	}
+	return out
 }

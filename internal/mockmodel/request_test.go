@@ -107,6 +107,7 @@ func TestSideReplies(t *testing.T) {
 	}{
 		{KindRouter, []string{"complexity_reasoning", "complexity_score"}},
 		{KindNextSpeaker, []string{"reasoning", "next_speaker"}},
+		{KindLoopCheck, []string{"unproductive_state_analysis", "unproductive_state_confidence"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {

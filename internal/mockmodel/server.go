@@ -30,6 +30,7 @@ type Server struct {
 	mu       sync.Mutex
 	script   []Reply
 	next     int // index in script of the next turn's reply
+	calls    int // tool calls answered so far, for their ids
 	requests []Request
 	seen     chan struct{} // closed and replaced whenever a request is recorded
 }
@@ -168,6 +169,15 @@ func (s *Server) record(rec *Request) Reply {
 	reply := sideReply(*rec)
 	if rec.Turn {
 		reply = s.take()
+	}
+	if reply.Tool != nil && !reply.isError() {
+		s.calls++
+		use, err := resolveTool(*rec, *reply.Tool, fmt.Sprintf("call_mock_%04d", s.calls))
+		if err != nil {
+			reply = Reply{Status: http.StatusBadRequest, ErrorMessage: err.Error()}
+		} else {
+			rec.use, rec.ToolID, rec.ToolName = &use, use.ID, use.Name
+		}
 	}
 	rec.Reply = reply
 	s.requests = append(s.requests, *rec)

@@ -56,6 +56,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(b)
 }
 
+// jsonChunk is the size of the pieces a tool call's input is streamed in:
+// larger than a text delta, so that a call that writes a big file does not
+// take tens of thousands of events.
+const jsonChunk = 4096
+
 // chunks splits text into pieces of at most size bytes, on rune
 // boundaries, so a streamed answer arrives as several deltas.
 func chunks(text string, size int) []string {

@@ -1,0 +1,356 @@
+//go:build agentcli
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/mockmodel"
+)
+
+// A session of the size and shape of real work, scaled down in time only:
+// the agent reads many large files, so that its transcript runs to tens of
+// MB while the model sees far less; runs a shell command that writes
+// nothing for longer than idle_timeout while it burns CPU, as a build or a
+// test suite does; writes a file; and only then answers.
+const (
+	scaleFiles      = 22         // large files in the project
+	scaleFileBytes  = 1100 << 10 // the size of each (1.1 MiB)
+	scaleIdle       = 3 * time.Second
+	scaleBurn       = 2 * scaleIdle // the silent, busy command runs this long
+	scaleTranscript = 20 << 20      // the least transcript a session must stream
+	scaleCalls      = 50            // the fewest tool calls in a session
+	scaleRSSKiB     = 64 << 10      // SPEC §15: peak RSS of cadence under 64 MiB
+	scaleAnswer     = `{"ok": true, "files": 22}`
+	scaleSchema     = `{"type": "object", "required": ["ok", "files"], "properties": {"ok": {"type": "boolean"}, "files": {"type": "integer"}}}`
+	scaleResultFile = "RESULT.md"
+	scaleResult     = "# Result\n\nEvery file was read; the build burned its CPU in silence.\n"
+)
+
+// scaleAgent is one preset in the scale test: how to run it against the
+// mock, and which tool call puts a file's bytes into its transcript.
+type scaleAgent struct {
+	preset string
+	entry  func(t *testing.T, s *mockmodel.Server, home string) map[string]any
+	// bulk is the call that makes the CLI stream the whole file i at
+	// path. Claude Code neither shows a large read nor a long command
+	// output whole (its Read and Bash keep to the model's context), but
+	// an Edit reports the file as it was before, whole; Gemini CLI
+	// streams a command's whole output, Codex its first MiB.
+	bulk func(path string, i int) mockmodel.ToolCall
+}
+
+var scaleAgents = []scaleAgent{
+	{
+		preset: "claude",
+		entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+			e := claudeAgent.entry(t, s, home)
+			// Its tools run unattended only without permission prompts.
+			e["args"] = []string{"--dangerously-skip-permissions"}
+			// The preset bounds the Bash tool below idle_timeout (2s here),
+			// which would stop the busy command long before it outlives
+			// idle_timeout; the agent's env: wins over the preset, so the
+			// command runs whole and only its CPU keeps the session alive.
+			env := e["env"].(map[string]string)
+			env["BASH_DEFAULT_TIMEOUT_MS"] = "60000"
+			env["BASH_MAX_TIMEOUT_MS"] = "60000"
+			// As root Claude Code skips permissions only with IS_SANDBOX=1,
+			// which the preset adds unless the environment already sets
+			// IS_SANDBOX, as some CI containers do to another value.
+			env["IS_SANDBOX"] = "1"
+			return e
+		},
+		bulk: func(path string, i int) mockmodel.ToolCall {
+			return mockmodel.EditFile(path, scaleLine(i, 1), strings.Replace(scaleLine(i, 1), "line", "LINE", 1))
+		},
+	},
+	{
+		preset: "codex",
+		entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+			e := codexAgent.entry(t, s, home)
+			// The write needs a sandbox that lets it write; the scratch
+			// home and project are all it can reach.
+			args := slices.Clone(e["args"].([]string))
+			args[slices.Index(args, "read-only")] = "danger-full-access"
+			e["args"] = args
+			return e
+		},
+		bulk: func(path string, _ int) mockmodel.ToolCall { return mockmodel.Shell("cat " + path) },
+	},
+	{
+		preset: "gemini",
+		entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+			e := geminiAgent.entry(t, s, home)
+			// As for Claude Code: the user's settings lift the shell tool's
+			// limit on silence above the busy command's run.
+			settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1},"tools":{"shell":{"inactivityTimeout":60}}}`
+			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+		bulk: func(path string, _ int) mockmodel.ToolCall { return mockmodel.Shell("cat " + path) },
+	},
+}
+
+// scaleLine is line n of large file i; each line of each file is unique.
+func scaleLine(i, n int) string {
+	return fmt.Sprintf("file %02d line %06d of a large source file, padded to the length of real code", i, n)
+}
+
+// writeScaleFiles writes the large files into dir, generated on the fly,
+// and returns their paths.
+func writeScaleFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	for i := range scaleFiles {
+		var b bytes.Buffer
+		for n := 0; b.Len() < scaleFileBytes; n++ {
+			b.WriteString(scaleLine(i, n))
+			b.WriteByte('\n')
+		}
+		path := filepath.Join(dir, "src", fmt.Sprintf("large%02d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	return paths
+}
+
+// scaleStep is one scripted tool call and what its result must show.
+type scaleStep struct {
+	call mockmodel.ToolCall
+	want string // in the result the model gets back; "" for no check
+}
+
+// scaleScript is the session: per file a read of its first lines, the
+// bulk call and a shell command that counts its bytes; then the silent
+// busy command, the write, and the answer.
+func scaleScript(a scaleAgent, dir string, files []string) []scaleStep {
+	var steps []scaleStep
+	for i, f := range files {
+		steps = append(steps,
+			scaleStep{mockmodel.ReadLines(f, 1, 3), scaleLine(i, 2)},
+			scaleStep{a.bulk(f, i), ""},
+			scaleStep{mockmodel.Shell("wc -c < " + f), strconv.Itoa(fileSize(f))},
+		)
+	}
+	burn := fmt.Sprintf("timeout %d sh -c 'while :; do :; done'; echo burned", int(scaleBurn.Seconds()))
+	return append(steps,
+		scaleStep{mockmodel.Shell(burn), "burned"},
+		scaleStep{mockmodel.WriteFile(filepath.Join(dir, scaleResultFile), scaleResult), ""},
+	)
+}
+
+func fileSize(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return int(fi.Size())
+}
+
+// TestAgentCLIScale runs, for each CLI preset, one step whose agent works
+// through a scripted session of realistic size and shape with the real
+// CLI: over 50 tool calls, a transcript over 20 MB, a command silent for
+// twice idle_timeout while it burns CPU, a file written by a tool, then
+// the handoff. The step must succeed on its first attempt with the right
+// handoff, the transcript must be kept whole, and cadence (built without
+// the race detector) and its supervisor must stay under 64 MiB resident.
+func TestAgentCLIScale(t *testing.T) {
+	bin := plainBinary(t)
+	for _, a := range scaleAgents {
+		t.Run(a.preset, func(t *testing.T) {
+			s := mockmodel.Start(t)
+			p := scaleProject(t, a, s)
+			files := writeScaleFiles(t, p.dir)
+			steps := scaleScript(a, p.dir, files)
+			var calls []mockmodel.ToolCall
+			for _, st := range steps {
+				calls = append(calls, st.call)
+			}
+			s.Enqueue(mockmodel.Session(scaleAnswer, calls...)...)
+
+			start := time.Now()
+			code, cadenceKiB, superKiB := runPeaks(t, bin, p.dir)
+			elapsed := time.Since(start)
+			if code != 0 {
+				t.Fatalf("cadence run exited %d, want 0%s", code, scaleOutputs(p))
+			}
+
+			st := step(p.inspect(), "work")
+			if st.Status != "succeeded" || len(st.Attempts) != 1 {
+				t.Fatalf("step %s after %d attempts, want succeeded at once: %+v%s", st.Status, len(st.Attempts), st.Attempts, scaleOutputs(p))
+			}
+			checkHandoff(t, p, st.Handoff)
+			transcript := fileSize(filepath.Join(p.dir, st.Attempts[0].OutputFile))
+			if transcript < scaleTranscript {
+				t.Errorf("transcript %s is %d bytes, want at least %d", st.Attempts[0].OutputFile, transcript, scaleTranscript)
+			}
+			checkToolResults(t, s, steps)
+			if b, err := os.ReadFile(filepath.Join(p.dir, scaleResultFile)); err != nil || string(b) != scaleResult {
+				t.Errorf("%s written by the tool = %q (%v), want %q", scaleResultFile, b, err, scaleResult)
+			}
+
+			t.Logf("%s: %d tool calls, transcript %.1f MiB, %v; peak RSS cadence %.1f MiB, supervisor %.1f MiB",
+				a.preset, len(steps), float64(transcript)/(1<<20), elapsed.Round(100*time.Millisecond),
+				float64(cadenceKiB)/1024, float64(superKiB)/1024)
+			if cadenceKiB >= scaleRSSKiB || superKiB >= scaleRSSKiB {
+				t.Errorf("peak RSS cadence %d KiB, supervisor %d KiB; want both under %d KiB", cadenceKiB, superKiB, scaleRSSKiB)
+			}
+		})
+	}
+}
+
+// scaleProject writes the one-step project: the agent under the mock, an
+// idle_timeout of seconds and no retry, so that any stop shows at once.
+func scaleProject(t *testing.T, a scaleAgent, s *mockmodel.Server) *project {
+	t.Helper()
+	entry := a.entry(t, s, t.TempDir())
+	entry["preset"] = a.preset
+	agentJSON, err := json.Marshal(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := fmt.Sprintf(`version: 1
+defaults:
+  agent: a
+  retry: {max_attempts: 1}
+  timeout: 5m
+  idle_timeout: %s
+agents:
+  a: %s
+steps:
+  - id: work
+    prompt: "Read every file under src/, build, write %s, and answer {\"ok\": true, \"files\": <how many>}."
+    handoff: {schema: s.json}
+`, scaleIdle, agentJSON, scaleResultFile)
+	return newProject(t, wf, map[string]string{"s.json": scaleSchema})
+}
+
+// checkHandoff compares the accepted handoff's data with the answer.
+func checkHandoff(t *testing.T, p *project, path string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.dir, path))
+	if err != nil {
+		t.Fatalf("handoff: %v", err)
+	}
+	var env struct{ Data json.RawMessage }
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("handoff %s: %v", b, err)
+	}
+	var got, want any
+	if err := json.Unmarshal(env.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(scaleAnswer), &want); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("handoff data %s, want %s", env.Data, scaleAnswer)
+	}
+}
+
+// checkToolResults checks that the CLI ran every scripted call and sent its
+// result back, with what the step expects in it, and that the busy command
+// held the session for its whole run, past idle_timeout, without being
+// stopped. A result is looked for in every request after the call's turn:
+// a CLI that compacts its context sends the last results in the request
+// for the summary, not in the next turn.
+func checkToolResults(t *testing.T, s *mockmodel.Server, steps []scaleStep) {
+	t.Helper()
+	if len(steps) < scaleCalls {
+		t.Errorf("the script has %d tool calls, want at least %d", len(steps), scaleCalls)
+	}
+	reqs := s.Requests()
+	var turns []int // indexes in reqs of the turns
+	for i, r := range reqs {
+		if r.Turn {
+			turns = append(turns, i)
+		}
+	}
+	if len(turns) != len(steps)+1 {
+		t.Fatalf("mock saw %d turns, want %d: one per tool call and the answer", len(turns), len(steps)+1)
+	}
+	results := make([][]mockmodel.ToolResult, len(reqs))
+	for i, r := range reqs {
+		results[i] = r.ToolResults()
+	}
+	for i, st := range steps {
+		call := reqs[turns[i]]
+		res, back := findResult(call.ToolID, results, turns[i]+1)
+		switch {
+		case call.ToolID == "" || back < 0:
+			t.Errorf("call %d (%s): no later request carries the result of %q", i, st.call, call.ToolID)
+			continue
+		case res.Error:
+			t.Errorf("call %d (%s): the tool failed: %.300s", i, st.call, res.Output)
+		case !strings.Contains(res.Output, st.want):
+			t.Errorf("call %d (%s): result lacks %q: %.300s", i, st.call, st.want, res.Output)
+		}
+		if st.want == "burned" {
+			if ran := reqs[back].Received.Sub(call.Received); ran < scaleBurn {
+				t.Errorf("the busy command returned after %v, before its %v", ran, scaleBurn)
+			}
+		}
+	}
+	kinds := map[string]int{}
+	for _, r := range reqs {
+		kinds[r.Kind]++
+	}
+	t.Logf("requests to the mock by kind: %v", kinds)
+}
+
+// findResult finds the result of call id in the requests from index from
+// on, and the index of the request that first carried it (-1 for none).
+func findResult(id string, results [][]mockmodel.ToolResult, from int) (mockmodel.ToolResult, int) {
+	for i := from; i < len(results); i++ {
+		for _, r := range results[i] {
+			if r.CallID == id {
+				return r, i
+			}
+		}
+	}
+	return mockmodel.ToolResult{}, -1
+}
+
+// scaleOutputs is the tail of each attempt's output, for a failure: the
+// transcripts are too large to print whole.
+func scaleOutputs(p *project) string {
+	files, _ := filepath.Glob(filepath.Join(p.dir, ".cadence", "attempts", "*", "*", "*.out"))
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n--- %s (%d bytes), last 4 KiB:\n%s", strings.TrimPrefix(f, p.dir), fileSize(f), tail(f, 4<<10))
+	}
+	return b.String()
+}
+
+// tail is the last n bytes of the file at path.
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		if _, err := f.Seek(-n, io.SeekEnd); err != nil {
+			return err.Error()
+		}
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
+}
