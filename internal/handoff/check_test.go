@@ -69,6 +69,10 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		}},
+		{"repair fixes what models write", "model_shapes.txt", "plan.json", repairOn, func(t *testing.T, r Result) {
+			wantOK(t, r, `{"tasks":[{"id":"t1","title":"Replace the 12\" pipe"},{"id":"t2","title":"Clean D:\\data\\logs"}],"success":true}`)
+			eq(t, "Repairs", r.Repairs, []string{"prose", "inner_quotes", "invalid_escapes", "ellipsis", "missing_colon"})
+		}},
 		{"repair off: strict parse error", "python_literals.txt", "plan.json", Options{}, func(t *testing.T, r Result) {
 			d := wantClass(t, r, ClassInvalidJSON)
 			wantPos(t, d, 2, 2)

@@ -208,6 +208,84 @@ var repairCases = []repairCase{
 	{"cut top string", `"abc`, ``, "", false},
 	{"cut top literal", `tru`, `true`, "truncated", true},
 
+	// missing_colon
+	{"missing colon number", `{"count" 3}`, `{"count":3}`, "missing_colon", false},
+	{"missing colon string and array", `{"a" "b", "c" [1]}`, `{"a":"b","c":[1]}`, "missing_colon", false},
+	{"missing colon object", `{"xs" {"y" null}}`, `{"xs":{"y":null}}`, "missing_colon", false},
+	{"missing colon smart quoted key", `{“a” true}`, `{"a":true}`, "smart_quotes missing_colon", false},
+	{"missing colon one", `{"a" 1}`, `{"a":1}`, "missing_colon", false},
+	{"missing colon newline", "{\n  \"a\"\n  1\n}", `{"a":1}`, "missing_colon", false},
+	{"missing colon unquoted key refused", `{a 1}`, ``, "", false},
+	{"missing colon before comma refused", `{"a" , 1}`, ``, "", false},
+
+	// ellipsis
+	{"ellipsis dots", `["red", "green", ...]`, `["red","green"]`, "ellipsis", false},
+	{"ellipsis character", `["red", "green", …]`, `["red","green"]`, "ellipsis", false},
+	{"ellipsis between", `[1, ..., 5]`, `[1,5]`, "ellipsis", false},
+	{"ellipsis without comma", `[1, 2 ...]`, `[1,2]`, "ellipsis", false},
+	{"ellipsis then trailing comma", `[1, ...,]`, `[1]`, "ellipsis trailing_comma", false},
+	{"ellipsis nested", `{"xs": [1, 2, ...], "n": 2}`, `{"xs":[1,2],"n":2}`, "ellipsis", false},
+	{"ellipsis in object", `{"a": 1, ...}`, `{"a":1}`, "ellipsis", false},
+	{"ellipsis multiline", "[\n  {\"id\": 1},\n  …\n]", `[{"id":1}]`, "ellipsis", false},
+	{"ellipsis in strings kept", `["...", "…", "a..."]`, `["...","…","a..."]`, "", false},
+	{"ellipsis alone is prose", `[...]`, ``, "", false},
+	{"ellipsis as a value refused", `{"a": ...}`, ``, "", false},
+	{"four dots refused", `[1, ....]`, ``, "", false},
+
+	// mismatched_closer
+	{"closer missing inner", `{"xs": ["p", "q"}`, `{"xs":["p","q"]}`, "mismatched_closer", false},
+	{"closer missing two", `{"a": [[1, 2}`, `{"a":[[1,2]]}`, "mismatched_closer", false},
+	{"closer typo before member", `{"a": [1, 2}, "b": 3}`, `{"a":[1,2],"b":3}`, "mismatched_closer", false},
+	{"closer typo before closer", `{"a": [1, 2}}`, `{"a":[1,2]}`, "mismatched_closer", false},
+	{"closer missing inner object", `{"a": {"xs": [1, 2}, "b": 3}`, `{"a":{"xs":[1,2]},"b":3}`, "mismatched_closer", false},
+	{"closer typo in array", `[{"a": 1], [2]]`, `[{"a":1},[2]]`, "mismatched_closer", false},
+	{"closer lone wrong array", `[1, 2}`, `[1,2]`, "mismatched_closer", false},
+	{"closer lone wrong object", `{"a": 1]`, `{"a":1}`, "mismatched_closer", false},
+	{"closer after trailing comma", `{"xs": ["p", "q",}`, `{"xs":["p","q"]}`, "trailing_comma mismatched_closer", false},
+	{"closer after object trailing comma", `[{"a": 1,]`, `[{"a":1}]`, "trailing_comma mismatched_closer", false},
+	{"closer on empty refused", `[}`, ``, "", false},
+
+	// escaped_quotes
+	{"escaped object", `{\"name\": \"x\"}`, `{"name":"x"}`, "escaped_quotes", false},
+	{"escaped nested", `{\"a\": [1, \"b\"], \"c\": {\"d\": null}}`, `{"a":[1,"b"],"c":{"d":null}}`, "escaped_quotes", false},
+	{"escaped array", `[\"a\", \"b\"]`, `["a","b"]`, "escaped_quotes", false},
+	{"escaped pretty", `{\n  \"a\": \"line\\nnext\",\n  \"q\": \"say \\\"hi\\\"\"\n}`, `{"a":"line\nnext","q":"say \"hi\""}`, "escaped_quotes", false},
+	{"escaped backslash", `{\"path\": \"C:\\\\dir\"}`, `{"path":"C:\\dir"}`, "escaped_quotes", false},
+	{"escaped regex", `{\"re\": \"\d+\"}`, `{"re":"\\d+"}`, "escaped_quotes invalid_escapes", false},
+	{"escaped unicode", `{\"e\": \"\u00e9\", \"f\": \"\\u00e9\"}`, `{"e":"\u00e9","f":"\u00e9"}`, "escaped_quotes", false},
+	{"escaped line feed in string", `{\"t\": \"a\nb\"}`, `{"t":"a\nb"}`, "escaped_quotes", false},
+	{"escaped in prose", `The result was "{\"ok\": true}" as expected`, `{"ok":true}`, "prose escaped_quotes", false},
+	{"escaped missing comma", `{\"a\": 1 \"b\": 2}`, `{"a":1,"b":2}`, "escaped_quotes missing_comma", false},
+	{"escaped cut", `{\"a\": \"x`, `{"a":"x"}`, "escaped_quotes truncated", true},
+
+	// inner_quotes
+	{"inner quotes word", `{"s": "she wrote "done" twice"}`, `{"s":"she wrote \"done\" twice"}`, "inner_quotes", false},
+	{"inner quote inches", `{"size": "a 12" pipe"}`, `{"size":"a 12\" pipe"}`, "inner_quotes", false},
+	{"inner quote in array", `["a 12" pipe", "x"]`, `["a 12\" pipe","x"]`, "inner_quotes", false},
+	{"inner quotes top level", `"she wrote "done" twice"`, `"she wrote \"done\" twice"`, "inner_quotes", false},
+	{"inner quotes title", `{"title": "The "Best" Movie", "year": 1999}`, `{"title":"The \"Best\" Movie","year":1999}`, "inner_quotes", false},
+	{"inner quotes at end", `["He said "hi"", "x"]`, `["He said \"hi\"","x"]`, "inner_quotes", false},
+	{"inner quotes time", `{"t": "at "12:30" sharp"}`, `{"t":"at \"12:30\" sharp"}`, "inner_quotes", false},
+	{"inner quotes number", `["the "12" items"]`, `["the \"12\" items"]`, "inner_quotes", false},
+	{"inner quote guess open to the end is undone", `{"a": "x" y}`, ``, "", false},
+	{"inner quote guess in cut output is undone", `{"s": "she wrote "done" twi`, ``, "", false},
+	{"quote before quoted key closes", `{"a": "x" "b": 2}`, `{"a":"x","b":2}`, "missing_comma", false},
+	{"quote before literal closes", `["x" true, "y" 12]`, `["x",true,"y",12]`, "missing_comma", false},
+	{"quote before comment closes", "{\"a\": \"x\" // c\n}", `{"a":"x"}`, "comments", false},
+	{"quote before line break closes", "{\"a\": \"x\"\n\"b\": 1}", `{"a":"x","b":1}`, "missing_comma", false},
+
+	// invalid_escapes
+	{"windows path", `{"p": "D:\data\logs"}`, `{"p":"D:\\data\\logs"}`, "invalid_escapes", false},
+	{"regex", `{"r": "\d+\.\d*"}`, `{"r":"\\d+\\.\\d*"}`, "invalid_escapes", false},
+	{"valid escapes keep their meaning", `{"p": "C:\new\table\b\f\r\/\"\\\u00e9"}`, `{"p":"C:\new\table\b\f\r\/\"\\\u00e9"}`, "", false},
+	{"not hex after u", `{"p": "C:\users"}`, `{"p":"C:\\users"}`, "invalid_escapes", false},
+	{"bad unicode escape", `["\u12G4"]`, `["\\u12G4"]`, "invalid_escapes", false},
+	{"bad escape", `{"a": "x\qy"}`, `{"a":"x\\qy"}`, "invalid_escapes", false},
+	{"bad escape top string", `"abc\q"`, `"abc\\q"`, "invalid_escapes", false},
+	{"bad python hex", `{"a": "\xZZ"}`, `{"a":"\\xZZ"}`, "invalid_escapes", false},
+	{"bad escape single quoted", `['C:\Users\me']`, `["C:\\Users\\me"]`, "single_quotes invalid_escapes", false},
+	{"backslash before space", `{"a": "end\ x"}`, `{"a":"end\\ x"}`, "invalid_escapes", false},
+
 	// Adversarial content: strings are never changed.
 	{"string with braces", `{'a': '}{][', b: 1,}`, `{"a":"}{][","b":1}`, "single_quotes unquoted_keys trailing_comma", false},
 	{"string with fence and comment", "{'a': \"``` // /* */ '\", }", "{\"a\":\"``` // /* */ '\"}", "single_quotes trailing_comma", false},
@@ -231,10 +309,10 @@ type errorCase struct {
 var errorCases = []errorCase{
 	{"bad word", `{"a": x}`, 1, 7},
 	{"bad word on line 3", "{\n  \"a\": 1,\n  \"b\": maybe\n}", 3, 8},
-	{"mismatched closer", `[1, 2}`, 1, 6},
-	{"missing colon", `{"a" 1}`, 1, 6},
-	{"bad escape", `{"a": "x\qy"}`, 1, 9},
-	{"bad unicode escape", `["\u12G4"]`, 1, 3},
+	{"wrong closer on empty", `[}`, 1, 2},
+	{"missing colon after unquoted key", `{"a": 1, b 2}`, 1, 12},
+	{"missing colon before comma", `{"a" , 1}`, 1, 6},
+	{"ellipsis as value", `{"a": ...}`, 1, 7},
 	{"leading comma", `[,1]`, 1, 2},
 	{"double comma", `[1,,2]`, 1, 4},
 	{"hex number", `[0x1F]`, 1, 3},
@@ -245,7 +323,6 @@ var errorCases = []errorCase{
 	{"bad key", `{"a": 1, [1]: 2}`, 1, 10},
 	{"yes is not a literal", `{"a": yes}`, 1, 7},
 	{"nested fragment not taken", `{"a": {"b": 1}, x} and no more`, 1, 18},
-	{"string bad escape top", `"abc\q"`, 1, 5},
 }
 
 // deep nests value in n arrays.

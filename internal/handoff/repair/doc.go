@@ -9,7 +9,16 @@
 // repair it applied, so that a failed-handoff record can say what was fixed.
 //
 // The content of strings is never changed: only their quoting and escaping
-// are, so every string decodes to the value the agent wrote.
+// are, so every string decodes to the value the agent wrote. A backslash
+// that starts no escape ("D:\data", "\d+") is the agent's backslash and is
+// kept as one.
+//
+// A few repairs choose between readings: a '"' inside a string that the
+// agent did not escape, a closer of the wrong kind. Each prefers the reading
+// under which the rest of the value parses, judged by a look at what follows
+// that never goes past the next quote or token, and each is recorded by name
+// (inner_quotes, mismatched_closer) so that a person sees the guess. Valid
+// JSON never reaches these branches.
 //
 // Strictly valid input comes back compacted, with the same value and no
 // repairs. It is recognised in the same single pass that repairs: a parse

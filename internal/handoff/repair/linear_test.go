@@ -22,6 +22,17 @@ var adversarial = []struct {
 	{"values", "", `{"a":1}`, ""},
 	{"missing commas", "[", `{"a":1 "b":[1 2]}`, "]"},
 	{"cut", "[", `{"a":"b"},`, ""},
+	{"inner quotes", "[", `"a "b" c", `, "]"},
+	{"inner quote guesses to the end", `{"k": `, `"a "b `, ""},
+	{"inner quote guesses in arrays", "", `["a "b `, ""},
+	{"missing colons", "{", `"k" 1 `, "}"},
+	{"ellipses", "[", `1, ..., `, "2]"},
+	{"wrong closers", "", `{"a": [1} `, ""},
+	{"wrong closers deep", "", `[[[[{"a": 1] `, ""},
+	{"escaped objects", "", `{\"a\": \"b\"} `, ""},
+	{"escaped openings", "", `{\"a`, ""},
+	{"escaped whitespace", "", `{\n\t `, ""},
+	{"invalid escapes", `["`, `\d\q`, `"]`},
 }
 
 // BenchmarkAdversarialLinearity repairs each adversarial input at two sizes,

@@ -19,6 +19,12 @@ const (
 	StringEncodedJSON = "string_encoded_json" // "{\"a\":1}" became {"a":1}
 	Concatenated      = "concatenated"        // several top-level values, no prose; the last complete one was kept
 	Truncated         = "truncated"           // open strings, arrays and objects were closed
+	MissingColon      = "missing_colon"       // {"count" 3}: a quoted key and its value with no ':' between
+	Ellipsis          = "ellipsis"            // [1, 2, ...] and [1, …]: an ellipsis standing for more members was dropped
+	MismatchedCloser  = "mismatched_closer"   // {"a": [1}: the missing ']' was added, or a lone wrong closer corrected
+	EscapedQuotes     = "escaped_quotes"      // {\"a\": 1}: JSON cut out of a string literal, without its outer quotes
+	InnerQuotes       = "inner_quotes"        // "a 12" pipe": a '"' inside a string that was not escaped
+	InvalidEscapes    = "invalid_escapes"     // "D:\data", "\d+": a backslash that starts no escape is kept as a backslash
 )
 
 // repairID indexes names; the order here is irrelevant to the output order.
@@ -41,13 +47,20 @@ const (
 	idStringEncodedJSON
 	idConcatenated
 	idTruncated
+	idMissingColon
+	idEllipsis
+	idMismatchedCloser
+	idEscapedQuotes
+	idInnerQuotes
+	idInvalidEscapes
 	numRepairs
 )
 
 var names = [numRepairs]string{
 	BOM, CodeFence, Prose, Comments, PythonLiterals, SingleQuotes, SmartQuotes,
 	UnquotedKeys, TrailingComma, MissingComma, NonFinite, ControlChars,
-	NumberFormat, StringEncodedJSON, Concatenated, Truncated,
+	NumberFormat, StringEncodedJSON, Concatenated, Truncated, MissingColon,
+	Ellipsis, MismatchedCloser, EscapedQuotes, InnerQuotes, InvalidEscapes,
 }
 
 // repairSet records repairs once each, in order of first application.

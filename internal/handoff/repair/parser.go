@@ -50,6 +50,10 @@ type parser struct {
 	err       parseError
 	comma     bool // a ',' was read and its element has not started yet
 	stopFence bool // treat a ``` where a token is expected as the end of input
+	objects   int  // open objects on the stack
+	keyQuoted bool // the current key was quoted (a missing ':' may follow it)
+	elided    bool // an ellipsis was dropped in the innermost array; a ']' may follow
+	esc       bool // the value's quotes are escaped (\"a\"): see escString
 }
 
 // reset prepares p to parse a value starting at pos, appending to out.
@@ -62,6 +66,10 @@ func (p *parser) reset(pos int, out []byte) {
 	p.members = 0
 	p.keyMark = 0
 	p.comma = false
+	p.objects = 0
+	p.keyQuoted = false
+	p.elided = false
+	p.esc = false
 }
 
 // fail records the failure of the current value; the returned error stays
@@ -101,12 +109,7 @@ func (p *parser) parse() *parseError {
 		case stKey:
 			st, err = p.key(c)
 		case stColon:
-			if c != ':' {
-				return p.fail(p.pos, "expected ':' after object key, found %q", c)
-			}
-			p.out = append(p.out, ':')
-			p.pos++
-			st = stValue
+			st, err = p.colon(c)
 		case stNext:
 			st, err = p.next(c)
 		}
@@ -122,16 +125,31 @@ func (p *parser) parse() *parseError {
 // value handles a byte where a value is expected.
 func (p *parser) value(c byte) (state, *parseError) {
 	inArray := len(p.stack) > 0 && p.stack[len(p.stack)-1] == '['
-	if c == ']' && inArray && (p.comma || p.lastOut() == '[') {
-		if p.comma {
-			p.reps.add(idTrailingComma)
+	if inArray {
+		if n := ellipsisAt(p.in, p.pos); n > 0 && p.lastOut() != '[' {
+			return p.elide(n)
 		}
-		return p.close(c)
+		if c == ']' && (p.comma || p.elided || p.lastOut() == '[') {
+			if p.comma {
+				p.reps.add(idTrailingComma)
+			}
+			return p.close(c)
+		}
+		if c == '}' && (p.comma || p.elided) && p.lastOut() != '[' {
+			if p.comma {
+				p.reps.add(idTrailingComma)
+			}
+			return p.mismatched(c)
+		}
+		if c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '[' && p.escapedStart() {
+			p.reps.add(idEscapedQuotes)
+			c = p.in[p.pos]
+		}
+		if p.lastOut() != '[' {
+			p.out = append(p.out, ',')
+		}
 	}
-	if inArray && p.lastOut() != '[' {
-		p.out = append(p.out, ',')
-	}
-	p.comma = false
+	p.comma, p.elided = false, false
 	switch c {
 	case '{', '[':
 		if len(p.stack) >= p.maxDepth {
@@ -140,6 +158,9 @@ func (p *parser) value(c byte) (state, *parseError) {
 			return stValue, err
 		}
 		p.stack = append(p.stack, c)
+		if c == '{' {
+			p.objects++
+		}
 		p.out = append(p.out, c)
 		p.pos++
 		if c == '{' {
@@ -155,6 +176,48 @@ func (p *parser) value(c byte) (state, *parseError) {
 	return p.completed(), nil
 }
 
+// elide drops the ellipsis of n bytes at p.pos that stands for more
+// members ("...", "…"), with a ',' after it: the members it stands for are
+// unknown, so it is left out rather than guessed. Only an ellipsis after a
+// member is dropped: a lone [...] is prose far more often than JSON.
+func (p *parser) elide(n int) (state, *parseError) {
+	p.reps.add(idEllipsis)
+	p.pos += n
+	p.skipSpace()
+	p.comma, p.elided = false, true
+	if p.pos < len(p.in) && p.in[p.pos] == ',' {
+		p.pos++
+		p.comma, p.elided = true, false
+	}
+	if len(p.stack) > 0 && p.stack[len(p.stack)-1] == '{' {
+		return stKey, nil
+	}
+	return stValue, nil
+}
+
+// ellipsisAt returns the length of an ellipsis ("..." or "…") at in[i]
+// that stands alone as a member, followed by a separator, a closer, space
+// or the end of input; 0 when there is none.
+func ellipsisAt(in []byte, i int) int {
+	n := 0
+	switch {
+	case i+2 < len(in) && in[i] == '.' && in[i+1] == '.' && in[i+2] == '.':
+		n = 3
+	case i+2 < len(in) && in[i] == 0xE2 && in[i+1] == 0x80 && in[i+2] == 0xA6:
+		n = 3
+	default:
+		return 0
+	}
+	if j := i + n; j < len(in) {
+		switch in[j] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r', '/':
+		default:
+			return 0
+		}
+	}
+	return n
+}
+
 // key handles a byte where an object key or '}' is expected.
 func (p *parser) key(c byte) (state, *parseError) {
 	if c == '}' {
@@ -163,14 +226,24 @@ func (p *parser) key(c byte) (state, *parseError) {
 		}
 		return p.close(c)
 	}
+	if c == ']' && (p.comma || p.elided) {
+		if p.comma {
+			p.reps.add(idTrailingComma)
+		}
+		return p.mismatched(c)
+	}
+	if n := ellipsisAt(p.in, p.pos); n > 0 && p.lastOut() != '{' {
+		return p.elide(n)
+	}
 	p.keyMark = len(p.out)
 	if p.lastOut() != '{' {
 		p.out = append(p.out, ',')
 	}
-	p.comma = false
+	p.comma, p.elided = false, false
+	p.keyQuoted = true
 	switch {
 	case c == '"':
-		if err := p.dqString(); err != nil {
+		if err := p.dqString(true); err != nil {
 			return stColon, err
 		}
 	case c == '\'':
@@ -179,7 +252,13 @@ func (p *parser) key(c byte) (state, *parseError) {
 	case c == 0xE2 && smartOpen(p.in, p.pos) != quoteNone:
 		p.reps.add(idSmartQuotes)
 		return stColon, p.altString(smartOpen(p.in, p.pos))
+	case c == '\\' && p.escQuoteAt(p.pos):
+		return stColon, p.escString()
+	case c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '{' && p.escapedStart():
+		p.reps.add(idEscapedQuotes)
+		return stColon, p.escString()
 	case isKeyByte(c):
+		p.keyQuoted = false
 		p.reps.add(idUnquotedKeys)
 		start := p.pos
 		for p.pos < len(p.in) && isKeyByte(p.in[p.pos]) {
@@ -192,6 +271,23 @@ func (p *parser) key(c byte) (state, *parseError) {
 		return stKey, p.fail(p.pos, "expected an object key, found %q", c)
 	}
 	return stColon, nil
+}
+
+// colon handles a byte where the ':' after a key is expected. A quoted key
+// followed directly by a value lacks only its ':'; an unquoted word
+// followed by another is prose ({see below}), not a key.
+func (p *parser) colon(c byte) (state, *parseError) {
+	if c == ':' {
+		p.out = append(p.out, ':')
+		p.pos++
+		return stValue, nil
+	}
+	if p.keyQuoted && (isValueStart(p.in, p.pos) || p.escQuoteAt(p.pos)) {
+		p.reps.add(idMissingColon)
+		p.out = append(p.out, ':')
+		return stValue, nil
+	}
+	return stColon, p.fail(p.pos, "expected ':' after object key, found %q", c)
 }
 
 // next handles a byte after a container member.
@@ -207,13 +303,15 @@ func (p *parser) next(c byte) (state, *parseError) {
 		return stValue, nil
 	case c == '}' || c == ']':
 		if closerOf(top) != c {
-			return stNext, p.fail(p.pos, "found %q where %q closes the open %s", c, closerOf(top), containerName(top))
+			return p.mismatched(c)
 		}
 		return p.close(c)
-	case top == '{' && isKeyStart(p.in, p.pos):
+	case ellipsisAt(p.in, p.pos) > 0:
+		return p.elide(ellipsisAt(p.in, p.pos))
+	case top == '{' && (isKeyStart(p.in, p.pos) || p.escQuoteAt(p.pos)):
 		p.reps.add(idMissingComma)
 		return stKey, nil
-	case top == '[' && isValueStart(p.in, p.pos):
+	case top == '[' && (isValueStart(p.in, p.pos) || p.escQuoteAt(p.pos)):
 		p.reps.add(idMissingComma)
 		return stValue, nil
 	}
@@ -222,11 +320,55 @@ func (p *parser) next(c byte) (state, *parseError) {
 
 // close ends the innermost container with closer c at p.pos.
 func (p *parser) close(c byte) (state, *parseError) {
-	p.stack = p.stack[:len(p.stack)-1]
+	p.pop()
 	p.out = append(p.out, c)
 	p.pos++
-	p.comma = false
+	p.comma, p.elided = false, false
 	return p.completed(), nil
+}
+
+// pop removes the innermost container from the stack.
+func (p *parser) pop() {
+	if p.stack[len(p.stack)-1] == '{' {
+		p.objects--
+	}
+	p.stack = p.stack[:len(p.stack)-1]
+}
+
+// mismatched handles a closer c at p.pos of the wrong kind for the
+// innermost container. Agents make two mistakes here: they forget the
+// closer of an inner container ({"xs": [1, 2}), or they type one closer
+// for the other ({"a": [1, 2}, "b": 3}). When an outer container is of
+// c's kind, the first reading closes the inner ones and then it; it is
+// refused when it would end the whole value where more members follow (a
+// ',' or another closer), since the value was evidently not done. The
+// second reading replaces c by the closer the innermost container needs.
+// Both are one repair, mismatched_closer.
+func (p *parser) mismatched(c byte) (state, *parseError) {
+	top := p.stack[len(p.stack)-1]
+	// The innermost container is of the other kind, so every open
+	// container of c's kind is an outer one.
+	outer := p.objects
+	if c == ']' {
+		outer = len(p.stack) - p.objects
+	}
+	p.reps.add(idMismatchedCloser)
+	if outer > 0 && !(outer == 1 && p.stack[0] == openerOf(c) && p.moreFollows(p.pos+1)) {
+		for p.stack[len(p.stack)-1] != openerOf(c) {
+			p.out = append(p.out, closerOf(p.stack[len(p.stack)-1]))
+			p.pop()
+			p.members++
+		}
+		return p.close(c)
+	}
+	return p.close(closerOf(top))
+}
+
+// moreFollows reports whether, after optional whitespace, in[i] continues
+// a container: a ',' or a closer.
+func (p *parser) moreFollows(i int) bool {
+	i = skipWS(p.in, i)
+	return i < len(p.in) && (p.in[i] == ',' || p.in[i] == '}' || p.in[i] == ']')
 }
 
 // completed accounts for a finished value and returns the next state.
@@ -255,9 +397,17 @@ func (p *parser) closeAtEnd(st state) *parseError {
 		p.out = append(p.out, closerOf(p.stack[i]))
 	}
 	p.stack = p.stack[:0]
-	p.comma = false
+	p.objects = 0
+	p.comma, p.elided = false, false
 	p.markTruncated()
 	return nil
+}
+
+func openerOf(closer byte) byte {
+	if closer == '}' {
+		return '{'
+	}
+	return '['
 }
 
 func closerOf(open byte) byte {

@@ -203,3 +203,134 @@ func pyRepr(s string) string {
 	b.WriteByte(q)
 	return b.String()
 }
+
+// breakage is a way of writing JSON wrongly that the repairer must undo
+// without changing the value.
+type breakage struct {
+	noColons     bool // {"a" 1}
+	ellipses     bool // [1, 2, ...]
+	dropInnerEnd bool // {"k": [1, 2}: the ']' of a non-empty array that ends an object is left out
+	rawBackslash bool // "D:\data": a backslash before a byte that starts no escape is not doubled
+}
+
+// writeBroken writes v as JSON, broken as b says.
+func writeBroken(sb *strings.Builder, v any, b breakage) {
+	switch v := v.(type) {
+	case []any:
+		sb.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			writeBroken(sb, e, b)
+		}
+		if b.ellipses && len(v) > 0 {
+			sb.WriteString(", ...")
+		}
+		sb.WriteByte(']')
+	case map[string]any:
+		sb.WriteByte('{')
+		i := 0
+		for k, e := range v {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			i++
+			writeBroken(sb, k, b)
+			if !b.noColons {
+				sb.WriteByte(':')
+			}
+			sb.WriteByte(' ')
+			var inner strings.Builder
+			writeBroken(&inner, e, b)
+			s := inner.String()
+			if a, isArray := e.([]any); isArray && len(a) > 0 && b.dropInnerEnd && i == len(v) {
+				s = strings.TrimSuffix(s, "]")
+			}
+			sb.WriteString(s)
+		}
+		sb.WriteByte('}')
+	case string:
+		if !b.rawBackslash {
+			q, _ := json.Marshal(v)
+			sb.Write(q)
+			return
+		}
+		sb.WriteByte('"')
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch {
+			case c == '\\' && i+1 < len(v) && isLetter(v[i+1]) && !strings.ContainsRune("bfnrtux", rune(v[i+1])):
+				sb.WriteByte('\\')
+			case c == '"' || c == '\\':
+				sb.WriteByte('\\')
+				sb.WriteByte(c)
+			case c < 0x20:
+				fmt.Fprintf(sb, `\u%04x`, c)
+			default:
+				sb.WriteByte(c)
+			}
+		}
+		sb.WriteByte('"')
+	default:
+		q, _ := json.Marshal(v)
+		sb.Write(q)
+	}
+}
+
+// TestPropertyNewRepairs breaks random values in the ways agents do that
+// the later repairs undo (missing colons, ellipses, a forgotten inner
+// closer, unescaped backslashes, the whole value cut out of a string
+// literal) and checks that every one comes back with its value unchanged.
+func TestPropertyNewRepairs(t *testing.T) {
+	g := gen{rand.New(rand.NewSource(3))}
+	kinds := []struct {
+		name   string
+		b      breakage
+		repair string
+	}{
+		{"no colons", breakage{noColons: true}, MissingColon},
+		{"ellipses", breakage{ellipses: true}, Ellipsis},
+		{"inner end dropped", breakage{dropInnerEnd: true}, MismatchedCloser},
+		{"raw backslashes", breakage{rawBackslash: true}, InvalidEscapes},
+		{"escaped quotes", breakage{}, EscapedQuotes},
+	}
+	applied := map[string]int{}
+	for i := range 3000 {
+		v := g.container()
+		obj, isObj := v.(map[string]any)
+		if !isObj || len(obj) == 0 {
+			continue
+		}
+		if i%7 == 0 {
+			obj[`a\d\q`] = []any{"x", `C:\data\logs`}
+		}
+		for _, k := range kinds {
+			var sb strings.Builder
+			writeBroken(&sb, obj, k.b)
+			in := sb.String()
+			if k.repair == EscapedQuotes {
+				lit, _ := json.Marshal(in)
+				in = string(lit[1 : len(lit)-1])
+			}
+			r, err := Repair([]byte(in), Options{})
+			if err != nil {
+				t.Fatalf("%s, value %d: Repair(%s): %v", k.name, i, in, err)
+			}
+			if got := decode(t, r.JSON); !reflect.DeepEqual(got, any(obj)) {
+				t.Fatalf("%s, value %d: Repair(%s)\n= %s, value changed", k.name, i, in, r.JSON)
+			}
+			if r.Truncated {
+				t.Fatalf("%s, value %d: Repair(%s) reports truncation", k.name, i, in)
+			}
+			for _, name := range r.Repairs {
+				applied[name]++
+			}
+		}
+	}
+	for _, k := range kinds {
+		if applied[k.repair] == 0 {
+			t.Errorf("no input needed %s: the test no longer exercises it", k.repair)
+		}
+	}
+}

@@ -6,7 +6,9 @@ import "bytes"
 func (p *parser) scalar(c byte) *parseError {
 	switch {
 	case c == '"':
-		return p.dqString()
+		return p.dqString(false)
+	case c == '\\' && p.escQuoteAt(p.pos):
+		return p.escString()
 	case c == '\'':
 		p.reps.add(idSingleQuotes)
 		return p.altString(quoteSingle)

@@ -1,6 +1,7 @@
 package repair
 
-// skipSpace moves past whitespace and // or /* */ comments between tokens.
+// skipSpace moves past whitespace and // or /* */ comments between tokens
+// (and, in escaped mode, the escapes \n, \t and \r).
 // An unterminated block comment runs to the end of input.
 func (p *parser) skipSpace() {
 	in := p.in
@@ -29,6 +30,12 @@ func (p *parser) skipSpace() {
 			default:
 				return
 			}
+		case '\\':
+			// In escaped mode, the literal's escaped whitespace.
+			if !p.esc || p.pos+1 >= len(in) || in[p.pos+1] != 'n' && in[p.pos+1] != 't' && in[p.pos+1] != 'r' {
+				return
+			}
+			p.pos += 2
 		default:
 			return
 		}

@@ -46,10 +46,18 @@ func init() {
 
 // dqString copies a double-quoted string starting at p.pos, escaping raw
 // control characters. A string cut off by the end of input is closed.
-func (p *parser) dqString() *parseError {
+//
+// Inside a value (not a key), a '"' that quoteCloses says cannot end the
+// string is taken for a quote the agent forgot to escape. When that guess
+// leaves the string open to the end of input, it was wrong (or the output
+// is cut off where nothing can be told): the string is read again as ending
+// at its first such quote, and what follows is parsed as usual. The string
+// is read at most twice, so the parse stays linear.
+func (p *parser) dqString(key bool) *parseError {
 	in := p.in
 	i := p.pos + 1
 	p.out = append(p.out, '"')
+	g := innerGuess{at: -1}
 	for {
 		j := i
 		for j < len(in) && !dqStop[in[j]] {
@@ -57,20 +65,25 @@ func (p *parser) dqString() *parseError {
 		}
 		p.out = append(p.out, in[i:j]...)
 		if j >= len(in) {
-			return p.endCutString()
+			return p.cutString(g)
 		}
 		switch c := in[j]; c {
 		case '"':
-			p.out = append(p.out, '"')
-			p.pos = j + 1
-			return nil
-		case '\\':
-			next, err := p.escape(j, false)
-			if err != nil {
-				return err
+			if key || p.quoteCloses(j) {
+				p.out = append(p.out, '"')
+				p.pos = j + 1
+				return nil
 			}
+			if g.at < 0 {
+				g = innerGuess{at: j, out: len(p.out), reps: p.reps}
+			}
+			p.reps.add(idInnerQuotes)
+			p.out = append(p.out, '\\', '"')
+			i = j + 1
+		case '\\':
+			next := p.escape(j, false)
 			if next >= len(in) {
-				return p.endCutString()
+				return p.cutString(g)
 			}
 			i = next
 		default:
@@ -78,6 +91,136 @@ func (p *parser) dqString() *parseError {
 			i = j + 1
 		}
 	}
+}
+
+// innerGuess remembers the first quote of a string taken for an inner
+// one: where it is, and the output and repairs before it.
+type innerGuess struct {
+	at   int // -1 when there is none
+	out  int
+	reps repairSet
+}
+
+// cutString ends a double-quoted string that the end of input cut off: it
+// is closed, unless a guessed inner quote left it open, in which case it
+// ends at that quote instead.
+func (p *parser) cutString(g innerGuess) *parseError {
+	if g.at < 0 {
+		return p.endCutString()
+	}
+	p.out = append(p.out[:g.out], '"')
+	p.reps = g.reps
+	p.pos = g.at + 1
+	return nil
+}
+
+// quoteCloses reports whether the '"' at in[j], inside a string value,
+// ends it. It does when what follows, after spaces, can follow a value: a
+// ',', a closer, a ':', a line break, a comment, the end of input, or the
+// start of the next member where only a comma is missing (another string,
+// an unquoted key and its ':' in an object, a number, literal or container
+// in an array). Otherwise the quote stands inside the string, unescaped:
+// "she wrote "done" twice", "a 12" pipe". Valid JSON always takes the
+// first branch, so the strings of valid input are never read differently.
+// The look-ahead stops at the next '"', so each byte is looked at by at
+// most one quote's look-ahead.
+func (p *parser) quoteCloses(j int) bool {
+	in := p.in
+	k := j + 1
+	if k < len(in) {
+		switch in[k] {
+		case ',', '}', ']', ':':
+			return true
+		}
+	}
+	if p.esc {
+		return true
+	}
+	for k < len(in) && (in[k] == ' ' || in[k] == '\t') {
+		k++
+	}
+	if k >= len(in) {
+		return true
+	}
+	switch c := in[k]; {
+	case c == ',' || c == '}' || c == ']' || c == ':' || c == '\n' || c == '\r' || c == '\'' || c == '`':
+		return true
+	case c == '"':
+		// Two quotes in a row before the end of the value ("he said
+		// "hi"", ...): the first one is inside.
+		return k > j+1 || !endsValue(in, k+1)
+	case c == '/':
+		return k+1 < len(in) && (in[k+1] == '/' || in[k+1] == '*')
+	case smartOpen(in, k) != quoteNone:
+		return true
+	case len(p.stack) == 0:
+		return false
+	case p.stack[len(p.stack)-1] == '{':
+		return unquotedMemberAt(in, k)
+	}
+	return elementAt(in, k)
+}
+
+// endsValue reports whether, after spaces, in[i] is the end of input or a
+// byte that ends a value: ',', a closer or a line break.
+func endsValue(in []byte, i int) bool {
+	for i < len(in) && (in[i] == ' ' || in[i] == '\t') {
+		i++
+	}
+	if i >= len(in) {
+		return true
+	}
+	switch in[i] {
+	case ',', '}', ']', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// unquotedMemberAt reports whether an unquoted key and its ':' start at
+// in[k]. The key must start with a letter, '_' or '$': digits and a colon
+// are a time of day ("at "12:30" sharp"), not a key.
+func unquotedMemberAt(in []byte, k int) bool {
+	if c := in[k]; !isLetter(c) && c != '_' && c != '$' {
+		return false
+	}
+	for k < len(in) && isKeyByte(in[k]) {
+		k++
+	}
+	for k < len(in) && (in[k] == ' ' || in[k] == '\t') {
+		k++
+	}
+	return k < len(in) && in[k] == ':'
+}
+
+// elementAt reports whether an array element that ends where it should
+// starts at in[k]: a container, or a number or literal followed by the end
+// of the value.
+func elementAt(in []byte, k int) bool {
+	if in[k] == '{' || in[k] == '[' {
+		return true
+	}
+	e := k
+	for e < len(in) && (isWordByte(in[e]) || in[e] == '.' || in[e] == '-' || in[e] == '+') {
+		e++
+	}
+	if e == k {
+		return false
+	}
+	if c := in[k]; !isDigit(c) && c != '-' && c != '+' && c != '.' && !isLiteral(in[k:e]) {
+		return false
+	}
+	return endsValue(in, e)
+}
+
+// isLiteral reports whether w is a bare word a value may be written as.
+func isLiteral(w []byte) bool {
+	for _, l := range literals {
+		if string(w) == l.word {
+			return true
+		}
+	}
+	return false
 }
 
 // altString copies a string delimited by single or typographic quotes,
@@ -105,10 +248,7 @@ func (p *parser) altString(q quoteKind) *parseError {
 			p.out = append(p.out, '\\', '"')
 			i = j + 1
 		case c == '\\':
-			next, err := p.escape(j, true)
-			if err != nil {
-				return err
-			}
+			next := p.escape(j, true)
 			if next >= len(in) {
 				return p.endCutString()
 			}
@@ -181,55 +321,63 @@ func (p *parser) endCutString() *parseError {
 // position after it, or len(in) when the input ends inside it, in which
 // case the partial escape is dropped. Python escapes (\' and \xHH) are
 // accepted; \' in a double-quoted string counts as a single-quote repair,
-// \xHH anywhere as a Python literal.
-func (p *parser) escape(j int, alt bool) (int, *parseError) {
+// \xHH anywhere as a Python literal. A backslash that starts no escape
+// (a Windows path, a regular expression: "D:\data", "\d+") is kept as a
+// literal backslash, and what follows it is read as ordinary content.
+func (p *parser) escape(j int, alt bool) int {
 	in := p.in
 	if j+1 >= len(in) {
-		return len(in), nil
+		return len(in)
 	}
 	switch e := in[j+1]; e {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		p.out = append(p.out, '\\', e)
-		return j + 2, nil
+		return j + 2
 	case '\'':
 		if !alt {
 			p.reps.add(idSingleQuotes)
 		}
 		p.out = append(p.out, '\'')
-		return j + 2, nil
+		return j + 2
 	case 'u':
-		end, err := p.hexDigits(j, 2, 4)
-		if err != nil || end > len(in) {
-			return min(end, len(in)), err
+		end, ok := hexDigits(in, j+2, 4)
+		if end > len(in) {
+			return len(in)
 		}
-		p.out = append(p.out, in[j:end]...)
-		return end, nil
+		if ok {
+			p.out = append(p.out, in[j:end]...)
+			return end
+		}
 	case 'x':
-		p.reps.add(idPythonLiterals)
-		end, err := p.hexDigits(j, 2, 2)
-		if err != nil || end > len(in) {
-			return min(end, len(in)), err
+		end, ok := hexDigits(in, j+2, 2)
+		if end > len(in) {
+			p.reps.add(idPythonLiterals)
+			return len(in)
 		}
-		p.out = append(p.out, '\\', 'u', '0', '0', in[j+2], in[j+3])
-		return end, nil
+		if ok {
+			p.reps.add(idPythonLiterals)
+			p.out = append(p.out, '\\', 'u', '0', '0', in[j+2], in[j+3])
+			return end
+		}
 	}
-	return 0, p.fail(j, "invalid escape %q in string", in[j:j+2])
+	p.reps.add(idInvalidEscapes)
+	p.out = append(p.out, '\\', '\\')
+	return j + 1
 }
 
-// hexDigits checks the n hex digits of the escape at in[j], which start at
-// in[j+skip], and returns the end of the escape. The end is past len(in)
-// when the input ends inside the escape.
-func (p *parser) hexDigits(j, skip, n int) (int, *parseError) {
-	in := p.in
-	for k := j + skip; k < j+skip+n; k++ {
+// hexDigits checks the n hex digits that should start at in[i] and returns
+// where they end, past len(in) when the input ends among them; ok is false
+// when a byte that is not a hex digit comes first.
+func hexDigits(in []byte, i, n int) (end int, ok bool) {
+	for k := i; k < i+n; k++ {
 		if k >= len(in) {
-			return j + skip + n, nil
+			return i + n, true
 		}
 		if !isHex(in[k]) {
-			return 0, p.fail(j, "invalid escape %q in string", in[j:k+1])
+			return i + n, false
 		}
 	}
-	return j + skip + n, nil
+	return i + n, true
 }
 
 func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
@@ -237,6 +385,11 @@ func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
 // escapeControl writes the JSON escape of a raw control character.
 func (p *parser) escapeControl(c byte) {
 	p.reps.add(idControlChars)
+	p.writeControl(c)
+}
+
+// writeControl writes the JSON escape of control character c.
+func (p *parser) writeControl(c byte) {
 	switch c {
 	case '\n':
 		p.out = append(p.out, '\\', 'n')
