@@ -50,7 +50,7 @@ const maxItemsBytes = 64 << 20
 // max_failures are dead.
 func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) (stepResult, any, error) {
 	stepUnit := unitOf(run.ID, ws.ID, nil)
-	items, err := p.freezeItems(ctx, run, ws, outputs)
+	items, state, err := p.freezeItems(ctx, run, ws, outputs)
 	var ie *itemsError
 	if errors.As(err, &ie) {
 		return p.failStep(ctx, stepUnit, ws, ie.Error())
@@ -64,10 +64,6 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		dead     int
 		firstErr error
 	)
-	state, err := p.itemStates(ctx, run.ID, ws.ID)
-	if err != nil {
-		return 0, nil, err
-	}
 	var todo []*mapItem
 	for _, it := range items {
 		switch state[it.key] {
@@ -183,33 +179,33 @@ func itemsErrorf(format string, args ...any) error {
 	return &itemsError{msg: fmt.Sprintf(format, args...)}
 }
 
-// freezeItems returns the step's items: those stored when it started, or,
-// on its first run, the items of its source, stored now together with the
-// step's start.
-func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) ([]*mapItem, error) {
+// freezeItems returns the step's items and their status by key: the items
+// stored when it started, or, on its first run, the items of its source,
+// stored now together with the step's start.
+func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) ([]*mapItem, map[string]string, error) {
 	var rows []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		rows, err = tx.Items(run.ID, ws.ID)
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
+		return nil, nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
 	}
 	if len(rows) == 0 {
 		values, err := p.itemsSource(ws, outputs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		keys, err := itemKeys(values, ws.Map.Key)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		now := p.now()
 		rows = make([]checkpoint.Step, len(values))
 		for i, v := range values {
 			b, err := json.Marshal(v)
 			if err != nil {
-				return nil, fmt.Errorf("encode item %d of step %s: %w", i, ws.ID, err)
+				return nil, nil, fmt.Errorf("encode item %d of step %s: %w", i, ws.ID, err)
 			}
 			rows[i] = checkpoint.Step{RunID: run.ID, ID: ws.ID, ItemKey: keys[i], Idx: ws.Index, ItemIdx: i + 1,
 				ItemJSON: b, Agent: ws.Agent, Status: checkpoint.StepPending, MaxAttempts: ws.Retry.MaxAttempts,
@@ -218,7 +214,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		base := ""
 		if ws.Map.Workspace == workflow.WorkspaceWorktree {
 			if base, err = p.repo().Head(ctx); err != nil {
-				return nil, itemsErrorf("step %s works in git worktrees: %v", ws.ID, err)
+				return nil, nil, itemsErrorf("step %s works in git worktrees: %v", ws.ID, err)
 			}
 		}
 		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
@@ -235,21 +231,23 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 			}
 			return tx.InsertItems(rows)
 		}); err != nil {
-			return nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
+			return nil, nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
 		}
 		p.sink.Emit(Event{Time: now, Type: EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
 			Message: fmt.Sprintf("%d items, up to %d at once", len(rows), ws.Map.MaxParallel)})
 	}
 	items := make([]*mapItem, len(rows))
+	state := make(map[string]string, len(rows))
 	for i := range rows {
 		it, err := itemOf(&rows[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.placeItem(run.ID, ws, it)
 		items[i] = it
+		state[it.key] = rows[i].Status
 	}
-	return items, nil
+	return items, state, nil
 }
 
 // itemOf rebuilds an item from its stored row.
