@@ -33,6 +33,26 @@ type AtomicFile struct {
 	path string
 	perm os.FileMode
 	done bool
+	// noSync skips every fsync (CreateAtomicNoSync).
+	noSync bool
+}
+
+// CreateAtomicNoSync is CreateAtomic for a copy that no guarantee depends
+// on, such as an attempt's transcript, kept for people and tools to read:
+// it is still published whole by a rename, so a crash of the process never
+// leaves half of it at path, but nothing is fsynced, so after a power cut
+// it may be missing or short. An fsync of a transcript of hundreds of MB,
+// and of its directory, would otherwise be paid by every attempt.
+func CreateAtomicNoSync(path string, perm os.FileMode) (*AtomicFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	return &AtomicFile{f: f, path: path, perm: perm, noSync: true}, nil
 }
 
 // CreateAtomic returns a file open for writing at a temporary name beside
@@ -73,7 +93,7 @@ func (a *AtomicFile) Commit() error {
 	a.done = true
 	tmp := a.f.Name()
 	err := a.f.Chmod(a.perm)
-	if err == nil {
+	if err == nil && !a.noSync {
 		err = a.f.Sync()
 	}
 	if cerr := a.f.Close(); err == nil {
@@ -85,6 +105,9 @@ func (a *AtomicFile) Commit() error {
 	if err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("commit %s: %w", a.path, err)
+	}
+	if a.noSync {
+		return nil
 	}
 	if err := syncDir(filepath.Dir(a.path)); err != nil {
 		return fmt.Errorf("commit %s: %w", a.path, err)

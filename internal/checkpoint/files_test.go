@@ -212,3 +212,42 @@ func TestCreateAtomicMakesMissingDirectories(t *testing.T) {
 		t.Fatal("writing below a regular file succeeded")
 	}
 }
+
+// A file made with CreateAtomicNoSync is published whole at Commit, and
+// never half: before Commit and after Abort nothing is at the path.
+func TestCreateAtomicNoSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "1.out")
+	f, err := CreateAtomicNoSync(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("transcript")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the file is at its path before Commit: %v", err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "transcript" {
+		t.Fatalf("after Commit: %q, %v", b, err)
+	}
+	g, err := CreateAtomicNoSync(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Write([]byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "transcript" {
+		t.Errorf("an aborted file replaced the published one: %q", b)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+}

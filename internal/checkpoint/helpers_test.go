@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,6 +66,21 @@ func runHelper(mode, path string) error {
 			waitStdin()
 			return nil
 		})
+	case "relaxed":
+		// Commits run "relaxed" with UpdateRelaxed, then dies by SIGKILL
+		// before anything else is written: nothing is closed or synced.
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		if err := s.UpdateRelaxed(context.Background(), func(tx *Tx) error {
+			return tx.CreateRun(sampleRun("relaxed", time.Now()), nil)
+		}); err != nil {
+			return err
+		}
+		fmt.Println("ready")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
 	}
 	return fmt.Errorf("unknown helper %q", mode)
 }

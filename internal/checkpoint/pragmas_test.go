@@ -2,6 +2,8 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,4 +115,58 @@ func TestOpenEscapesPath(t *testing.T) {
 	if file != path {
 		t.Fatalf("database opened at %q, want %q", file, path)
 	}
+}
+
+// UpdateRelaxed commits at synchronous=NORMAL and hands the connection back
+// at FULL; what it committed survives the process being killed right after.
+func TestUpdateRelaxed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateRelaxed(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r1", t0), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := readPragmas(t, s.db); got.Synchronous != 2 {
+		t.Errorf("after UpdateRelaxed the connection is at synchronous %d, want 2 (FULL)", got.Synchronous)
+	}
+	// A failing function rolls back, and the connection is restored too.
+	if err := s.UpdateRelaxed(ctx, func(tx *Tx) error {
+		if err := tx.CreateRun(sampleRun("r2", t0), nil); err != nil {
+			return err
+		}
+		return fmt.Errorf("boom")
+	}); err == nil {
+		t.Fatal("UpdateRelaxed returned no error from a failing function")
+	}
+	if got := readPragmas(t, s.db); got.Synchronous != 2 {
+		t.Errorf("after a failed UpdateRelaxed: synchronous %d, want 2", got.Synchronous)
+	}
+	view(t, s, func(tx *Tx) error {
+		if _, err := tx.Run("r2"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the failed relaxed transaction left run r2: %v", err)
+		}
+		return nil
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A process that commits relaxed and is then killed keeps its commit.
+	path2 := filepath.Join(t.TempDir(), "state.db")
+	h := startHelper(t, "relaxed", path2)
+	_ = h.cmd.Wait()
+	s2, err := Open(ctx, path2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	view(t, s2, func(tx *Tx) error {
+		if _, err := tx.Run("relaxed"); err != nil {
+			t.Errorf("the relaxed commit of a killed process is lost: %v", err)
+		}
+		return nil
+	})
 }

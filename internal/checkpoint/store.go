@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -212,14 +213,56 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.inTx(ctx, false, fn)
 }
 
+// UpdateRelaxed is Update for a write that must survive a crash of the
+// process but not a power cut: the transaction commits at
+// synchronous=NORMAL, so its WAL frames reach the operating system at
+// commit (a killed process loses nothing) and the disk at the next commit
+// made by Update, instead of costing an fsync of their own. Use it only for
+// a write whose loss in a power cut no guarantee depends on, such as the
+// pid of a started agent: after a power cut no agent survives to be found
+// by it.
+func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if s.readOnly {
+		return fmt.Errorf("update %s: %w", s.path, ErrReadOnly)
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
+	}
+	defer func() {
+		// The connection goes back to the pool at FULL, or not at all: a
+		// connection whose setting could not be restored is discarded,
+		// and the next one gets FULL from the DSN.
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=FULL"); rerr != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			if err == nil {
+				err = fmt.Errorf("restore synchronous=FULL on %s: %w", s.path, rerr)
+			}
+		}
+		_ = conn.Close()
+	}()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		return fmt.Errorf("relax synchronous on %s: %w", s.path, classify(err))
+	}
+	return s.runTx(ctx, false, fn, func() (*sqlx.Tx, error) { return conn.BeginTxx(ctx, nil) })
+}
+
 // View runs fn in a read-only transaction: every read inside it sees the
 // same snapshot of the database.
 func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.inTx(ctx, true, fn)
 }
 
-func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) (err error) {
-	sqlTx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: readOnly})
+func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) error {
+	return s.runTx(ctx, readOnly, fn, func() (*sqlx.Tx, error) {
+		return s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: readOnly})
+	})
+}
+
+// runTx runs fn in the transaction begin starts, and commits it when fn
+// returns nil.
+func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error, begin func() (*sqlx.Tx, error)) (err error) {
+	sqlTx, err := begin()
 	if err != nil {
 		return fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
 	}

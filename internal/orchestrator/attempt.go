@@ -237,7 +237,7 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 			spec.Candidate = io.Discard
 		}
 	}
-	out, err := checkpoint.CreateAtomic(outPath, 0o644)
+	out, err := checkpoint.CreateAtomicNoSync(outPath, 0o644)
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
@@ -298,7 +298,9 @@ func (e *storeError) Unwrap() error { return e.err }
 func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
 	return func(pid int) error {
-		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		// Relaxed: the pid serves to find an agent that outlived a crashed
+		// cadence (G6); after a power cut no agent is left to find.
+		if err := p.store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			row, err := tx.UnitAttempt(t.unit(), a.N)
 			if err != nil {
 				return err

@@ -146,7 +146,7 @@ func (p *project) checkOutputPath(t *try, c *workflow.Check) string {
 // CADENCE_CHECK its name; its output goes to its .out file (capped) and
 // its last feedback_lines lines are kept.
 func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
-	out, err := checkpoint.CreateAtomic(p.checkOutputPath(t, c), 0o644)
+	out, err := checkpoint.CreateAtomicNoSync(p.checkOutputPath(t, c), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create the output of check %s: %w", c.Name, err)
 	}
@@ -158,7 +158,9 @@ func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *
 		Timeout: c.Timeout, Grace: p.grace(), Supervisor: p.opts.SelfExe,
 		OnStart: func(pid int) error {
 			row.PID = &pid
-			if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			// Relaxed, as an agent's pid: it matters only while the
+			// machine is up.
+			if err := p.store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 				return tx.UpdateCheck(*row)
 			}); err != nil {
 				return &storeError{fmt.Errorf("record the pid of check %s: %w", c.Name, err)}

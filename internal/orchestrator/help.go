@@ -85,7 +85,7 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	}
 	outPath := filepath.Join(p.attemptsDir(t), strconv.Itoa(a.N)+".out")
 	a.OutputFile = p.relPath(outPath)
-	out, err := checkpoint.CreateAtomic(outPath, 0o644)
+	out, err := checkpoint.CreateAtomicNoSync(outPath, 0o644)
 	if err != nil {
 		return fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
