@@ -202,8 +202,10 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			tick := time.NewTicker(every)
 			defer tick.Stop()
 			cpuC = tick.C
+			// No baseline sample: the processes have just started, and the
+			// first tick counts what each used since its start. A walk of
+			// /proc here would cost every attempt, however short.
 			cpu = newGroupCPU(pid)
-			cpu.sample() // the baseline: what the processes used before
 		}
 	}
 	var kill *time.Timer

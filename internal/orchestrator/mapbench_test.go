@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,14 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-// benchItems is the size of the map benchmarks (SPEC §12's 10,000 items).
-const benchItems = 10000
+// benchItems is the size of the map benchmarks: SPEC §12's 10,000 items,
+// or CADENCE_BENCH_ITEMS for a quick profile.
+var benchItems = func() int {
+	if n, err := strconv.Atoi(os.Getenv("CADENCE_BENCH_ITEMS")); err == nil && n > 1 {
+		return n
+	}
+	return 10000
+}()
 
 // writeMapWorkflow writes a workflow of one map step over DIR/items.json
 // (n items keyed by their index) whose exec agent is `echo {}`.
