@@ -139,3 +139,28 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 	}
 	return nil
 }
+
+// reopenDeadOfFailedMaps reopens every dead item of each map step that
+// failed (resume --retry-failed), which reopens the step too.
+func (p *project) reopenDeadOfFailedMaps(tx *checkpoint.Tx, runID string, now time.Time) error {
+	steps, err := tx.Steps(runID)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if s.Status != checkpoint.StepFailed {
+			continue
+		}
+		items, err := tx.Items(runID, s.ID)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			continue
+		}
+		if err := p.reopenDead(tx, runID, &DeadRetry{Step: s.ID, All: true}, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

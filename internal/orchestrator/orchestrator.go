@@ -328,6 +328,12 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			if err := reopenFailedSteps(tx, r.ID, now, !o.RetryFailed); err != nil {
 				return err
 			}
+			if o.RetryFailed {
+				// A failed map step is retried through its dead items.
+				if err := p.reopenDeadOfFailedMaps(tx, r.ID, now); err != nil {
+					return err
+				}
+			}
 		}
 		r.Status = checkpoint.RunRunning
 		r.FinishedAt = nil
@@ -360,6 +366,11 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 	for _, s := range steps {
 		if s.Status != checkpoint.StepFailed {
 			continue
+		}
+		if items, err := tx.Items(runID, s.ID); err != nil {
+			return err
+		} else if len(items) > 0 {
+			continue // a map step: its dead items are reopened instead
 		}
 		last, err := lastCounted(tx, s.Unit())
 		if err != nil {
