@@ -20,7 +20,8 @@ type inspectCmd struct {
 	Item    string `help:"With --step of a map step: show the attempt history of this item (by its key)."`
 	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
 	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
-	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README)."`
+	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
+	Follow  bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends; exits with the run's code (0 succeeded, 1 failed, 3 interrupted)."`
 }
 
 func (c *inspectCmd) Run(e *env) error {
@@ -32,6 +33,9 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	if c.Stats {
 		return c.stats(e)
+	}
+	if c.Follow {
+		return c.follow(e)
 	}
 	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, c.Attempt != 0)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
@@ -82,6 +86,28 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	printSummary(e.stdout, rep)
 	return nil
+}
+
+func (c *inspectCmd) follow(e *env) error {
+	if c.Step != "" || c.Item != "" || c.Attempt != 0 {
+		return withCode(exitUsage, errors.New("--follow shows the whole run; it does not take --step, --item or --attempt"))
+	}
+	v := newView(e.stdout, e.stderr, output{JSON: c.JSON, NoColor: true})
+	v.live = false
+	status, err := orchestrator.Follow(e.ctx, c.Dir, c.RunID, v.Emit)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+	}
+	if err != nil {
+		return withCode(exitUsage, stateHint(err))
+	}
+	switch status {
+	case "succeeded":
+		return nil
+	case "interrupted":
+		return withCode(exitInterrupted, nil)
+	}
+	return withCode(exitFailed, nil)
 }
 
 func (c *inspectCmd) stats(e *env) error {

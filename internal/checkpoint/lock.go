@@ -114,3 +114,24 @@ func readPID(f *os.File) int {
 	}
 	return pid
 }
+
+// LockHolder returns the pid of the process that holds the project lock of
+// cadenceDir, or 0 when none does. It never takes the lock itself, so it
+// cannot make a cadence that is starting fail: it reads the pid the holder
+// wrote and checks that the process is alive. A crashed holder leaves its
+// pid behind and is reported as none once it is gone.
+func LockHolder(cadenceDir string) int {
+	f, err := os.Open(filepath.Join(cadenceDir, LockFileName))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	pid := readPID(f)
+	if pid == 0 {
+		return 0
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0
+	}
+	return pid
+}

@@ -1,0 +1,178 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+)
+
+// FollowInterval is how often Follow reads the state database.
+const FollowInterval = 250 * time.Millisecond
+
+// Follow prints the transitions of a run (the latest when runID is empty)
+// as they are committed, read-only and without the project lock, so it
+// works from another terminal while cadence runs: first every transition
+// already recorded, then each new one, in the order they happened, each
+// once. It returns the run's final status when the run ends; a run left
+// running by a process that is gone ends the follow as interrupted.
+//
+// Transitions are rebuilt from the committed rows (attempts with their
+// start and end, checks, items, dead letters, the run), not from a log, so
+// nothing is missed between two reads: a whole attempt that began and ended
+// in between shows as its start and its end.
+func Follow(ctx context.Context, dir, runID string, emit func(Event)) (string, error) {
+	seen := map[string]bool{}
+	gone := 0
+	for {
+		rep, err := Inspect(ctx, dir, runID, false)
+		if err != nil {
+			return "", err
+		}
+		runID = rep.Run.ID // the latest run, once found, is the one followed
+		for _, ev := range transitions(rep, seen) {
+			emit(ev)
+		}
+		switch rep.Run.Status {
+		case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunInterrupted:
+			return rep.Run.Status, nil
+		}
+		// Running: a crashed cadence leaves it so; two reads without a
+		// holder of the lock (one could fall between a process's start
+		// and its lock) end the follow.
+		if checkpoint.LockHolder(filepath.Join(dir, CadenceDir)) == 0 {
+			if gone++; gone >= 2 {
+				emit(Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: rep.Run.ID,
+					Message: "no cadence process is working on the run; continue it with `cadence resume`"})
+				return checkpoint.RunInterrupted, nil
+			}
+		} else {
+			gone = 0
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(FollowInterval):
+		}
+	}
+}
+
+// transitions returns the transitions of rep not in seen, in the order
+// they happened, and adds them to seen.
+func transitions(rep *Report, seen map[string]bool) []Event {
+	type timed struct {
+		ev   Event
+		rank int // orders transitions at the same instant
+		key  string
+	}
+	var out []timed
+	add := func(key string, rank int, ev Event) {
+		if !seen[key] {
+			out = append(out, timed{ev, rank, key})
+		}
+	}
+	run := rep.Run
+	add("run", 0, Event{Time: run.StartedAt, Type: EventRunStarted, RunID: run.ID, Message: run.Workflow})
+	unit := func(step string, item string, agent string, max int, attempts []AttemptReport, status string, stepCost float64) {
+		name := step
+		if item != "" {
+			name += "/" + item
+		}
+		counted := 0
+		var last time.Time
+		for _, a := range attempts {
+			if a.Kind != "help" && !a.Uncounted {
+				counted++
+			}
+			base := Event{RunID: run.ID, Step: step, Item: item, Agent: agent, Attempt: a.N, Counted: counted,
+				MaxAttempts: max, Kind: a.Kind, SessionID: a.SessionID}
+			start := base
+			start.Time, start.Type = a.StartedAt, EventAttemptStarted
+			if a.PID != nil {
+				start.PID = *a.PID
+			}
+			add(fmt.Sprintf("a/%s/%d/start", name, a.N), 1, start)
+			for i, c := range a.Checks {
+				cs := base
+				cs.Time, cs.Type, cs.Check, cs.Message = c.StartedAt, EventCheckStarted, c.Name, c.Command
+				add(fmt.Sprintf("a/%s/%d/c%d/start", name, a.N, i), 2, cs)
+				if c.FinishedAt != nil && c.Status != checkpoint.CheckRunning {
+					cf := base
+					cf.Time, cf.Type, cf.Check, cf.Status, cf.ExitCode = *c.FinishedAt, EventCheckFinished, c.Name, c.Status, c.ExitCode
+					cf.Elapsed = c.FinishedAt.Sub(c.StartedAt).Seconds()
+					add(fmt.Sprintf("a/%s/%d/c%d/end", name, a.N, i), 3, cf)
+				}
+			}
+			if a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning {
+				end := base
+				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, a.Status, a.Class, a.Error
+				end.Repairs, end.Until, end.Uncounted = a.Repairs, a.NextRetryAt, a.Uncounted
+				end.Elapsed = a.FinishedAt.Sub(a.StartedAt).Seconds()
+				add(fmt.Sprintf("a/%s/%d/end", name, a.N), 4, end)
+				last = *a.FinishedAt
+			}
+		}
+		switch status {
+		case checkpoint.StepSucceeded:
+			add("s/"+name+"/done", 5, Event{Time: last, Type: EventStepSucceeded, RunID: run.ID, Step: step, Item: item,
+				Agent: agent, Counted: counted, MaxAttempts: max, CostUSD: stepCost})
+		case checkpoint.StepFailed:
+			add("s/"+name+"/done", 5, Event{Time: last, Type: EventStepFailed, RunID: run.ID, Step: step, Item: item,
+				Agent: agent, Message: fmt.Sprintf("%d of %d attempts used", counted, max)})
+		}
+	}
+	for _, s := range rep.Steps {
+		if s.ItemCounts == nil {
+			unit(s.ID, "", s.Agent, s.MaxAttempts, s.Attempts, s.Status, s.CostUSD)
+			continue
+		}
+		for _, it := range s.Items {
+			unit(s.ID, it.Key, s.Agent, it.MaxAttempts, it.Attempts, it.Status, it.CostUSD)
+		}
+		for _, d := range s.Dead {
+			add("d/"+s.ID+"/"+d.Key, 6, Event{Time: d.DeadAt, Type: EventItemDead, RunID: run.ID, Step: s.ID, Item: d.Key,
+				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: fmt.Sprintf("sent to the dead-letter queue after %d attempts", d.Attempts)})
+		}
+		if s.Status == checkpoint.StepSucceeded || s.Status == checkpoint.StepFailed {
+			typ, msg := EventStepSucceeded, fmt.Sprintf("%d items succeeded, %d dead", s.ItemCounts[checkpoint.StepSucceeded], len(s.Dead))
+			if s.Status == checkpoint.StepFailed {
+				typ = EventStepFailed
+			}
+			var at time.Time
+			for _, it := range s.Items {
+				for _, a := range it.Attempts {
+					if a.FinishedAt != nil && a.FinishedAt.After(at) {
+						at = *a.FinishedAt
+					}
+				}
+			}
+			add("s/"+s.ID+"/done", 7, Event{Time: at, Type: typ, RunID: run.ID, Step: s.ID, Agent: s.Agent, CostUSD: s.CostUSD, Message: msg})
+		}
+	}
+	switch run.Status {
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+		at := run.StartedAt
+		if run.FinishedAt != nil {
+			at = *run.FinishedAt
+		}
+		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: run.Status})
+	case checkpoint.RunInterrupted:
+		add("run/end", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: run.Status,
+			Message: "interrupted; continue it with `cadence resume`"})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].ev.Time.Equal(out[j].ev.Time) {
+			return out[i].ev.Time.Before(out[j].ev.Time)
+		}
+		return out[i].rank < out[j].rank
+	})
+	evs := make([]Event, len(out))
+	for i, t := range out {
+		seen[t.key] = true
+		evs[i] = t.ev
+	}
+	return evs
+}
