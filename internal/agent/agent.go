@@ -121,7 +121,14 @@ type Spec struct {
 	TailLines int
 	// OnStart, when set, is called with the pid right after the process
 	// started. An error kills the process group and Run returns that error.
+	// Under a Supervisor the agent itself does not run before OnStart has
+	// returned: the supervisor waits at a gate that Run opens only then, so
+	// no agent acts before its pid is recorded, and one whose cadence died
+	// before that never runs.
 	OnStart func(pid int) error
+	// OnRunning, when set, is called once the agent runs: after OnStart and
+	// the opening of the gate.
+	OnRunning func()
 	// Supervisor, when set, is the path of a cadence binary: the agent then
 	// runs under `cadence agent supervise`, which kills the agent's whole
 	// process group if cadence dies, descendants that the parent-death

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -67,12 +68,36 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if p.inR != nil {
 		cmd.Stdin = p.inR
 	}
+	// The gate the supervisor waits at before it starts the agent: a pipe
+	// whose write end only this process holds. One byte opens it; its
+	// closing without one (cadence gone, or OnStart failed) makes the
+	// supervisor exit without starting the agent.
+	var gate *os.File
+	if spec.Supervisor != "" {
+		gateR, gateW, err := os.Pipe()
+		if err != nil {
+			p.closeAll()
+			return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+		}
+		cmd.ExtraFiles = []*os.File{gateR}
+		cmd.Args = withGate(cmd.Args)
+		defer gateR.Close()
+		gate = gateW
+		defer func() {
+			if gate != nil {
+				gate.Close()
+			}
+		}()
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		p.closeAll()
 		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
 	}
 	p.closeChildEnds()
+	if len(cmd.ExtraFiles) > 0 {
+		cmd.ExtraFiles[0].Close()
+	}
 	pid := cmd.Process.Pid
 
 	s := newSession(spec, p)
@@ -90,6 +115,16 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			s.finishIO(pid)
 			return nil, fmt.Errorf("agent pid %d started: %w", pid, err)
 		}
+	}
+	if gate != nil {
+		// A supervisor that died already (killed with its group) cannot
+		// read it: the write then fails, and the wait below sees the end.
+		_, _ = gate.Write([]byte{1})
+		gate.Close()
+		gate = nil
+	}
+	if spec.OnRunning != nil {
+		spec.OnRunning()
 	}
 
 	stop := s.supervise(ctx, pid, waitDone)

@@ -30,7 +30,7 @@ import (
 // its default in the child, so the agent gets the dispositions cadence was
 // started with.
 func Supervise(args []string, stderr io.Writer) int {
-	parent, argv, err := parseSupervise(args)
+	parent, gated, argv, err := parseSupervise(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 2
@@ -54,6 +54,11 @@ func Supervise(args []string, stderr io.Writer) int {
 		killOwnGroup()
 		return 1
 	}
+	if gated && !waitGate() {
+		// cadence never recorded this agent's start, or died: the agent
+		// must not run unrecorded.
+		return 1
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -72,22 +77,27 @@ func Supervise(args []string, stderr io.Writer) int {
 	}
 }
 
-func parseSupervise(args []string) (int, []string, error) {
+func parseSupervise(args []string) (int, bool, []string, error) {
+	const usage = "usage: --parent PID [--gate] -- PROGRAM [ARGS...]"
 	if len(args) < 3 || args[0] != "--parent" {
-		return 0, nil, errors.New("usage: --parent PID -- PROGRAM [ARGS...]")
+		return 0, false, nil, errors.New(usage)
 	}
 	parent, err := strconv.Atoi(args[1])
 	if err != nil || parent <= 0 {
-		return 0, nil, fmt.Errorf("bad parent pid %q", args[1])
+		return 0, false, nil, fmt.Errorf("bad parent pid %q", args[1])
 	}
 	argv := args[2:]
-	if argv[0] == "--" {
+	gate := false
+	if argv[0] == "--gate" {
+		gate, argv = true, argv[1:]
+	}
+	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
 	}
 	if len(argv) == 0 {
-		return 0, nil, errors.New("usage: --parent PID -- PROGRAM [ARGS...]")
+		return 0, false, nil, errors.New(usage)
 	}
-	return parent, argv, nil
+	return parent, gate, argv, nil
 }
 
 // killOwnGroup kills every process of the supervisor's group, itself
@@ -115,6 +125,35 @@ func exitLike(cmd *exec.Cmd, err error) int {
 		return 128 + int(sig)
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// gateFD is the descriptor of the start gate in the supervisor: the first
+// of exec.Cmd's ExtraFiles.
+const gateFD = 3
+
+// withGate adds --gate to a supervisor's argv, before its "--".
+func withGate(args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			out := append(append(append([]string(nil), args[:i]...), "--gate"), args[i:]...)
+			return out
+		}
+	}
+	return args
+}
+
+// waitGate reads the start gate: true when cadence opened it (one byte),
+// false when its end was closed without (cadence died, or gave up on the
+// attempt before recording it).
+func waitGate() bool {
+	f := os.NewFile(gateFD, "gate")
+	if f == nil {
+		return false
+	}
+	defer f.Close()
+	var b [1]byte
+	n, _ := f.Read(b[:])
+	return n == 1
 }
 
 // supervised returns the program and argv that run argv under the

@@ -2,6 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,3 +95,41 @@ func mask(t *testing.T, hex string) uint64 {
 }
 
 func bit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
+
+// TestSupervisedAgentWaitsForItsStartToBeRecorded: under the supervisor the
+// agent does not run until OnStart has returned (cadence has recorded its
+// pid), and never runs when OnStart fails. Without the gate an agent could
+// act, for instance write its handoff file, after a crash of cadence that
+// left no trace of its start.
+func TestSupervisedAgentWaitsForItsStartToBeRecorded(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			spec := helperSpec(t)
+			marker := filepath.Join(spec.Dir, "ran")
+			spec.Argv = []string{"sh", "-c", "touch " + marker}
+			spec.Supervisor = selfExe(t)
+			spec.Timeout = time.Minute
+			running := false
+			spec.OnStart = func(pid int) error {
+				// Long enough for an ungated agent to have run.
+				time.Sleep(300 * time.Millisecond)
+				if _, err := os.Stat(marker); err == nil {
+					t.Error("the agent ran before OnStart returned")
+				}
+				if fail {
+					return errors.New("the store is gone")
+				}
+				return nil
+			}
+			spec.OnRunning = func() { running = true }
+			res, err := agent.Run(context.Background(), spec)
+			_, statErr := os.Stat(marker)
+			switch {
+			case fail && (err == nil || statErr == nil || running):
+				t.Errorf("OnStart failed, yet Run = %v, %v, marker %v, OnRunning %v", res, err, statErr, running)
+			case !fail && (err != nil || statErr != nil || !running || res.ExitCode != 0):
+				t.Errorf("Run = %+v, %v; marker %v; OnRunning %v: want the agent run once its start was recorded", res, err, statErr, running)
+			}
+		})
+	}
+}

@@ -243,6 +243,7 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	}
 	spec.Output = out
 	spec.OnStart = p.onStart(ctx, t)
+	spec.OnRunning = func() { p.fp.hit(FailAfterAgentStart) }
 	spec.OnSession = p.onSession(ctx, t.unit(), a)
 	if plan.resume {
 		spec.PriorInputTokens, spec.PriorOutputTokens, err = p.sessionTokens(ctx, t.unit(), plan.sessionID)
@@ -313,7 +314,6 @@ func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 		a.PID = &pid
 		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
-		p.fp.hit(FailAfterAgentStart)
 		return nil
 	}
 }

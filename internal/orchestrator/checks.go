@@ -165,9 +165,9 @@ func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *
 			}); err != nil {
 				return &storeError{fmt.Errorf("record the pid of check %s: %w", c.Name, err)}
 			}
-			p.fp.hit(FailDuringCheck)
 			return nil
 		},
+		OnRunning: func() { p.fp.hit(FailDuringCheck) },
 	}
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {

@@ -92,6 +92,7 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 	spec.Output = out
 	spec.HelpMarker = "\x00" // an advisor's own text is advice, never a new request
 	spec.OnStart = p.onStart(ctx, t)
+	spec.OnRunning = func() { p.fp.hit(FailAfterAgentStart) }
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
