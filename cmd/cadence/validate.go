@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/handoff"
 )
@@ -12,6 +13,7 @@ type validateCmd struct {
 	Input           string `arg:"" optional:"" help:"File with the agent's output (default: standard input)."`
 	JSON            bool   `help:"On failure print the diagnosis as a failed-handoff record (JSON) instead of text."`
 	NoRepair        bool   `help:"Do not repair: the JSON must parse as it is."`
+	NoCoerce        bool   `help:"Do not coerce a value that misses the schema to its one lossless reading (\"5\" to 5, one item to a list of it)."`
 	AcceptTruncated bool   `help:"Accept a value obtained only by closing truncated output."`
 	MaxBytes        int64  `default:"8388608" help:"Refuse input larger than this many bytes."`
 	MaxDepth        int    `default:"10000" help:"Refuse values nested deeper than this (10000 is encoding/json's own limit)."`
@@ -31,10 +33,17 @@ func (c *validateCmd) Run(e *env) error {
 		return err
 	}
 	res := handoff.Check(data, schema, handoff.Options{
-		Repair: !c.NoRepair, AcceptTruncated: c.AcceptTruncated, MaxBytes: c.MaxBytes, MaxDepth: c.MaxDepth,
+		Repair: !c.NoRepair, AcceptTruncated: c.AcceptTruncated, Coerce: !c.NoCoerce, MaxBytes: c.MaxBytes, MaxDepth: c.MaxDepth,
 	})
 	if res.OK {
 		fmt.Fprintf(e.stdout, "%s\n", res.JSON)
+		if len(res.Coercions) > 0 {
+			cs := make([]string, len(res.Coercions))
+			for i, x := range res.Coercions {
+				cs[i] = x.String()
+			}
+			fmt.Fprintf(e.stderr, "coerced to the schema: %s\n", strings.Join(cs, ", "))
+		}
 		return nil
 	}
 	d := res.Diagnosis
