@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
 )
 
 // TestMain makes this test binary double as the cadence command: scripts and
@@ -40,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"jsoneq":  cmdJSONEq,
 			"exits":   cmdExits,
 			"jsonlen": cmdJSONLen,
+			"sqldump": cmdSQLDump,
 		},
 	})
 }
@@ -149,4 +153,58 @@ func pointerGet(v any, ptr string) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// cmdSQLDump implements `sqldump DB`: every row of every table of the
+// SQLite database DB, opened read-only, one line per row, sorted, on
+// stdout. Comparing two dumps shows whether a command changed any row.
+func cmdSQLDump(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sqldump DB")
+	}
+	db, err := sql.Open("sqlite", "file:"+ts.MkAbs(args[0])+"?mode=ro")
+	if err != nil {
+		ts.Fatalf("open %s: %v", args[0], err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		ts.Fatalf("list tables: %v", err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			ts.Fatalf("list tables: %v", err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	var lines []string
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + table + `"`)
+		if err != nil {
+			ts.Fatalf("read %s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				ts.Fatalf("read %s: %v", table, err)
+			}
+			var b strings.Builder
+			b.WriteString(table)
+			for i, c := range cols {
+				fmt.Fprintf(&b, " %s=%q", c, fmt.Sprint(vals[i]))
+			}
+			lines = append(lines, b.String())
+		}
+		rows.Close()
+	}
+	slices.Sort(lines)
+	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
 }

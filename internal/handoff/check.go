@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cadence-dev/cadence/internal/handoff/coerce"
 	"github.com/cadence-dev/cadence/internal/handoff/extract"
 	"github.com/cadence-dev/cadence/internal/handoff/repair"
 )
@@ -22,6 +23,9 @@ type Options struct {
 	MaxBytes int64
 	// MaxDepth bounds nesting; 0 means the extractor's default.
 	MaxDepth int
+	// Coerce lets a value that parses but fails its schema be coerced to
+	// the one lossless reading the schema accepts (package coerce).
+	Coerce bool
 }
 
 // Result is the outcome of checking one attempt's output.
@@ -32,8 +36,11 @@ type Result struct {
 	JSON []byte
 	// Value is the accepted value decoded with UseNumber (when OK).
 	Value any
-	// Repairs names every repair applied to the chosen value, in order.
+	// Repairs names every repair applied to the chosen value, in order;
+	// coercions come last, as "name@pointer".
 	Repairs []string
+	// Coercions are the coercions applied to the accepted value.
+	Coercions []coerce.Coercion
 	// Truncated reports that the chosen value was closed by repair.
 	Truncated bool
 	// Diagnosis explains the failure (when !OK).
@@ -58,6 +65,9 @@ type candidate struct {
 // output repaired, and the repaired values are chosen from the same way. A
 // value that exists only because repair closed truncated output is
 // accepted only with opts.AcceptTruncated. A nil schema accepts any value.
+// When the chosen value fails its schema and opts.Coerce is set, the value
+// is coerced to the schema if it has exactly one lossless reading that
+// validates; the coercions are recorded among the repairs.
 func Check(output []byte, schema *Schema, opts Options) Result {
 	if opts.MaxBytes > 0 && int64(len(output)) > opts.MaxBytes {
 		return failed(tooLargeDiagnosis(int64(len(output)), opts.MaxBytes))
@@ -94,13 +104,13 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 
 	switch {
 	case len(strict) > 0:
-		return rejected(output, schema, best)
+		return rejectedOrCoerced(output, schema, best, opts)
 	case len(repaired) > 0:
 		rb, _ := choose(repaired)
 		if rb.truncated && !opts.AcceptTruncated {
 			return refusedTruncated(output, rb)
 		}
-		return rejected(output, schema, rb)
+		return rejectedOrCoerced(output, schema, rb, opts)
 	}
 
 	// repair reports prose with a stray bracket ("[INFO]", "{see below}")
@@ -178,6 +188,26 @@ func accepted(c candidate) Result {
 		repairs = append(repairs, repair.Truncated)
 	}
 	return Result{OK: true, JSON: c.json, Value: c.value, Repairs: repairs, Truncated: c.truncated}
+}
+
+// rejectedOrCoerced accepts the coerced candidate c when coercion is on
+// and finds one, and otherwise builds its schema failure.
+func rejectedOrCoerced(output []byte, schema *Schema, c candidate, opts Options) Result {
+	if opts.Coerce && schema != nil && schema.compiled != nil {
+		if r, ok := coerce.Apply(c.json, schema.compiled); ok && len(r.Coercions) > 0 {
+			// The pipeline's own check, so that nothing but a value that
+			// validates is ever accepted.
+			if len(schema.Validate(r.Value)) == 0 {
+				res := accepted(candidate{json: r.JSON, value: r.Value, repairs: c.repairs, truncated: c.truncated})
+				for _, x := range r.Coercions {
+					res.Repairs = append(res.Repairs, x.String())
+				}
+				res.Coercions = r.Coercions
+				return res
+			}
+		}
+	}
+	return rejected(output, schema, c)
 }
 
 // rejected builds the schema failure of a candidate.

@@ -73,6 +73,27 @@ func TestCheck(t *testing.T) {
 			wantOK(t, r, `{"tasks":[{"id":"t1","title":"Replace the 12\" pipe"},{"id":"t2","title":"Clean D:\\data\\logs"}],"success":true}`)
 			eq(t, "Repairs", r.Repairs, []string{"prose", "inner_quotes", "invalid_escapes", "ellipsis", "missing_colon"})
 		}},
+		{"coercion fixes a schema miss", "=Done: {\"tasks\": {\"id\": \"t1\", \"title\": \"Write the parser\"}, \"success\": \"true\"}", "plan.json", Options{Repair: true, Coerce: true}, func(t *testing.T, r Result) {
+			wantOK(t, r, planJSON)
+			// Coercions come sorted by pointer.
+			eq(t, "Repairs", r.Repairs, []string{"coerce_string_to_boolean@/success", "coerce_wrap_array@/tasks"})
+			if len(r.Coercions) != 2 || r.Coercions[0].Name != "coerce_string_to_boolean" || r.Coercions[1].Pointer != "/tasks" {
+				t.Errorf("Coercions = %+v", r.Coercions)
+			}
+		}},
+		{"coercion after repair", "={'tasks': [{'id': 't1', 'title': 'Write the parser'}], 'success': 'True',}", "plan.json", Options{Repair: true, Coerce: true}, func(t *testing.T, r Result) {
+			wantOK(t, r, planJSON)
+			eq(t, "Repairs", r.Repairs, []string{"single_quotes", "trailing_comma", "coerce_string_to_boolean@/success"})
+		}},
+		{"coercion off: the same miss is a schema failure", "=Done: {\"tasks\": {\"id\": \"t1\", \"title\": \"Write the parser\"}, \"success\": \"true\"}", "plan.json", repairOn, func(t *testing.T, r Result) {
+			d := wantClass(t, r, ClassSchema)
+			if len(d.Violations) != 2 || len(r.Coercions) != 0 {
+				t.Errorf("violations %v, coercions %v", d.Violations, r.Coercions)
+			}
+		}},
+		{"coercion refuses a lossy reading", `={"tasks": [{"id": "t1", "title": "Write the parser"}], "success": "yes"}`, "plan.json", Options{Repair: true, Coerce: true}, func(t *testing.T, r Result) {
+			wantClass(t, r, ClassSchema)
+		}},
 		{"repair off: strict parse error", "python_literals.txt", "plan.json", Options{}, func(t *testing.T, r Result) {
 			d := wantClass(t, r, ClassInvalidJSON)
 			wantPos(t, d, 2, 2)

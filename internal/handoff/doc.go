@@ -6,10 +6,13 @@
 // each is parsed strictly and validated against the step's Schema, and only
 // when none is usable does the repair subpackage rewrite the output
 // deterministically (Python literals, single quotes, trailing commas, a
-// truncated end, …). A failure is diagnosed into exactly one Class with the
-// detail a person or an agent needs to fix it: every schema violation with
-// its JSON pointer, the line and column of a parse error, where a cut-off
-// value ends.
+// truncated end, …). A value that parses but fails its schema may then be
+// coerced to it (Options.Coerce, the coerce subpackage): "5" to 5, a lone
+// value to an array of it, an enum value in the wrong case, when exactly
+// one lossless reading validates. A failure is diagnosed into exactly one
+// Class with the detail a person or an agent needs to fix it: every schema
+// violation with its JSON pointer, the line and column of a parse error,
+// where a cut-off value ends.
 //
 // From a Diagnosis, BuildFollowup writes the prompt that continues the
 // agent's session, NewFailedRecord the debug record kept for each failed

@@ -8,9 +8,9 @@ import (
 )
 
 // FuzzCheck feeds arbitrary agent output and arbitrary schemas through the
-// whole pipeline: it must never panic; an accepted handoff must be strictly
-// valid JSON that validates against the schema; a rejected one must carry a
-// diagnosis of a known class.
+// whole pipeline, coercion included: it must never panic; an accepted
+// handoff must be strictly valid JSON that validates against the schema; a
+// rejected one must carry a diagnosis of a known class.
 func FuzzCheck(f *testing.F) {
 	outputs, _ := filepath.Glob("testdata/outputs/*")
 	schemas, _ := filepath.Glob("testdata/schemas/*.json")
@@ -25,18 +25,22 @@ func FuzzCheck(f *testing.F) {
 				sch = b
 			}
 		}
-		f.Add(out, sch, true, false)
+		f.Add(out, sch, true, false, true)
 	}
-	f.Add([]byte(`{'a': True,}`), []byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"boolean"}}}`), true, false)
-	f.Add([]byte(`[1, 2, 3`), []byte(`{"type":"array","minItems":3}`), true, true)
-	f.Add([]byte("```json\n{\"x\": \"}\"}\n```"), []byte(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`), false, false)
+	f.Add([]byte(`{'a': True,}`), []byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"boolean"}}}`), true, false, false)
+	f.Add([]byte(`[1, 2, 3`), []byte(`{"type":"array","minItems":3}`), true, true, false)
+	f.Add([]byte("```json\n{\"x\": \"}\"}\n```"), []byte(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`), false, false, false)
+	f.Add([]byte(`{"r": {"a": "5", "b": "True", "c": "X", "d": null}}`),
+		[]byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"integer"},"b":{"type":"boolean"},"c":{"enum":["x","y"]},"d":{"type":"array","items":{"type":"string"}}}}`), true, false, true)
+	f.Add([]byte(`{"v": "5", "w": {"n": 1}}`),
+		[]byte(`{"type":"object","properties":{"v":{"anyOf":[{"type":"integer"},{"type":"array","items":{"type":"string"}}]},"w":{"type":"array","items":{"$ref":"#/$defs/n"}}},"$defs":{"n":{"type":"object","properties":{"n":{"type":"integer"}}}}}`), true, false, true)
 
-	f.Fuzz(func(t *testing.T, output, schema []byte, repair, acceptTruncated bool) {
+	f.Fuzz(func(t *testing.T, output, schema []byte, repair, acceptTruncated, coerce bool) {
 		s, err := CompileSchemaBytes("fuzz.json", schema)
 		if err != nil {
 			return // a schema that does not compile is reported, never used
 		}
-		opts := Options{Repair: repair, AcceptTruncated: acceptTruncated, MaxBytes: 1 << 20, MaxDepth: 64}
+		opts := Options{Repair: repair, AcceptTruncated: acceptTruncated, Coerce: coerce, MaxBytes: 1 << 20, MaxDepth: 64}
 		res := Check(output, s, opts)
 		if res.OK {
 			if !json.Valid(res.JSON) {
@@ -47,6 +51,9 @@ func FuzzCheck(f *testing.F) {
 			}
 			if res.Truncated && !acceptTruncated {
 				t.Fatalf("a truncated value was accepted without accept_truncated")
+			}
+			if len(res.Coercions) > 0 && !coerce {
+				t.Fatalf("coerced without coercion on: %v", res.Coercions)
 			}
 			return
 		}

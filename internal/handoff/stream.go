@@ -128,7 +128,10 @@ func (s *Stream) Result() Result {
 	}
 	if r.Diagnosis.Class != ClassSchema && s.last != nil {
 		// The window holds no value that parses; an earlier one did.
-		r = rejected(s.head, s.schema, *s.last)
+		r = rejectedOrCoerced(s.head, s.schema, *s.last, s.opts)
+		if r.OK {
+			return r
+		}
 	}
 	s.wholeOutput(r.Diagnosis)
 	return r

@@ -40,7 +40,7 @@ func TestStreamSmallOutputIsCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, opts := range []Options{{Repair: true}, {Repair: false}, {Repair: true, AcceptTruncated: true}} {
+		for _, opts := range []Options{{Repair: true}, {Repair: false}, {Repair: true, AcceptTruncated: true}, {Repair: true, Coerce: true}} {
 			want := Check(output, schema, opts)
 			for seed := range uint64(3) {
 				got := feedStream(t, output, schema, opts, DefaultWindow, seed)
@@ -69,6 +69,7 @@ func TestStreamLongOutput(t *testing.T) {
 	}
 	good := `{"tasks": [{"id": "1", "title": "parse"}], "success": true}`
 	other := `{"tasks": [{"id": "2", "title": "lex"}], "success": false}`
+	coercible := `{"tasks": {"id": "1", "title": "parse"}, "success": "true"}`
 	tests := []struct {
 		name    string
 		output  string
@@ -95,6 +96,12 @@ func TestStreamLongOutput(t *testing.T) {
 		{name: "an early value that fails the schema, nothing after", output: `{"tasks": []}` + "\n" + logLines(2000),
 			opts: Options{Repair: true}, class: ClassSchema},
 		{name: "over max_bytes", output: logLines(2000), opts: Options{MaxBytes: 10000}, class: ClassTooLarge},
+		{name: "an early value coerced, nothing after", output: coercible + "\n" + logLines(2000), opts: Options{Repair: true, Coerce: true},
+			ok: true, json: compact(t, good), repairs: []string{"coerce_wrap_array@/tasks", "coerce_string_to_boolean@/success"}},
+		{name: "a value at the end coerced", output: logLines(2000) + coercible + "\n", opts: Options{Repair: true, Coerce: true},
+			ok: true, json: compact(t, good), repairs: []string{"coerce_wrap_array@/tasks", "coerce_string_to_boolean@/success"}},
+		{name: "an early value not coerced when coercion is off", output: coercible + "\n" + logLines(2000), opts: Options{Repair: true},
+			class: ClassSchema},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -400,7 +400,7 @@ func (p *project) recordUsage(t *try, res *agent.Result) {
 
 // handoffOptions are the handoff pipeline's settings of a step.
 func handoffOptions(ws *workflow.Step) handoff.Options {
-	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated,
+	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated, Coerce: ws.Handoff.Coerce,
 		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
 }
 

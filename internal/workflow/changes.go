@@ -146,6 +146,7 @@ func (s *Step) settings() []setting {
 		{key: "handoff.schema", val: text(h.SchemaPath)},
 		{key: "handoff.repair", val: strconv.FormatBool(h.Repair)},
 		{key: "handoff.accept_truncated", val: strconv.FormatBool(h.AcceptTruncated)},
+		{key: "handoff.coerce", val: strconv.FormatBool(h.Coerce)},
 		{key: "handoff.max_bytes", val: strconv.FormatInt(h.MaxBytes, 10)},
 		{key: "handoff.max_event_bytes", val: strconv.FormatInt(h.MaxEventBytes, 10)},
 		{key: "handoff.transcript_max_bytes", val: strconv.FormatInt(h.TranscriptMaxBytes, 10)},

@@ -29,6 +29,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_step_key", []string{"10:5: steps[0].retries: unknown key (want " + stepKeys + ")"}},
 		{"unknown_retry_key", []string{"12:7: steps[0].retry.max_atempts: unknown key (want " + retryKeys + ")"}},
 		{"wrong_type", []string{"10:27: steps[0].retry.max_attempts: want an integer, got a string"}},
+		{"coerce_not_boolean", []string{"10:23: steps[0].handoff.coerce: want true or false, got a string"}},
 		{"bad_duration", []string{`10:14: steps[0].timeout: invalid duration "30 minutes" (want e.g. 2s, 1m30s or 500ms)`}},
 		{"bad_size", []string{`11:18: steps[0].handoff.max_bytes: invalid size "8 MB" (want e.g. 8MiB, 512KiB, 1MB or a number of bytes)`}},
 		{"bad_enum", []string{`11:16: steps[0].retry.backoff: unknown value "expo" (want fixed, linear or exponential)`}},

@@ -84,7 +84,7 @@ func TestLoadGood(t *testing.T) {
 	}
 	implRetry := defaultRetry
 	implRetry.MaxAttempts, implRetry.On = 5, []string{"too_large"}
-	checkStep(t, implement, Handoff{From: "file", Path: ".cadence/out/implement.json", SchemaPath: "schemas/result.json", AcceptTruncated: true, MaxBytes: 1000000, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 100000000, MaxDepth: 64},
+	checkStep(t, implement, Handoff{From: "file", Path: ".cadence/out/implement.json", SchemaPath: "schemas/result.json", AcceptTruncated: true, Coerce: true, MaxBytes: 1000000, MaxEventBytes: 16 << 20, TranscriptMaxBytes: 100000000, MaxDepth: 64},
 		implRetry, 45*time.Minute, 4*time.Minute, 20, []string{"plan"})
 	if h := implement.OnHelp; h == nil || h.Agent != "lint" || h.MaxRounds != 2 || h.Template == nil || h.Prompt != "Stuck on {{ .Help.Context }} after {{ .Steps.plan.Output }}" {
 		t.Errorf("implement.on_help = %+v", h)
@@ -156,7 +156,7 @@ func TestLoadBuiltInDefaults(t *testing.T) {
 		t.Errorf("agent defaults: %+v", *a)
 	}
 	s := w.Steps[0]
-	checkStep(t, s, Handoff{From: "stdout", Repair: true, MaxBytes: 8 << 20, MaxEventBytes: 64 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 10000},
+	checkStep(t, s, Handoff{From: "stdout", Repair: true, Coerce: true, MaxBytes: 8 << 20, MaxEventBytes: 64 << 20, TranscriptMaxBytes: 1 << 30, MaxDepth: 10000},
 		Retry{MaxAttempts: 3, Backoff: "exponential", Initial: 2 * time.Second, Multiplier: 2, Max: 60 * time.Second, Jitter: "full"},
 		60*time.Minute, 15*time.Minute, 0, nil)
 	if s.OnHelp != nil || s.Prompt != "go" {

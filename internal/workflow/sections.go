@@ -92,6 +92,7 @@ func (r rawRetry) build() Retry {
 type rawHandoff struct {
 	from, path, schema      field[string]
 	repair, acceptTruncated field[bool]
+	coerce                  field[bool]
 	maxBytes                field[int64]
 	maxEventBytes           field[int64]
 	transcriptMaxBytes      field[int64]
@@ -100,7 +101,7 @@ type rawHandoff struct {
 
 func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
 	var h rawHandoff
-	d.fields(n, path, []string{"from", "path", "schema", "repair", "accept_truncated", "max_bytes", "max_event_bytes", "transcript_max_bytes", "max_depth"}, func(e entry) {
+	d.fields(n, path, []string{"from", "path", "schema", "repair", "accept_truncated", "coerce", "max_bytes", "max_event_bytes", "transcript_max_bytes", "max_depth"}, func(e entry) {
 		switch e.name {
 		case "from":
 			h.from = d.enum(e, handoffFroms)
@@ -112,6 +113,8 @@ func (d *decoder) handoff(n ast.Node, path string) rawHandoff {
 			h.repair = d.boolean(e)
 		case "accept_truncated":
 			h.acceptTruncated = d.boolean(e)
+		case "coerce":
+			h.coerce = d.boolean(e)
 		case "max_bytes":
 			h.maxBytes = d.size(e)
 		case "max_event_bytes":
@@ -132,6 +135,7 @@ func (h rawHandoff) over(d rawHandoff) rawHandoff {
 		schema:             h.schema.or(d.schema),
 		repair:             h.repair.or(d.repair),
 		acceptTruncated:    h.acceptTruncated.or(d.acceptTruncated),
+		coerce:             h.coerce.or(d.coerce),
 		maxBytes:           h.maxBytes.or(d.maxBytes),
 		maxEventBytes:      h.maxEventBytes.or(d.maxEventBytes),
 		transcriptMaxBytes: h.transcriptMaxBytes.or(d.transcriptMaxBytes),

@@ -37,7 +37,7 @@ var formatKeys = []string{
 	"version", "name", "defaults", "agents", "steps",
 	"agent", "retry", "timeout", "idle_timeout", "handoff", "max_cost_usd",
 	"max_attempts", "backoff", "initial", "multiplier", "max", "jitter", "on", "never",
-	"from", "path", "schema", "repair", "accept_truncated", "max_bytes", "max_depth",
+	"from", "path", "schema", "repair", "accept_truncated", "coerce", "max_bytes", "max_depth",
 	"preset", "command", "args", "env", "prompt_via", "output", "continue_args",
 	"help_marker", "native_schema", "scenario", "base_url", "model", "api_key_env",
 	"circuit", "failures", "open_for", "half_open_calls",

@@ -104,6 +104,7 @@ func (l *loader) buildHandoff(r rawHandoff, path string) Handoff {
 		From:               r.from.get("stdout"),
 		Repair:             r.repair.get(true),
 		AcceptTruncated:    r.acceptTruncated.get(false),
+		Coerce:             r.coerce.get(true),
 		MaxBytes:           r.maxBytes.get(DefaultMaxBytes),
 		MaxEventBytes:      r.maxEventBytes.get(DefaultMaxEventBytes),
 		TranscriptMaxBytes: r.transcriptMaxBytes.get(DefaultTranscriptMaxBytes),

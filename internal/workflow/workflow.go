@@ -93,6 +93,7 @@ type Handoff struct {
 	Schema          *handoff.Schema // compiled once per file; nil when the step has no schema
 	Repair          bool            // default true
 	AcceptTruncated bool            // accept a value obtained only by closing truncated output
+	Coerce          bool            // coerce a value that misses its schema to its one lossless reading (default true)
 	// MaxBytes bounds the handoff: a text agent's output, a stream agent's
 	// final answer, a handoff file (default DefaultMaxBytes).
 	MaxBytes int64
