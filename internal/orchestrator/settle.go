@@ -226,8 +226,9 @@ func (p *project) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok boo
 	if err != nil {
 		return nil, false, false
 	}
-	r := handoff.CheckFile(path, ws.Handoff.Schema, handoff.Options{Repair: ws.Handoff.Repair,
-		AcceptTruncated: ws.Handoff.AcceptTruncated, MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth})
+	// The very pipeline a finished attempt's file goes through, coercion
+	// included, so a resume adopts what the attempt would have accepted.
+	r := handoff.CheckFile(path, ws.Handoff.Schema, handoffOptions(ws))
 	if !r.OK {
 		return nil, false, false
 	}
