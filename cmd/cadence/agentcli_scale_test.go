@@ -4,10 +4,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,9 +26,14 @@ import (
 // nothing for longer than idle_timeout while it burns CPU, as a build or a
 // test suite does; writes a file; and only then answers.
 const (
-	scaleFiles      = 22         // large files in the project
-	scaleFileBytes  = 1100 << 10 // the size of each (1.1 MiB)
-	scaleIdle       = 3 * time.Second
+	// scaleFiles large files of scaleFileBytes each: Codex streams at most
+	// 1 MiB of a command's output, so 22 of them make over 22 MiB.
+	scaleFiles     = 22
+	scaleFileBytes = 1100 << 10
+	// scaleIdle is seconds, as CI wants, but not so few that a busy machine
+	// (make e2e runs two packages of real CLIs at once) holds a CLI or the
+	// mock off the CPU for a whole idle_timeout.
+	scaleIdle       = 5 * time.Second
 	scaleBurn       = 2 * scaleIdle // the silent, busy command runs this long
 	scaleTranscript = 20 << 20      // the least transcript a session must stream
 	scaleCalls      = 50            // the fewest tool calls in a session
@@ -38,16 +45,26 @@ const (
 )
 
 // scaleAgent is one preset in the scale test: how to run it against the
-// mock, and which tool call puts a file's bytes into its transcript.
+// mock, which tool call puts a file's bytes into its transcript, and how
+// its CLI bounds a silent tool command.
 type scaleAgent struct {
 	preset string
-	entry  func(t *testing.T, s *mockmodel.Server, home string) map[string]any
+	// entry is the agent's settings under the mock, with the tools
+	// allowed to run unattended and the preset's own tool time limits.
+	entry func(t *testing.T, s *mockmodel.Server, home string) map[string]any
+	// lift raises the CLI's limit on a silent tool command far above
+	// idle_timeout, as a user may; nil for a CLI without such a limit.
+	lift func(t *testing.T, e map[string]any, home string)
 	// bulk is the call that makes the CLI stream the whole file i at
 	// path. Claude Code neither shows a large read nor a long command
 	// output whole (its Read and Bash keep to the model's context), but
 	// an Edit reports the file as it was before, whole; Gemini CLI
 	// streams a command's whole output, Codex its first MiB.
 	bulk func(path string, i int) mockmodel.ToolCall
+	// stopped is what the CLI tells the model when it stops waiting for
+	// a silent command at the preset's bound; "" for a CLI with no such
+	// limit.
+	stopped string
 }
 
 var scaleAgents = []scaleAgent{
@@ -55,24 +72,24 @@ var scaleAgents = []scaleAgent{
 		preset: "claude",
 		entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
 			e := claudeAgent.entry(t, s, home)
-			// Its tools run unattended only without permission prompts.
+			// Its tools run unattended only without permission prompts,
+			// and as root only with IS_SANDBOX=1, which the preset adds
+			// unless the environment already sets IS_SANDBOX, as some CI
+			// containers do to another value.
 			e["args"] = []string{"--dangerously-skip-permissions"}
-			// The preset bounds the Bash tool below idle_timeout (2s here),
-			// which would stop the busy command long before it outlives
-			// idle_timeout; the agent's env: wins over the preset, so the
-			// command runs whole and only its CPU keeps the session alive.
+			e["env"].(map[string]string)["IS_SANDBOX"] = "1"
+			return e
+		},
+		// The agent's env: wins over the preset's Bash limits.
+		lift: func(t *testing.T, e map[string]any, home string) {
 			env := e["env"].(map[string]string)
 			env["BASH_DEFAULT_TIMEOUT_MS"] = "60000"
 			env["BASH_MAX_TIMEOUT_MS"] = "60000"
-			// As root Claude Code skips permissions only with IS_SANDBOX=1,
-			// which the preset adds unless the environment already sets
-			// IS_SANDBOX, as some CI containers do to another value.
-			env["IS_SANDBOX"] = "1"
-			return e
 		},
 		bulk: func(path string, i int) mockmodel.ToolCall {
 			return mockmodel.EditFile(path, scaleLine(i, 1), strings.Replace(scaleLine(i, 1), "line", "LINE", 1))
 		},
+		stopped: "did not complete within its",
 	},
 	{
 		preset: "codex",
@@ -89,17 +106,16 @@ var scaleAgents = []scaleAgent{
 	},
 	{
 		preset: "gemini",
-		entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
-			e := geminiAgent.entry(t, s, home)
-			// As for Claude Code: the user's settings lift the shell tool's
-			// limit on silence above the busy command's run.
+		entry:  geminiAgent.entry,
+		// The user's settings win over the preset's system defaults.
+		lift: func(t *testing.T, e map[string]any, home string) {
 			settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1},"tools":{"shell":{"inactivityTimeout":60}}}`
 			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			return e
 		},
-		bulk: func(path string, _ int) mockmodel.ToolCall { return mockmodel.Shell("cat " + path) },
+		bulk:    func(path string, _ int) mockmodel.ToolCall { return mockmodel.Shell("cat " + path) },
+		stopped: "exceeded the timeout",
 	},
 }
 
@@ -173,10 +189,13 @@ func fileSize(path string) int {
 // the race detector) and its supervisor must stay under 64 MiB resident.
 func TestAgentCLIScale(t *testing.T) {
 	bin := plainBinary(t)
+	hermeticCache(t)
 	for _, a := range scaleAgents {
 		t.Run(a.preset, func(t *testing.T) {
 			s := mockmodel.Start(t)
-			p := scaleProject(t, a, s)
+			// The busy command must outlive idle_timeout, so that only its
+			// CPU keeps the session alive: the CLI's own limit is lifted.
+			p := scaleProject(t, a, s, true)
 			files := writeScaleFiles(t, p.dir)
 			steps := scaleScript(a, p.dir, files)
 			var calls []mockmodel.ToolCall
@@ -186,10 +205,10 @@ func TestAgentCLIScale(t *testing.T) {
 			s.Enqueue(mockmodel.Session(scaleAnswer, calls...)...)
 
 			start := time.Now()
-			code, cadenceKiB, superKiB := runPeaks(t, bin, p.dir)
+			code, cadenceKiB, superKiB := scalePeaks(t, bin, p.dir)
 			elapsed := time.Since(start)
 			if code != 0 {
-				t.Fatalf("cadence run exited %d, want 0%s", code, scaleOutputs(p))
+				t.Fatalf("cadence run exited %d, want 0; attempts: %+v\nlast requests to the mock:%s%s", code, step(p.inspect(), "work").Attempts, lastRequests(s, 3), scaleOutputs(p))
 			}
 
 			st := step(p.inspect(), "work")
@@ -216,11 +235,66 @@ func TestAgentCLIScale(t *testing.T) {
 	}
 }
 
+// scalePeaks runs `cadence run` on dir, like runPeaks, and reads the peak
+// resident set (VmHWM, KiB) of cadence and of its children (the
+// supervisor) every 20 ms until it exits. It finds the children through
+// /proc/PID/task/*/children rather than a scan of /proc, so that the
+// sampling costs little CPU: on a busy machine a test process that burns
+// a core delays the mock's answers, which the agent waits for in silence.
+func scalePeaks(t *testing.T, bin, dir string) (code int, cadenceKiB, superKiB int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--quiet", dir)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := itoa(cmd.Process.Pid)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cadenceKiB = max(cadenceKiB, vmHWM(filepath.Join("/proc", pid, "status")))
+		for _, child := range taskChildren(pid) {
+			superKiB = max(superKiB, vmHWM(filepath.Join("/proc", child, "status")))
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Logf("stderr: %s", errb.String())
+				return cmd.ProcessState.ExitCode(), cadenceKiB, superKiB
+			}
+			return 0, cadenceKiB, superKiB
+		case <-tick.C:
+		}
+	}
+}
+
+// taskChildren lists the children of every thread of process pid.
+func taskChildren(pid string) []string {
+	lists, _ := filepath.Glob(filepath.Join("/proc", pid, "task", "*", "children"))
+	var out []string
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
+}
+
 // scaleProject writes the one-step project: the agent under the mock, an
 // idle_timeout of seconds and no retry, so that any stop shows at once.
-func scaleProject(t *testing.T, a scaleAgent, s *mockmodel.Server) *project {
+// With lift, the CLI's limit on a silent tool command is lifted.
+func scaleProject(t *testing.T, a scaleAgent, s *mockmodel.Server, lift bool) *project {
 	t.Helper()
-	entry := a.entry(t, s, t.TempDir())
+	home := t.TempDir()
+	entry := a.entry(t, s, home)
+	if lift && a.lift != nil {
+		a.lift(t, entry, home)
+	}
 	entry["preset"] = a.preset
 	agentJSON, err := json.Marshal(entry)
 	if err != nil {
@@ -353,4 +427,116 @@ func tail(path string, n int64) string {
 	}
 	b, _ := io.ReadAll(f)
 	return string(b)
+}
+
+// TestAgentCLIToolTimeLimit runs, for each CLI preset, a session whose
+// tool command hangs silently, using no CPU, for longer than idle_timeout.
+// Where the CLI has a limit on a tool command, the preset bounds it below
+// idle_timeout, and the CLI stops waiting for the command before
+// idle_timeout, tells the model and goes on: Claude Code moves the command
+// to the background (and reports to the model again when it ends), Gemini
+// CLI cancels it. The session then succeeds. Codex has no such limit, nor
+// has Gemini CLI when cadence is not root (the preset cannot reach it), so
+// the command runs on: cadence stops the session as stuck, unless the
+// CLI's own work while it waits shows as CPU use (at an idle_timeout of
+// seconds, a tick now and then is enough).
+func TestAgentCLIToolTimeLimit(t *testing.T) {
+	// Past idle_timeout, but not by much: Claude Code waits for a command
+	// it moved to the background before it exits.
+	const hang = scaleIdle + time.Second
+	hermeticCache(t)
+	for _, a := range scaleAgents {
+		t.Run(a.preset, func(t *testing.T) {
+			cmd := fmt.Sprintf("timeout %d tail -f /dev/null; echo waited", int(hang.Seconds()))
+			s := mockmodel.Start(t, mockmodel.Session(scaleAnswer, mockmodel.Shell(cmd))...)
+			p := scaleProject(t, a, s, false)
+			r := p.cadence(nil, "run")
+			st := step(p.inspect(), "work")
+			stopped := a.stopped
+			if a.preset == "gemini" && os.Geteuid() != 0 {
+				stopped = "" // Gemini CLI reads the preset's settings file only from root
+			}
+			if stopped == "" {
+				// Nothing stops the command but cadence: the session is
+				// stuck, or if the CLI's own bookkeeping while it waits
+				// counted as work, the command ran to its end.
+				at := st.Attempts[0]
+				switch {
+				case r.code != 0 && st.Status == "failed" && at.Class == "stuck":
+					t.Logf("%s: stuck after %v", a.preset, at.FinishedAt.Sub(at.StartedAt).Round(100*time.Millisecond))
+				case r.code == 0 && st.Status == "succeeded":
+					if res := lastResults(s); !strings.Contains(res, "waited") {
+						t.Errorf("the session succeeded, but the command's result %q shows no full run", res)
+					}
+					t.Logf("%s: the command ran its %v", a.preset, hang)
+				default:
+					t.Fatalf("exit %d, step %s %+v; want the attempt stuck, or the command run whole%s", r.code, st.Status, st.Attempts, scaleOutputs(p))
+				}
+				return
+			}
+			if r.code != 0 || st.Status != "succeeded" {
+				t.Fatalf("exit %d, step %s %+v; want succeeded\nstderr:\n%s%s", r.code, st.Status, st.Attempts, r.stderr, scaleOutputs(p))
+			}
+			reqs := s.Requests()
+			var results [][]mockmodel.ToolResult
+			call := -1
+			for i, q := range reqs {
+				results = append(results, q.ToolResults())
+				if call < 0 && q.ToolID != "" {
+					call = i
+				}
+			}
+			if call < 0 {
+				t.Fatal("the mock asked for no tool call")
+			}
+			res, back := findResult(reqs[call].ToolID, results, call+1)
+			if back < 0 {
+				t.Fatalf("no result for the hanging command")
+			}
+			took := reqs[back].Received.Sub(reqs[call].Received)
+			t.Logf("%s: the CLI stopped waiting after %v: %.200q", a.preset, took.Round(100*time.Millisecond), res.Output)
+			if !strings.Contains(res.Output, stopped) || strings.Contains(res.Output, "waited") {
+				t.Errorf("result %q, want the CLI's report that it stopped the command (%q)", res.Output, stopped)
+			}
+		})
+	}
+}
+
+// lastRequests describes the last n requests the mock received, for a
+// failure: when they came and what they were answered with.
+func lastRequests(s *mockmodel.Server, n int) string {
+	reqs := s.Requests()
+	var b strings.Builder
+	for _, r := range reqs[max(0, len(reqs)-n):] {
+		fmt.Fprintf(&b, "\n  %s %s %s (%d bytes): %s %s", r.Received.Format("15:04:05.000"), r.Kind, r.Path, len(r.Body), r.ToolID, r.ToolName)
+	}
+	return b.String()
+}
+
+// lastResults is the text of every tool result the last request carried.
+func lastResults(s *mockmodel.Server) string {
+	reqs := s.Requests()
+	var out []string
+	for _, r := range reqs[len(reqs)-1].ToolResults() {
+		out = append(out, r.Output)
+	}
+	return strings.Join(out, "\n")
+}
+
+// hermeticCache gives cadence a cache directory of the test's own, where
+// the gemini preset writes the settings file that bounds its shell tool.
+// Gemini CLI reads that file only from a folder that root owns and no one
+// else may write, as root's home is, so the directory is made there and
+// not in the shared temporary folder.
+func hermeticCache(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(home, ".cadence-test-cache-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("XDG_CACHE_HOME", dir)
 }

@@ -76,12 +76,32 @@ func isApprovalArg(a string) bool {
 //     bypass permissions as root.
 //   - claude: BASH_DEFAULT_TIMEOUT_MS and BASH_MAX_TIMEOUT_MS, the time its
 //     Bash tool gives a command by default and at most, bounded below the
-//     step's idle_timeout (see toolTimeouts), so that a command that hangs
-//     silently is stopped by the agent, which reports it and goes on,
-//     before cadence would stop the whole session as stuck.
+//     step's idle_timeout (see toolTimeouts), so that the agent gives up
+//     on a command that hangs silently (Claude Code moves it to the
+//     background), reports it and goes on, before cadence would stop the
+//     whole session as stuck.
+//   - gemini: the same bound on its shell tool's limit on silence
+//     (tools.shell.inactivityTimeout), which only a settings file sets:
+//     GEMINI_CLI_SYSTEM_DEFAULTS_PATH names a system defaults file, kept
+//     in the cache directory, that adds it to the machine's (see
+//     geminiEnv). Only where the bound is below the CLI's own 5 minutes
+//     (an idle_timeout under about 5m30s), and only as root, the one user
+//     whose file Gemini CLI reads as a system file.
+//
+// Codex has no such limit: its unified exec hands a running command back
+// to the model after at most 30 s and never stops it (docs/agents.md).
 func PresetEnv(inv Invocation, base []string) []string {
+	return presetEnvOn(inv, base, presetHost{euid: os.Geteuid(), cacheDir: presetCacheDir(), secure: systemFileSecure})
+}
+
+// presetEnvOn is PresetEnv on the given host.
+func presetEnvOn(inv Invocation, base []string, host presetHost) []string {
+	env := presetEnv(inv, host.euid)
+	if inv.Preset == PresetGemini {
+		env = append(env, geminiEnv(inv, base, host)...)
+	}
 	var out []string
-	for _, kv := range presetEnv(inv, os.Geteuid()) {
+	for _, kv := range env {
 		key, _, _ := strings.Cut(kv, "=")
 		if !setsEnv(base, key) {
 			out = append(out, kv)
