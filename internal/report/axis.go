@@ -13,9 +13,9 @@ const (
 	labelWidth = 190.0 // the lane names on the left
 	plotWidth  = 1000.0
 	svgWidth   = labelWidth + plotWidth + 16
-	laneHeight = 18.0
-	barY       = 3.0
-	barHeight  = 12.0
+	// laneHeight is the height of a lane; the template draws a bar 14px
+	// high at y 3, and a wait 3px high at y 10, under its label.
+	laneHeight = 20.0
 	// minBarWidth keeps an attempt of a few milliseconds visible in a run
 	// of hours.
 	minBarWidth = 1.5

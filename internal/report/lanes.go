@@ -35,7 +35,8 @@ type bar struct {
 // circuit; in a circuit lane, the time the circuit was open.
 type wait struct {
 	X, W  float64
-	Class string // "wait backoff", "wait usage", "wait circuit", "spell open"
+	Y, H  float64 // a thin line in a unit's lane, the lane's height in a circuit's
+	Class string  // "wait backoff", "wait usage", "wait circuit", "spell open"
 	Label string
 	Title string
 }
@@ -86,6 +87,12 @@ func kindClass(k string) string {
 	}
 	return "other"
 }
+
+// Where waits and circuit openings are drawn in their lanes.
+const (
+	waitY, waitH   = 10.0, 3.0
+	spellY, spellH = 3.0, 14.0
+)
 
 // waitGap is the shortest gap between attempts that is drawn as a wait.
 const waitGap = 50 * time.Millisecond
@@ -158,7 +165,7 @@ func (b *builder) waitsAfter(agent string, a, nx *orchestrator.AttemptReport) []
 		if until.After(nextStart) {
 			until = nextStart
 		}
-		w := wait{X: b.sc.x(resume), W: b.sc.width(resume, until, 1), Class: "wait backoff", Label: "backoff"}
+		w := wait{X: b.sc.x(resume), W: b.sc.width(resume, until, 1), Y: waitY, H: waitH, Class: "wait backoff", Label: "backoff"}
 		what := "backoff"
 		if a.Uncounted && a.Class == "transient" {
 			w.Class, w.Label, what = "wait usage", "usage limit", "usage limit (not counted against max_attempts)"
@@ -194,7 +201,7 @@ func (b *builder) waitsAfter(agent string, a, nx *orchestrator.AttemptReport) []
 		if !to.After(from) {
 			continue
 		}
-		w := wait{X: b.sc.x(from), W: b.sc.width(from, to, 1), Class: "wait circuit", Label: "circuit",
+		w := wait{X: b.sc.x(from), W: b.sc.width(from, to, 1), Y: waitY, H: waitH, Class: "wait circuit", Label: "circuit",
 			Title: fmt.Sprintf("circuit: waited %s for agent %s's circuit before #%d", human(to.Sub(from)), agent, nx.N)}
 		b.addWait(&w, to.Sub(from))
 		out = append(out, w)
@@ -270,7 +277,7 @@ func (b *builder) circuitLanes() group {
 			g.Lanes = append(g.Lanes, lane{Y: float64(i) * laneHeight, Label: laneLabel(name)})
 		}
 		ln := &g.Lanes[i]
-		w := wait{X: b.sc.x(sp.from), W: b.sc.width(sp.from, sp.to, 1), Class: "spell open", Label: "open", Title: spellTitle(sp)}
+		w := wait{X: b.sc.x(sp.from), W: b.sc.width(sp.from, sp.to, 1), Y: spellY, H: spellH, Class: "spell open", Label: "open", Title: spellTitle(sp)}
 		if w.W < 40 {
 			w.Label = ""
 		}

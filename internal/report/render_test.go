@@ -51,7 +51,7 @@ func smallRun() *orchestrator.Report {
 }
 
 // writeRecord writes a failed-handoff record under dir.
-func writeRecord(t *testing.T, dir, rel string, rec handoff.FailedRecord) {
+func writeRecord(t testing.TB, dir, rel string, rec handoff.FailedRecord) {
 	t.Helper()
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -93,15 +93,15 @@ func TestRenderFragments(t *testing.T) {
 		`<text x="290" y="13" text-anchor="middle">&#43;1s</text>`,
 		`<text x="1190" y="13" text-anchor="middle">&#43;10s</text>`,
 		// implement #1: 0s-1s, failed, linked to its diagnosis, labelled with its kind.
-		`<a href="#f1"><rect class="bar failed initial" x="190" y="3" width="100" height="12"><title>#1 initial · failed · schema · 1.0s</title></rect><text class="bl" x="190" dx="3" y="12">initial</text></a>`,
+		`<a href="#f1"><rect class="bar failed initial" x="190" y="3" width="100" height="14"><title>#1 initial · failed · schema · 1.0s</title></rect><text class="bl" x="190" dx="3" y="13">initial</text></a>`,
 		// Its backoff: 1s-3s.
-		`<rect class="wait backoff" x="290" y="7" width="200" height="4"><title>backoff 2.0s after #1, delay 2.0s</title></rect><text class="wl" x="290" y="6">backoff</text>`,
+		`<rect class="wait backoff" x="290" y="10" width="200" height="3"><title>backoff 2.0s after #1, delay 2.0s</title></rect><text class="wl" x="290" y="8">backoff</text>`,
 		// implement #2: 3s-4s, and its check started at 3.5s.
-		`<rect class="bar succeeded followup" x="490" y="3" width="100" height="12"><title>#2 followup · succeeded · 1.0s</title></rect>`,
-		`<rect class="mark check passed" x="540" y="0" width="2" height="18"><title>#2: check tests passed, exit 0 in 500ms</title></rect>`,
+		`<rect class="bar succeeded followup" x="490" y="3" width="100" height="14"><title>#2 followup · succeeded · 1.0s</title></rect>`,
+		`<rect class="mark check passed" x="540" y="0" width="2" height="20"><title>#2: check tests passed, exit 0 in 500ms</title></rect>`,
 		// review #1: 5s-5.5s, a usage limit that lifts at 7s: not counted.
-		`<rect class="bar failed initial uncounted" x="690" y="3" width="50" height="12">`,
-		`<rect class="wait usage" x="740" y="7" width="150" height="4"><title>usage limit (not counted against max_attempts) 1.5s after #1, delay 1.5s, provider asked 1.5s</title></rect>`,
+		`<rect class="bar failed initial uncounted" x="690" y="3" width="50" height="14">`,
+		`<rect class="wait usage" x="740" y="10" width="150" height="3"><title>usage limit (not counted against max_attempts) 1.5s after #1, delay 1.5s, provider asked 1.5s</title></rect>`,
 		// The failure of implement #1, from its record.
 		`<details class="attempt failed" id="f1"><summary><b>implement</b> #1 initial · failed · schema: /: missing required field &#34;success&#34;<span class="when">at &#43;0s, ran 1.0s</span></summary>`,
 		`<pre class="diagnosis">The JSON does not match the schema: /: missing required field &#34;success&#34;.</pre>`,
@@ -115,7 +115,7 @@ func TestRenderFragments(t *testing.T) {
 		// Per step: attempts used of max, repairs, cost, tokens, turns, shares.
 		`<td>2/3</td><td>prose ×1</td><td class="n">$0.0300</td><td><span class="share"><i style="width:75%"></i></span>75%</td><td>291 in / 38 out</td><td class="n">6</td>`,
 		// The usage limit opened the circuit from 5.5s to the trial at 7s.
-		`<rect class="spell open" x="740" y="7" width="150" height="4">`,
+		`<rect class="spell open" x="740" y="3" width="150" height="14">`,
 		`<tr><td>sim</td><td>&#43;5.5s</td><td>review #1 transient</td><td>&#43;7.0s</td><td>review #2 succeeded</td></tr>`,
 	} {
 		if !strings.Contains(out, want) {
@@ -129,13 +129,12 @@ func TestRenderFragments(t *testing.T) {
 
 // hostile is agent output and user data at its worst: markup that would
 // run script, template syntax, and text in many scripts.
-const hostile = `</script><script>window.pwned=1</script><img src=x onerror=alert(1)>{{ .Steps.plan.Output }} naïve façade — 日本語 🚀 ‮gnp.exe` + "\x00"
+const hostile = `</script><script>window.pwned=1</script><img src=x onerror=alert(1)><svg onload=window.pwned=3>{{ .Steps.plan.Output }} naïve façade — 日本語 🚀 ‮gnp.exe` + "\x00"
 
-// TestRenderEscapes puts hostile text in every field that agents, items or
-// users control and requires it to come out as text: no element, no
-// attribute and no script of its own.
-func TestRenderEscapes(t *testing.T) {
-	dir := t.TempDir()
+// hostileRun is smallRun with hostile text in every field that agents,
+// items or users control, and a failed-handoff record full of it under dir.
+func hostileRun(t testing.TB, dir string) *orchestrator.Report {
+	t.Helper()
 	rep := smallRun()
 	rep.Run.Workflow = hostile
 	s := &rep.Steps[0]
@@ -155,9 +154,17 @@ func TestRenderEscapes(t *testing.T) {
 			{N: 1, Status: "failed", Kind: hostile, Class: "transient", Error: hostile, StartedAt: *sec(8), FinishedAt: sec(9)}}}},
 		Dead: []orchestrator.DeadReport{{Key: hostile, Class: hostile, Error: hostile, Signature: hostile}}})
 	rep.Circuits = []orchestrator.CircuitReport{{Agent: hostile, State: "open", OpenedAt: sec(9), OpenUntil: sec(20)}}
+	return rep
+}
 
+// TestRenderEscapes puts hostile text in every field that agents, items or
+// users control and requires it to come out as text: no element, no
+// attribute and no script of its own.
+func TestRenderEscapes(t *testing.T) {
+	dir := t.TempDir()
+	rep := hostileRun(t, dir)
 	out := render(t, rep, Options{Dir: dir})
-	for _, bad := range []string{"<img", "<script>window", "</script><script>", "\x00", "onerror=alert(1)>"} {
+	for _, bad := range []string{"<img", "<svg onload", "<script>window", "</script><script>", "\x00", "onerror=alert(1)>"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("report contains %q unescaped", bad)
 		}
@@ -166,7 +173,7 @@ func TestRenderEscapes(t *testing.T) {
 		t.Errorf("report has %d script elements, want only its own", n)
 	}
 	for _, want := range []string{
-		`&lt;/script&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;`,
+		`&lt;/script&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&lt;svg onload=window.pwned=3&gt;`,
 		`{{ .Steps.plan.Output }}`,
 		`naïve façade — 日本語 🚀 ‮gnp.exe`,
 	} {
