@@ -261,3 +261,53 @@ func TestMapLanesFold(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderEdgeCases renders runs at their edges: nothing run yet, a run
+// still going with an attempt running, a map step with no items yet.
+func TestRenderEdgeCases(t *testing.T) {
+	running := func() *orchestrator.Report {
+		rep := smallRun()
+		rep.Run.Status, rep.Run.FinishedAt = "running", nil
+		a := &rep.Steps[1].Attempts[1]
+		a.Status, a.FinishedAt = "running", nil
+		rep.Steps[1].Status = "running"
+		return rep
+	}
+	tests := []struct {
+		name string
+		rep  *orchestrator.Report
+		opts Options
+		want []string
+	}{
+		{
+			name: "no step yet",
+			rep:  &orchestrator.Report{Run: orchestrator.RunReport{ID: "r0", Status: "running", StartedAt: epoch}},
+			opts: Options{Now: epoch.Add(time.Minute)},
+			want: []string{`<title>cadence run r0 · running</title>`, `<dd>still running</dd>`, `<dd>1m00s so far</dd>`},
+		},
+		{
+			// The running attempt started at 7s and runs to now, 20s:
+			// a bar from x = 190 + 7/20*1000 = 540 to 1190.
+			name: "an attempt running",
+			rep:  running(),
+			opts: Options{Now: epoch.Add(20 * time.Second)},
+			want: []string{`<rect class="bar running followup" x="540" y="3" width="650" height="14">`},
+		},
+		{
+			name: "a map step with no items yet",
+			rep: &orchestrator.Report{Run: orchestrator.RunReport{ID: "r3", Status: "running", StartedAt: epoch},
+				Steps: []orchestrator.StepReport{{ID: "fix", Status: "pending", Agent: "sim", ItemCounts: map[string]int{}}}},
+			want: []string{`<details class="items" data-step="fix" open><summary>0 item lanes of fix</summary>`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := render(t, tc.rep, tc.opts)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("report lacks %s", w)
+				}
+			}
+		})
+	}
+}
