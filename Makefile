@@ -5,9 +5,9 @@ FUZZTIME ?= 3000x
 AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0
 AGENTS_DIR ?= $(CURDIR)/.cache/agents
 
-.PHONY: test vet unit e2e agents fuzz-smoke bench demo
+.PHONY: test vet unit e2e agents fuzz-smoke browser bench demo
 
-test: vet unit e2e fuzz-smoke
+test: vet unit e2e fuzz-smoke browser
 
 vet:
 	@test -z "$$(gofmt -l cmd internal migrations)" || { echo "gofmt needed:"; gofmt -l cmd internal migrations; exit 1; }
@@ -39,6 +39,15 @@ fuzz-smoke:
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./internal/agent || exit 1; \
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME) ./internal/agent/sim
+
+# Reports opened in headless Chromium (Debian's chromium and chromium-driver,
+# which .ci/run installs) through WebDriver: the demo, a map step with an
+# opened circuit, hostile agent output, 10,000 attempts. Screenshots go to
+# CADENCE_REPORT_ARTIFACTS; CADENCE_REPORT_SCREENSHOT=docs/report.png
+# refreshes the README's.
+browser:
+	$(GO) vet -tags browser ./internal/report/
+	$(GO) test -count=1 -tags browser -run '^TestBrowser' ./internal/report/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/...

@@ -16,6 +16,7 @@ type CLI struct {
 	Agent    agentCmd    `cmd:"" help:"Built-in agents."`
 	Circuit  circuitCmd  `cmd:"" help:"Inspect or reset circuit breakers."`
 	Dlq      dlqCmd      `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
+	Report   reportCmd   `cmd:"" help:"Write a self-contained HTML report of a run: timeline, failures, costs."`
 	Version  versionCmd  `cmd:"" help:"Print version and build information."`
 }
 

@@ -68,6 +68,8 @@ type ItemReport struct {
 	SessionID    string          `json:"session_id"`
 	CostUSD      float64         `json:"cost_usd"`
 	Turns        int             `json:"turns"`
+	InputTokens  int64           `json:"input_tokens"`
+	OutputTokens int64           `json:"output_tokens"`
 	Handoff      string          `json:"handoff,omitempty"`
 	Attempts     []AttemptReport `json:"attempts"`
 }
@@ -105,8 +107,14 @@ type AttemptReport struct {
 	OutputFile    string     `json:"output_file"`
 	CostUSD       *float64   `json:"cost_usd"`
 	Turns         int        `json:"turns"`
-	Prompt        string     `json:"prompt,omitempty"`
-	Details       string     `json:"details,omitempty"`
+	InputTokens   int64      `json:"input_tokens"`
+	OutputTokens  int64      `json:"output_tokens"`
+	// CircuitGen is the generation of the agent's circuit breaker the
+	// attempt was admitted under; it changes with every transition of the
+	// breaker, so a report can tell where the circuit opened and closed.
+	CircuitGen int64  `json:"circuit_gen"`
+	Prompt     string `json:"prompt,omitempty"`
+	Details    string `json:"details,omitempty"`
 	// Uncounted marks an attempt that did not use up one of max_attempts:
 	// a budget stop, or a usage limit with a reset time.
 	Uncounted bool `json:"uncounted,omitempty"`
@@ -251,7 +259,7 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 			}
 			for _, it := range items {
 				ir := ItemReport{Key: it.ItemKey, Item: json.RawMessage(it.ItemJSON), Status: it.Status, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
-					SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns}
+					SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
 				if it.Status == checkpoint.StepSucceeded {
 					ir.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID, safeName(it.ItemKey)+".json"))
 				}
@@ -349,7 +357,8 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 		ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
 			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
-			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns, Uncounted: a.Uncounted,
+			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,
+			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted,
 			Checks: checks[attemptKey{a.Unit(), a.N}]}
 		if ar.Checks == nil {
 			ar.Checks = []CheckReport{}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+	htmlreport "github.com/cadence-dev/cadence/internal/report"
+)
+
+type reportCmd struct {
+	Dir    string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID  string `name:"run" help:"Run id (default: the latest run)."`
+	Output string `short:"o" name:"output" placeholder:"FILE" help:"Where to write the report (default: DIR/.cadence/reports/RUN.html)."`
+}
+
+// Run writes the HTML report of a run and prints its path. It reads the
+// state without the project lock, like inspect, so it works while the run
+// goes on.
+func (c *reportCmd) Run(e *env) error {
+	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, true)
+	if errors.Is(err, orchestrator.ErrNoRuns) {
+		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+	}
+	if err != nil {
+		return withCode(exitUsage, stateHint(err))
+	}
+	var buf bytes.Buffer
+	if err := htmlreport.Render(&buf, rep, htmlreport.Options{Dir: c.Dir, Now: time.Now()}); err != nil {
+		return err
+	}
+	path := c.Output
+	if path == "" {
+		path = filepath.Join(c.Dir, orchestrator.CadenceDir, "reports", rep.Run.ID+".html")
+	}
+	if err := checkpoint.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write the report of run %s: %w", rep.Run.ID, err)
+	}
+	fmt.Fprintln(e.stdout, path)
+	return nil
+}

@@ -1,0 +1,479 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/orchestrator"
+)
+
+// Limits that keep a report of a very long run small and quick to open:
+// every attempt still gets its bar, but the text of failures is bounded.
+const (
+	// maxItemLanes is the largest map step whose item lanes are shown
+	// open; a larger one shows its summary lane and folds its items.
+	maxItemLanes = 200
+	// maxDiagnosis, maxFollowup and maxSample bound each text of one
+	// failed attempt.
+	maxDiagnosis = 1500
+	maxFollowup  = 2000
+	maxSample    = 500
+	maxError     = 300
+	// textBudget bounds the failure texts of the whole report; past it a
+	// failed attempt is listed with its error only, and a command that
+	// shows it in full.
+	textBudget = 768 << 10
+	// maxListed bounds the failed attempts listed in full at all; the
+	// rest are counted by class.
+	maxListed = 3000
+)
+
+// page is everything the template shows.
+type page struct {
+	Run        orchestrator.RunReport
+	Started    string
+	Finished   string
+	Wall       string
+	Cost       string
+	Attempts   int
+	Failed     int
+	Active     string
+	Waited     string
+	Width      float64
+	Axis       []tick
+	Circuits   group
+	Breakers   []breakerRow
+	Spells     []spellRow
+	Steps      []stepView
+	Unlisted   int    // failed attempts not listed at all
+	UnlistedBy string // their classes by count
+}
+
+// stepView is one step: its lanes in the timeline and its section below.
+type stepView struct {
+	Anchor    string
+	ID        string
+	Status    string
+	Agent     string
+	Attempts  string // "2/3", or for a map step the attempts of its items
+	Items     string // a map step's items by status
+	Repairs   string
+	Cost      string
+	CostShare float64
+	Tokens    string
+	Turns     int
+	Active    string
+	Waited    string
+	TimeShare float64
+	// Lanes of a plain step: one. A map step has a summary and its items'
+	// lanes, folded when there are many.
+	Lanes     group
+	IsMap     bool
+	Summary   summary
+	ItemCount int
+	Folded    bool
+	Failures  []failedEntry
+	Omitted   int // failures listed without their texts
+	Dead      []deadRow
+}
+
+// failedEntry is one failed or interrupted attempt, in the failures list.
+type failedEntry struct {
+	ID         string
+	Unit       string
+	N          int
+	Kind       string
+	Status     string
+	Class      string
+	Error      string
+	At         string
+	Took       string
+	Diagnosis  string
+	Violations []string
+	Sample     string
+	Check      string
+	Followup   string
+	SentAs     string // where the follow-up text comes from
+	Hint       string // the command that shows the attempt in full
+	Omitted    bool   // texts left out to keep the report small
+}
+
+// deadRow is one dead item.
+type deadRow struct {
+	Key, Class, Signature, Error, DeadAt string
+	Attempts                             int
+}
+
+// breakerRow is an agent's circuit as stored now.
+type breakerRow struct {
+	Agent, State, OpenedAt, OpenUntil string
+	Failures                          int
+}
+
+// spellRow is one inferred opening of a circuit.
+type spellRow struct {
+	Agent, From, To, Cause, Trial string
+}
+
+// builder holds what building a page needs along the way.
+type builder struct {
+	rep    *orchestrator.Report
+	opts   Options
+	sc     scale
+	end    time.Time
+	ticks  []tick
+	spells []openSpell
+	waited time.Duration
+	budget int
+	listed int
+	ids    int
+	// unlisted counts the failed attempts beyond maxListed by class.
+	unlisted map[string]int
+}
+
+// build turns a run's history into the page model.
+func build(rep *orchestrator.Report, opts Options) *page {
+	b := &builder{rep: rep, opts: opts, budget: textBudget, unlisted: map[string]int{}}
+	t0, t1 := b.bounds()
+	b.end = t1
+	b.sc = newScale(t0, t1)
+	b.ticks = b.sc.ticks()
+	b.spells = inferOpenSpells(b.allAttempts(), rep.Circuits, t0, t1)
+
+	p := &page{Run: rep.Run, Started: clock(rep.Run.StartedAt), Finished: "still running", Width: svgWidth, Axis: b.ticks}
+	if rep.Run.FinishedAt != nil {
+		p.Finished = clock(*rep.Run.FinishedAt)
+		p.Wall = human(rep.Run.FinishedAt.Sub(rep.Run.StartedAt))
+	} else {
+		p.Wall = human(t1.Sub(rep.Run.StartedAt)) + " so far"
+	}
+	p.Cost = money(rep.Run.CostUSD)
+	if rep.Run.CostUnknown > 0 {
+		p.Cost += fmt.Sprintf(" (+ %d attempts whose agent reports no cost)", rep.Run.CostUnknown)
+	}
+	p.Circuits = b.circuitLanes()
+	var totalCost float64
+	var totalActive time.Duration
+	actives := make([]time.Duration, len(rep.Steps))
+	for i := range rep.Steps {
+		s := &rep.Steps[i]
+		totalCost += s.CostUSD
+		for _, u := range units(s) {
+			for j := range u.atts {
+				a := &u.atts[j]
+				actives[i] += b.endOf(a).Sub(a.StartedAt)
+				p.Attempts++
+				if a.Status == checkpoint.AttemptFailed || a.Status == checkpoint.AttemptInterrupted {
+					p.Failed++
+				}
+			}
+		}
+		totalActive += actives[i]
+	}
+	for i := range rep.Steps {
+		sv := b.step(i, &rep.Steps[i])
+		sv.Active = human(actives[i])
+		if totalActive > 0 {
+			sv.TimeShare = float64(actives[i]) / float64(totalActive)
+		}
+		if totalCost > 0 {
+			sv.CostShare = rep.Steps[i].CostUSD / totalCost
+		}
+		p.Steps = append(p.Steps, sv)
+	}
+	p.Active = human(totalActive)
+	p.Waited = human(b.waited)
+	p.Breakers, p.Spells = b.breakers()
+	for _, n := range b.unlisted {
+		p.Unlisted += n
+	}
+	p.UnlistedBy = byCount(b.unlisted, "")
+	return p
+}
+
+// bounds returns the interval the timeline covers: from the run's start to
+// its end (or opts.Now for a run still going), widened to every attempt
+// and every wait recorded.
+func (b *builder) bounds() (time.Time, time.Time) {
+	r := b.rep.Run
+	t0 := r.StartedAt
+	t1 := b.opts.Now
+	if r.FinishedAt != nil {
+		t1 = *r.FinishedAt
+	}
+	if t1.IsZero() || t1.Before(t0) {
+		t1 = t0
+	}
+	for _, ua := range b.allAttempts() {
+		a := ua.a
+		if a.StartedAt.Before(t0) {
+			t0 = a.StartedAt
+		}
+		for _, t := range []*time.Time{a.FinishedAt, a.NextRetryAt} {
+			if t != nil && t.After(t1) {
+				t1 = *t
+			}
+		}
+	}
+	return t0, t1
+}
+
+// allAttempts lists every attempt of the run with its unit and agent.
+func (b *builder) allAttempts() []unitAttempt {
+	var out []unitAttempt
+	for i := range b.rep.Steps {
+		s := &b.rep.Steps[i]
+		for _, u := range units(s) {
+			for j := range u.atts {
+				out = append(out, unitAttempt{unit: u.name, agent: s.Agent, a: &u.atts[j]})
+			}
+		}
+	}
+	return out
+}
+
+// unit is a step, or an item of a map step, with its attempts.
+type unit struct {
+	name string
+	key  string // the item's key; "" for a step
+	atts []orchestrator.AttemptReport
+}
+
+// units lists the units of a step: the step itself, or its items.
+func units(s *orchestrator.StepReport) []unit {
+	if s.ItemCounts == nil {
+		return []unit{{name: s.ID, atts: s.Attempts}}
+	}
+	out := make([]unit, 0, len(s.Items))
+	for _, it := range s.Items {
+		out = append(out, unit{name: s.ID + "[" + it.Key + "]", key: it.Key, atts: it.Attempts})
+	}
+	return out
+}
+
+// step builds the view of one step.
+func (b *builder) step(i int, s *orchestrator.StepReport) stepView {
+	sv := stepView{Anchor: "s" + strconv.Itoa(i+1), ID: s.ID, Status: stepStatusClass(s.Status), Agent: s.Agent,
+		Cost: money(s.CostUSD), Turns: s.Turns, IsMap: s.ItemCounts != nil,
+		Tokens: fmt.Sprintf("%d in / %d out", s.InputTokens, s.OutputTokens)}
+	us := units(s)
+	links := map[*orchestrator.AttemptReport]string{}
+	repairs := map[string]int{}
+	for _, u := range us {
+		for j := range u.atts {
+			a := &u.atts[j]
+			for _, r := range a.Repairs {
+				repairs[r]++
+			}
+			if a.Status != checkpoint.AttemptFailed && a.Status != checkpoint.AttemptInterrupted {
+				continue
+			}
+			if e, ok := b.failure(s, u, j); ok {
+				links[a] = e.ID
+				sv.Failures = append(sv.Failures, e)
+				if e.Omitted {
+					sv.Omitted++
+				}
+			}
+		}
+	}
+	sv.Repairs = byCount(repairs, "none")
+	before := b.waited
+	if sv.IsMap {
+		sv.ItemCount = len(s.Items)
+		sv.Folded = len(s.Items) > maxItemLanes
+		sv.Items = itemCounts(s)
+		used := 0
+		for _, it := range s.Items {
+			used += it.AttemptsUsed
+		}
+		sv.Attempts = fmt.Sprintf("%d over %d items, at most %d each", used, len(s.Items), s.MaxAttempts)
+		sv.Summary = b.mapSummary(s)
+		sv.Summary.Label = laneLabel(s.ID + " · " + strconv.Itoa(len(s.Items)) + " items")
+		sv.Summary.Counts = laneLabel(sv.Items)
+		sv.Summary.Title = fmt.Sprintf("%s: %s, %d dead; at most %d attempts at once", s.ID, sv.Items, len(s.Dead), sv.Summary.Peak)
+	} else {
+		sv.Attempts = fmt.Sprintf("%d/%d", s.AttemptsUsed, s.MaxAttempts)
+	}
+	for k, u := range us {
+		sv.Lanes.Lanes = append(sv.Lanes.Lanes, b.unitLane(float64(k)*laneHeight, u.name, s.Agent, u.atts, links))
+	}
+	sv.Lanes.Height = float64(len(us)) * laneHeight
+	sv.Lanes.Ticks = b.ticks
+	sv.Waited = human(b.waited - before)
+	for _, d := range s.Dead {
+		sv.Dead = append(sv.Dead, deadRow{Key: d.Key, Class: d.Class, Signature: d.Signature, Error: clip(firstLine(d.Error), maxError),
+			DeadAt: clock(d.DeadAt), Attempts: d.Attempts})
+	}
+	return sv
+}
+
+// stepStatusClass maps a step status to its CSS class.
+func stepStatusClass(s string) string {
+	switch s {
+	case checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting, checkpoint.StepSucceeded, checkpoint.StepFailed:
+		return s
+	}
+	return "other"
+}
+
+// itemCounts shows a map step's items by status: "2 succeeded, 1 failed".
+func itemCounts(s *orchestrator.StepReport) string {
+	var parts []string
+	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
+		if n := s.ItemCounts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byCount lists counted names, the most frequent first: "prose ×3, bom ×1".
+func byCount(m map[string]int, empty string) string {
+	if len(m) == 0 {
+		return empty
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if m[names[i]] != m[names[j]] {
+			return m[names[i]] > m[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// failure builds the entry of the failed attempt u.atts[j], reading its
+// failed-handoff record for the diagnosis and the follow-up that was sent.
+func (b *builder) failure(s *orchestrator.StepReport, u unit, j int) (failedEntry, bool) {
+	a := &u.atts[j]
+	if b.listed >= maxListed {
+		b.unlisted[dash(a.Class)]++
+		return failedEntry{}, false
+	}
+	b.listed++
+	b.ids++
+	e := failedEntry{ID: "f" + strconv.Itoa(b.ids), Unit: u.name, N: a.N, Kind: a.Kind, Status: statusClass(a.Status),
+		Class: a.Class, Error: clip(firstLine(strings.TrimPrefix(a.Error, a.Class+": ")), maxError),
+		At: "+" + human(a.StartedAt.Sub(b.sc.t0)), Took: human(b.endOf(a).Sub(a.StartedAt))}
+	e.Hint = fmt.Sprintf("cadence inspect --run %s --step %s", b.rep.Run.ID, s.ID)
+	if u.key != "" {
+		e.Hint += " --item " + u.key
+	}
+	e.Hint += fmt.Sprintf(" --attempt %d", a.N)
+	if b.budget <= 0 {
+		e.Omitted = true
+		return e, true
+	}
+	e.Diagnosis = diagnosisOf(a)
+	if b.opts.Dir != "" && a.FailedHandoff != "" {
+		// A record that cannot be read leaves the stored diagnosis.
+		if r, err := readRecord(b.opts.Dir, a.FailedHandoff); err == nil {
+			e.fromRecord(r)
+		}
+	}
+	if e.Followup == "" {
+		if nx := nextCounted(u.atts, j); nx != nil && nx.Prompt != "" {
+			e.Followup = nx.Prompt
+			e.SentAs = fmt.Sprintf("prompt of attempt #%d (%s)", nx.N, nx.Kind)
+		}
+	}
+	e.Diagnosis = clip(e.Diagnosis, maxDiagnosis)
+	e.Followup = clip(e.Followup, maxFollowup)
+	// What the texts weigh once escaped: agent output full of quotes
+	// and brackets grows by up to five times.
+	for _, s := range []string{e.Diagnosis, e.Followup, e.Sample, e.Check} {
+		b.budget -= len(template.HTMLEscapeString(s))
+	}
+	return e, true
+}
+
+// fromRecord fills an entry from the attempt's failed-handoff record: its
+// diagnosis, violations, output sample, failed check and follow-up.
+func (e *failedEntry) fromRecord(r *handoff.FailedRecord) {
+	if r.Details != "" {
+		e.Diagnosis = r.Details
+	}
+	for k, v := range r.Violations {
+		if k == 10 {
+			e.Violations = append(e.Violations, fmt.Sprintf("… and %d more", len(r.Violations)-k))
+			break
+		}
+		e.Violations = append(e.Violations, clip(fmt.Sprintf("%s: %s (expected %s, got %s)", v.Pointer, v.Keyword, v.Expected, v.Actual), maxError))
+	}
+	e.Sample = clip(r.OutputSample, maxSample)
+	if r.Check != nil {
+		e.Check = clip(fmt.Sprintf("check %s: %s\n%s", r.Check.Name, r.Check.Command, r.Check.Output), maxDiagnosis)
+	}
+	if r.FollowupPrompt != "" {
+		e.Followup, e.SentAs = r.FollowupPrompt, "the follow-up prompt"
+	}
+}
+
+// nextCounted returns the next attempt after j that is not a help round.
+func nextCounted(atts []orchestrator.AttemptReport, j int) *orchestrator.AttemptReport {
+	for k := j + 1; k < len(atts); k++ {
+		if atts[k].Kind != checkpoint.KindHelp {
+			return &atts[k]
+		}
+	}
+	return nil
+}
+
+// diagnosisOf returns the diagnosis stored with an attempt (inspect
+// --attempt's), or its error.
+func diagnosisOf(a *orchestrator.AttemptReport) string {
+	if d := storedDetails(a.Details); d != "" {
+		return d
+	}
+	return a.Error
+}
+
+// breakers lists the stored circuits and the openings inferred from the
+// attempts.
+func (b *builder) breakers() ([]breakerRow, []spellRow) {
+	var rows []breakerRow
+	for _, c := range b.rep.Circuits {
+		r := breakerRow{Agent: c.Agent, State: c.State, Failures: c.Failures, OpenedAt: "-", OpenUntil: "-"}
+		if c.OpenedAt != nil {
+			r.OpenedAt = clock(*c.OpenedAt)
+		}
+		if c.OpenUntil != nil {
+			r.OpenUntil = clock(*c.OpenUntil)
+		}
+		rows = append(rows, r)
+	}
+	var spells []spellRow
+	for _, sp := range b.spells {
+		r := spellRow{Agent: sp.agent, From: "+" + human(sp.from.Sub(b.sc.t0)), To: "still open, until " + clock(sp.to), Cause: "-", Trial: "-"}
+		if sp.cause != nil {
+			r.Cause = fmt.Sprintf("%s #%d %s", sp.cause.unit, sp.cause.a.N, sp.cause.a.Class)
+		}
+		if sp.trial != nil {
+			r.To = "+" + human(sp.to.Sub(b.sc.t0))
+			r.Trial = fmt.Sprintf("%s #%d %s", sp.trial.unit, sp.trial.a.N, sp.trial.a.Status)
+		}
+		spells = append(spells, r)
+	}
+	return rows, spells
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
