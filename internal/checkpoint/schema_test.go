@@ -272,3 +272,39 @@ func indexText(name string, unique, partial bool, cols []string) string {
 	}
 	return s + " (" + strings.Join(cols, ",") + ")"
 }
+
+// The CHECK constraints, foreign keys and unique indexes refuse bad rows
+// on both engines, even rows written past the store.
+func TestConstraintsRefuseBadRows(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedRun(t, s, "r", t0, "plan")
+		const step = `INSERT INTO steps (run_id, step_id, item_key, idx, item_idx, agent, status, max_attempts, updated_at) VALUES `
+		const attempt = `INSERT INTO attempts (run_id, step_id, n, kind, status, started_at) VALUES `
+		const check = `INSERT INTO checks (run_id, step_id, n, seq, name, command, status, started_at) VALUES `
+		bad := []struct{ name, query string }{
+			{"run status", `INSERT INTO runs (id, status, workflow_path, workflow_sha256, workflow_yaml, started_at, updated_at)
+				VALUES ('x', 'paused', '', '', '', '', '')`},
+			{"step status", step + `('r', 's2', '', 5, 0, 'a', 'done', 1, '')`},
+			{"step of no run", step + `('ghost', 's2', '', 5, 0, 'a', 'pending', 1, '')`},
+			{"two steps at one position", step + `('r', 's2', '', 0, 0, 'a', 'pending', 1, '')`},
+			{"two items at one position", step + `('r', 'plan', 'a', 0, 1, 'a', 'pending', 1, ''), ('r', 'plan', 'b', 1, 1, 'a', 'pending', 1, '')`},
+			{"attempt kind", attempt + `('r', 'plan', 1, 'retry', 'running', '')`},
+			{"attempt status", attempt + `('r', 'plan', 1, 'initial', 'ok', '')`},
+			{"attempt number 0", attempt + `('r', 'plan', 0, 'initial', 'running', '')`},
+			{"attempt of no step", attempt + `('r', 'ghost', 1, 'initial', 'running', '')`},
+			{"message role", `INSERT INTO session_messages (session_id, seq, run_id, step_id, attempt, role, content, created_at)
+				VALUES ('s', 1, 'r', 'plan', 1, 'tool', '', '')`},
+			{"check status", check + `('r', 'plan', 1, 1, 'c', 'true', 'ok', '')`},
+			{"check seq 0", check + `('r', 'plan', 1, 0, 'c', 'true', 'running', '')`},
+			{"dead letter of no item", `INSERT INTO dead_letters (run_id, step_id, item_key, class, signature, attempts, first_at, last_at, dead_at)
+				VALUES ('r', 'plan', 'ghost', 'schema', '', 1, '', '', '')`},
+			{"event of no run", `INSERT INTO events (run_id, at, kind) VALUES ('ghost', '', 'x')`},
+		}
+		for _, b := range bad {
+			if _, err := s.db.Exec(b.query); err == nil {
+				t.Errorf("%s: accepted", b.name)
+			}
+		}
+	})
+}

@@ -331,10 +331,22 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly}
 	if err := fn(tx); err != nil {
 		done = true
-		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return tx.conflict, errors.Join(classify(err), fmt.Errorf("roll back: %w", rbErr))
+		// A conflict fn met counts even if fn returned another error.
+		retry = tx.conflict || isConflict(err)
+		err = classify(err)
+		if s.engine == enginePostgres && pgCode(err) == pgLockNotAvailable {
+			// Name the database, as SQLite's busy error at BEGIN does.
+			err = fmt.Errorf("write to %s: %w", s.path, err)
 		}
-		return tx.conflict, classify(err)
+		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return retry, errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
+		}
+		return retry, err
+	}
+	if tx.aborted != nil {
+		done = true
+		_ = sqlTx.Rollback()
+		return tx.conflict, fmt.Errorf("commit to %s: the transaction was aborted by a failed statement whose error was not returned: %w", s.path, classify(tx.aborted))
 	}
 	if !readOnly && !fs.decided {
 		fs.fault, fs.hit = s.injected()

@@ -18,9 +18,13 @@ type Tx struct {
 	stmts    *statements
 	engine   engine
 	writable bool
-	// conflict records that a statement failed with a serialization
-	// failure or a deadlock (PostgreSQL), even if fn went on to return
-	// some other error: the whole function is then run again.
+	// On PostgreSQL a statement that fails aborts the whole transaction
+	// (on SQLite only the statement is undone). aborted keeps the first
+	// such error, so that a function that went on as if nothing happened
+	// is told why its transaction cannot commit; conflict records that it
+	// was a serialization failure or a deadlock, even if fn went on to
+	// return some other error: the whole function is then run again.
+	aborted  error
 	conflict bool
 }
 
@@ -32,9 +36,16 @@ func (t *Tx) mustWrite(op string) error {
 	return nil
 }
 
-// note records a serialization failure in err and returns err unchanged.
+// note records, on PostgreSQL, that a statement failed with err, and
+// returns err unchanged.
 func (t *Tx) note(err error) error {
-	if err != nil && t.engine == enginePostgres && isConflict(err) {
+	if err == nil || t.engine != enginePostgres || pgCode(err) == "" {
+		return err
+	}
+	if t.aborted == nil {
+		t.aborted = err
+	}
+	if isConflict(err) {
 		t.conflict = true
 	}
 	return err
