@@ -18,8 +18,19 @@ func reportMS(b *testing.B) {
 // and the commit of its outcome (attempt + step + circuit). Each is one
 // fsynced transaction, so this is the floor cadence adds to every attempt.
 func BenchmarkAttemptBookkeeping(b *testing.B) {
+	benchAttemptBookkeeping(b, filepath.Join(b.TempDir(), "state.db"))
+}
+
+// BenchmarkPostgresAttemptBookkeeping is BenchmarkAttemptBookkeeping on
+// PostgreSQL: two SERIALIZABLE transactions per attempt, each a few round
+// trips to a server on loopback that fsyncs nothing (the test cluster).
+func BenchmarkPostgresAttemptBookkeeping(b *testing.B) {
+	benchAttemptBookkeeping(b, pg.NewDatabase(b))
+}
+
+func benchAttemptBookkeeping(b *testing.B, target string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+	s, err := Open(ctx, target)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +77,18 @@ func BenchmarkAttemptBookkeeping(b *testing.B) {
 // attempts left running. The cost must stay flat as the project's attempt
 // history grows, since none of it scans the history.
 func BenchmarkLatestState(b *testing.B) {
-	for _, history := range []int{10_000, 100_000} {
+	benchLatestState(b, func() string { return filepath.Join(b.TempDir(), "state.db") }, 10_000, 100_000)
+}
+
+// BenchmarkPostgresLatestState is BenchmarkLatestState on PostgreSQL.
+func BenchmarkPostgresLatestState(b *testing.B) {
+	benchLatestState(b, func() string { return pg.NewDatabase(b) }, 10_000)
+}
+
+func benchLatestState(b *testing.B, target func() string, histories ...int) {
+	for _, history := range histories {
 		ctx := context.Background()
-		s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+		s, err := Open(ctx, target())
 		if err != nil {
 			b.Fatal(err)
 		}
