@@ -115,8 +115,12 @@ func FindBinaries() (string, error) {
 	}
 	versions, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(versions, func(i, j int) bool { return versionOf(versions[i]) > versionOf(versions[j]) })
-	candidates = append(candidates, versions...)
-	for _, dir := range candidates {
+	return findIn(append(candidates, versions...))
+}
+
+// findIn returns the first of dirs that holds every server program.
+func findIn(dirs []string) (string, error) {
+	for _, dir := range dirs {
 		if hasAll(dir) {
 			return dir, nil
 		}
@@ -206,19 +210,28 @@ func (c *Cluster) startServer(ctx context.Context) error {
 		"-c", "lc_messages=C",
 		// A test cluster need not survive a power cut: no fsync.
 		"-c", "fsync=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200",
+		"-c", "max_connections=200", "-c", "shared_buffers=32MB",
 	)
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
-	stderr, err := cmd.StderrPipe()
+	// A pipe of our own rather than StderrPipe: the server's log is read
+	// to its end (every server process closed it), whenever Wait returns.
+	logR, logW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stderr = logW
+	err = cmd.Start()
+	logW.Close()
+	if err != nil {
+		logR.Close()
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
 	c.port, c.server, c.exited = port, cmd, make(chan struct{})
 	ready := make(chan struct{})
-	go c.readLog(stderr, ready)
+	go func() {
+		defer logR.Close()
+		c.readLog(logR, ready)
+	}()
 	go func() {
 		_ = cmd.Wait()
 		close(c.exited)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -94,10 +96,12 @@ func TestServerSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Geteuid() == 0 {
-		if st, ok := fi.Sys().(interface{ Uid() uint32 }); ok && st.Uid() == 0 {
-			t.Errorf("the data directory belongs to root")
-		}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatalf("no owner in %T", fi.Sys())
+	}
+	if os.Geteuid() == 0 && st.Uid == 0 {
+		t.Errorf("the data directory belongs to root: the server would refuse to start")
 	}
 }
 
@@ -145,6 +149,18 @@ func TestFindBinaries(t *testing.T) {
 	}
 	if !hasAll(dir) {
 		t.Fatalf("FindBinaries returned %s, which lacks one of %v", dir, binaries)
+	}
+	// A directory with only some of the programs is passed over, and
+	// without any, the message says how to install them.
+	partial := t.TempDir()
+	if err := os.WriteFile(filepath.Join(partial, "initdb"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := findIn([]string{partial, dir}); err != nil || got != dir {
+		t.Errorf("findIn(partial, %s) = %q, %v; want %s", dir, got, err, dir)
+	}
+	if _, err := findIn([]string{partial}); err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
+		t.Errorf("findIn without the programs: %v, want an error saying how to install them", err)
 	}
 	if got := versionOf("/usr/lib/postgresql/15/bin"); got != 15 {
 		t.Errorf("versionOf = %d, want 15", got)
