@@ -17,7 +17,7 @@ const (
 	lastAttemptNumberQuery = `SELECT COALESCE(MAX(n), 0) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?`
 	attemptStatusQuery     = `SELECT status FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ? AND n = ?`
 	countCountedQuery      = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?
-		AND kind <> 'help' AND uncounted = 0`
+		AND kind <> 'help' AND uncounted = FALSE`
 	lastAttemptQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?
 		ORDER BY n DESC LIMIT 1`
 	// The WHERE clause repeats the partial index attempts_running verbatim

@@ -18,8 +18,19 @@ func reportMS(b *testing.B) {
 // and the commit of its outcome (attempt + step + circuit). Each is one
 // fsynced transaction, so this is the floor cadence adds to every attempt.
 func BenchmarkAttemptBookkeeping(b *testing.B) {
+	benchAttemptBookkeeping(b, filepath.Join(b.TempDir(), "state.db"))
+}
+
+// BenchmarkPostgresAttemptBookkeeping is BenchmarkAttemptBookkeeping on
+// PostgreSQL: two SERIALIZABLE transactions per attempt, each a few round
+// trips to a server on loopback that fsyncs nothing (the test cluster).
+func BenchmarkPostgresAttemptBookkeeping(b *testing.B) {
+	benchAttemptBookkeeping(b, pg.NewDatabase(b))
+}
+
+func benchAttemptBookkeeping(b *testing.B, target string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+	s, err := Open(ctx, target)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +77,18 @@ func BenchmarkAttemptBookkeeping(b *testing.B) {
 // attempts left running. The cost must stay flat as the project's attempt
 // history grows, since none of it scans the history.
 func BenchmarkLatestState(b *testing.B) {
-	for _, history := range []int{10_000, 100_000} {
+	benchLatestState(b, func() string { return filepath.Join(b.TempDir(), "state.db") }, 10_000, 100_000)
+}
+
+// BenchmarkPostgresLatestState is BenchmarkLatestState on PostgreSQL.
+func BenchmarkPostgresLatestState(b *testing.B) {
+	benchLatestState(b, func() string { return pg.NewDatabase(b) }, 10_000)
+}
+
+func benchLatestState(b *testing.B, target func() string, histories ...int) {
+	for _, history := range histories {
 		ctx := context.Background()
-		s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"))
+		s, err := Open(ctx, target())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,7 +139,7 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 	const steps, perStep = 5, 20
 	return s.Update(ctx, func(tx *Tx) error {
 		insert, err := tx.tx.PrepareNamedContext(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
-			:run_id, :step_id, :n, :kind, :status, :class, :error, :details_json, :prompt,
+			:run_id, :step_id, :item_key, :n, :kind, :status, :class, :error, :details_json, :prompt,
 			:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
 			:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
 			:output_tokens, :help_context, :uncounted)`)

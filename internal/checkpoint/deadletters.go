@@ -83,7 +83,7 @@ func (t *Tx) RemoveDeadLetter(u Unit) error {
 	if err := t.mustWrite("remove " + what); err != nil {
 		return err
 	}
-	res, err := t.tx.ExecContext(t.ctx, deleteDeadLetterQuery, u.RunID, u.StepID, u.Item)
+	res, err := t.exec(deleteDeadLetterQuery, u.RunID, u.StepID, u.Item)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", what, err)
 	}

@@ -36,11 +36,18 @@ var (
 
 // NewerSchemaError reports a database written by a newer cadence, whose
 // schema this binary does not know. Refusing it protects the newer data.
+// The versions are those of the database's engine: SQLite and PostgreSQL
+// number their migrations apart.
 type NewerSchemaError struct {
-	Have int // schema version found in the database
-	Want int // highest schema version this binary knows
+	Have int    // schema version found in the database
+	Want int    // highest schema version this binary knows
+	what string // the database, "" for state.db
 }
 
 func (e *NewerSchemaError) Error() string {
-	return fmt.Sprintf("state.db was written by a newer cadence (schema %d, this binary knows %d); upgrade cadence", e.Have, e.Want)
+	what := e.what
+	if what == "" {
+		what = "state.db"
+	}
+	return fmt.Sprintf("%s was written by a newer cadence (schema %d, this binary knows %d); upgrade cadence", what, e.Have, e.Want)
 }

@@ -8,7 +8,7 @@ func (t *Tx) AddEvent(e Event) error {
 	if err := t.mustWrite("add event " + e.Kind); err != nil {
 		return err
 	}
-	if _, err := t.tx.NamedExecContext(t.ctx, `INSERT INTO events (run_id, at, kind, detail)
+	if _, err := t.namedExec(`INSERT INTO events (run_id, at, kind, detail)
 		VALUES (:run_id, :at, :kind, :detail)`, eventToRow(e)); err != nil {
 		return fmt.Errorf("add event %s: %w", e.Kind, err)
 	}
@@ -21,10 +21,10 @@ func (t *Tx) Events(runID string) ([]Event, error) {
 	var rows []eventRow
 	var err error
 	if runID == "" {
-		err = t.tx.SelectContext(t.ctx, &rows, `SELECT id, run_id, at, kind, detail FROM events
+		err = t.selectRows(&rows, `SELECT id, run_id, at, kind, detail FROM events
 			WHERE run_id IS NULL ORDER BY id`)
 	} else {
-		err = t.tx.SelectContext(t.ctx, &rows, `SELECT id, run_id, at, kind, detail FROM events
+		err = t.selectRows(&rows, `SELECT id, run_id, at, kind, detail FROM events
 			WHERE run_id = ? ORDER BY id`, runID)
 	}
 	if err != nil {

@@ -40,14 +40,14 @@ func ParseFault(s string) (Fault, error) {
 // store: no production path calls it unless CADENCE_STOREFAULT is set.
 func (s *Store) InjectFault(f Fault) {
 	s.fault = f
-	s.writes = 0
+	s.writes.Store(0)
 }
 
-// injected returns the fault for the write transaction just begun, if any.
+// injected returns the fault for the write transaction about to commit, if
+// any.
 func (s *Store) injected() (Fault, bool) {
 	if s.fault.Tx == 0 {
 		return Fault{}, false
 	}
-	s.writes++
-	return s.fault, s.writes == s.fault.Tx
+	return s.fault, s.writes.Add(1) == int64(s.fault.Tx)
 }

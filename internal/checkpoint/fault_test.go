@@ -31,25 +31,27 @@ func TestParseFault(t *testing.T) {
 // write transaction: before commit nothing lands; after commit the write
 // lands although Update reported an error.
 func TestInjectedFaults(t *testing.T) {
-	for _, after := range []bool{false, true} {
-		s := newStore(t)
-		at := time.Now().UTC()
-		s.InjectFault(Fault{Tx: 2, AfterCommit: after})
-		update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r1", at), nil) })
-		err := s.Update(t.Context(), func(tx *Tx) error { return tx.CreateRun(sampleRun("r2", at.Add(time.Second)), nil) })
-		if !errors.Is(err, ErrInjectedFault) {
-			t.Fatalf("after=%v: second write returned %v, want the injected fault", after, err)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		for _, after := range []bool{false, true} {
+			s := e.newStore(t)
+			at := time.Now().UTC()
+			s.InjectFault(Fault{Tx: 2, AfterCommit: after})
+			update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r1", at), nil) })
+			err := s.Update(t.Context(), func(tx *Tx) error { return tx.CreateRun(sampleRun("r2", at.Add(time.Second)), nil) })
+			if !errors.Is(err, ErrInjectedFault) {
+				t.Fatalf("after=%v: second write returned %v, want the injected fault", after, err)
+			}
+			var landed bool
+			view(t, s, func(tx *Tx) error {
+				_, err := tx.Run("r2")
+				landed = err == nil
+				return nil
+			})
+			if landed != after {
+				t.Fatalf("after=%v: the faulted write landed=%v", after, landed)
+			}
+			// The third write is not faulted.
+			update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r3", at.Add(2*time.Second)), nil) })
 		}
-		var landed bool
-		view(t, s, func(tx *Tx) error {
-			_, err := tx.Run("r2")
-			landed = err == nil
-			return nil
-		})
-		if landed != after {
-			t.Fatalf("after=%v: the faulted write landed=%v", after, landed)
-		}
-		// The third write is not faulted.
-		update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r3", at.Add(2*time.Second)), nil) })
-	}
+	})
 }

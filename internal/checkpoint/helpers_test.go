@@ -20,6 +20,7 @@ import (
 const (
 	helperEnv     = "CHECKPOINT_TEST_HELPER" // which helper to run
 	helperPathEnv = "CHECKPOINT_TEST_PATH"   // the directory or database it works on
+	helperLockEnv = "CHECKPOINT_TEST_LOCK"   // the .cadence directory it locks, if not the database's
 )
 
 func TestMain(m *testing.M) {
@@ -30,7 +31,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // runHelper takes a resource, prints "ready" and holds it until stdin closes.
@@ -48,7 +54,11 @@ func runHelper(mode, path string) error {
 	case "write":
 		// Holds the project lock and an open write transaction that has
 		// inserted run "uncommitted", as a running cadence would.
-		l, err := AcquireLock(filepath.Dir(path))
+		lockDir := os.Getenv(helperLockEnv)
+		if lockDir == "" {
+			lockDir = filepath.Dir(path)
+		}
+		l, err := AcquireLock(lockDir)
 		if err != nil {
 			return err
 		}
@@ -81,6 +91,8 @@ func runHelper(mode, path string) error {
 		fmt.Println("ready")
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
+	case "race":
+		return runRaceHelper(path)
 	}
 	return fmt.Errorf("unknown helper %q", mode)
 }
@@ -92,10 +104,11 @@ type helper struct {
 }
 
 // startHelper starts the test binary as a helper and waits for its "ready".
-func startHelper(t *testing.T, mode, path string) *helper {
+// env adds variables to its environment.
+func startHelper(t *testing.T, mode, path string, env ...string) *helper {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -29,7 +29,7 @@ func (t *Tx) AppendMessages(msgs []Message) error {
 		return err
 	}
 	var next int
-	if err := t.tx.GetContext(t.ctx, &next, `SELECT COALESCE(MAX(seq), 0) + 1 FROM session_messages WHERE session_id = ?`,
+	if err := t.getRow(&next, `SELECT COALESCE(MAX(seq), 0) + 1 FROM session_messages WHERE session_id = ?`,
 		msgs[0].SessionID); err != nil {
 		return fmt.Errorf("read the history of session %s: %w", msgs[0].SessionID, err)
 	}
@@ -37,7 +37,7 @@ func (t *Tx) AppendMessages(msgs []Message) error {
 		if m.SessionID != msgs[0].SessionID {
 			return fmt.Errorf("append session messages: messages of sessions %s and %s in one call", msgs[0].SessionID, m.SessionID)
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO session_messages
+		if _, err := t.exec(`INSERT INTO session_messages
 			(session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.SessionID, next+i, m.RunID, m.StepID, m.ItemKey, m.Attempt, m.Role, m.Content, formatTime(m.CreatedAt)); err != nil {
 			return fmt.Errorf("append a message to session %s: %w", m.SessionID, err)
@@ -59,7 +59,7 @@ func (t *Tx) Messages(sessionID string) ([]Message, error) {
 		Content   string `db:"content"`
 		CreatedAt string `db:"created_at"`
 	}
-	if err := t.tx.SelectContext(t.ctx, &rows, `SELECT session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at
+	if err := t.selectRows(&rows, `SELECT session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at
 		FROM session_messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("read the history of session %s: %w", sessionID, err)
 	}

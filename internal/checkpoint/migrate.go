@@ -11,9 +11,13 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// minReadableSchema is the oldest schema OpenReadOnly can read without
-// migrating. Raise it when a migration changes what the read queries need.
-const minReadableSchema = 1
+// minReadableSchema and minReadablePostgresSchema are the oldest schemas
+// OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
+// Raise one when a migration changes what the read queries need.
+const (
+	minReadableSchema         = 1
+	minReadablePostgresSchema = 1
+)
 
 // migration is one numbered SQL file of the migrations directory.
 type migration struct {
@@ -125,17 +129,25 @@ func checkReadable(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	want := ms[len(ms)-1].version
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
 		return err
 	}
+	return readable(have, ms[len(ms)-1].version, minReadableSchema, "")
+}
+
+// readable refuses schema version have when this binary, which knows up to
+// want, cannot read it without migrating. what names the database in a
+// *NewerSchemaError.
+func readable(have, want, minReadable int, what string) error {
 	switch {
 	case have > want:
-		return &NewerSchemaError{Have: have, Want: want}
-	case have == 0:
+		return &NewerSchemaError{Have: have, Want: want, what: what}
+	case have == 0 && what == "":
 		return fmt.Errorf("%w (the file has no cadence schema)", ErrNoDatabase)
-	case have < minReadableSchema:
+	case have == 0:
+		return fmt.Errorf("%w (the database has no cadence schema)", ErrNoDatabase)
+	case have < minReadable:
 		return fmt.Errorf("schema %d is too old to read without migrating; run cadence resume or cadence run once to upgrade it", have)
 	}
 	return nil

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +29,10 @@ func rawDB(t *testing.T, path string) *sqlx.DB {
 	return db
 }
 
-func embeddedVersion(t *testing.T) int {
+// lastVersion is the newest schema version of a set of migrations.
+func lastVersion(t *testing.T, fsys fs.FS) int {
 	t.Helper()
-	ms, err := loadMigrations(migrations.FS)
+	ms, err := loadMigrations(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,98 +40,117 @@ func embeddedVersion(t *testing.T) int {
 }
 
 func TestOpenAppliesMigrationsOnce(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	want := embeddedVersion(t)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		want := lastVersion(t, e.migrations)
 
-	for i := range 3 { // the first open migrates, the later ones must not
-		s, err := Open(ctx, path)
+		for i := range 3 { // the first open migrates, the later ones must not
+			s, err := Open(ctx, target)
+			if err != nil {
+				t.Fatalf("open #%d: %v", i+1, err)
+			}
+			version, tables := e.version(t, s.db), e.tables(t, s.db)
+			if version != want || tables != 8 {
+				t.Fatalf("open #%d: schema version %d with %d tables, want %d with 8", i+1, version, tables, want)
+			}
+			if i == 0 {
+				seedRun(t, s, "r1", t0, "plan")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := OpenReadOnly(ctx, target)
 		if err != nil {
-			t.Fatalf("open #%d: %v", i+1, err)
-		}
-		var version, tables int
-		if err := s.db.Get(&version, "PRAGMA user_version"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.db.Get(&tables, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('runs','steps','attempts','circuits','events')"); err != nil {
-			t.Fatal(err)
+		defer s.Close()
+		view(t, s, func(tx *Tx) error {
+			runs, err := tx.Runs()
+			if len(runs) != 1 || runs[0].ID != "r1" {
+				t.Errorf("after reopening: runs %+v, want just r1", runs)
+			}
+			return err
+		})
+	})
+}
+
+// Processes that open one new database at once apply each migration once:
+// every open succeeds and the schema is the same as after one.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		const n = 4
+		errs := make(chan error, n)
+		stores := make(chan *Store, n)
+		for range n {
+			go func() {
+				s, err := Open(ctx, target)
+				if err == nil {
+					stores <- s
+				}
+				errs <- err
+			}()
 		}
-		if version != want || tables != 5 {
-			t.Fatalf("open #%d: schema version %d with %d tables, want %d with 5", i+1, version, tables, want)
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
 		}
-		if i == 0 {
-			seedRun(t, s, "r1", t0, "plan")
+		close(stores)
+		for s := range stores {
+			if got, want := e.version(t, s.db), lastVersion(t, e.migrations); got != want {
+				t.Errorf("schema version %d, want %d", got, want)
+			}
+			s.Close()
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := OpenReadOnly(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	view(t, s, func(tx *Tx) error {
-		runs, err := tx.Runs()
-		if len(runs) != 1 || runs[0].ID != "r1" {
-			t.Errorf("after reopening: runs %+v, want just r1", runs)
-		}
-		return err
 	})
 }
 
 func TestMigrateAppliesOnlyNewFiles(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	db := rawDB(t, path)
-	v1 := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
-	v2 := fstest.MapFS{
-		"0001_a.sql": v1["0001_a.sql"],
-		"0002_b.sql": {Data: []byte("CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (1);")},
-	}
-	for _, step := range []struct {
-		fsys        fstest.MapFS
-		wantVersion int
-	}{{v1, 1}, {v1, 1}, {v2, 2}, {v2, 2}} {
-		if err := migrate(ctx, db, step.fsys); err != nil {
-			t.Fatal(err)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		db := e.raw(t, e.target(t))
+		v1 := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
+		v2 := fstest.MapFS{
+			"0001_a.sql": v1["0001_a.sql"],
+			"0002_b.sql": {Data: []byte("CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (1);")},
 		}
-		var version, rows int
-		if err := db.Get(&version, "PRAGMA user_version"); err != nil {
-			t.Fatal(err)
-		}
-		if version != step.wantVersion {
-			t.Fatalf("version %d, want %d", version, step.wantVersion)
-		}
-		if step.wantVersion == 2 {
-			// 0002 inserts one row; applying it twice would insert two.
-			if err := db.Get(&rows, "SELECT count(*) FROM a"); err != nil {
+		for _, step := range []struct {
+			fsys        fstest.MapFS
+			wantVersion int
+		}{{v1, 1}, {v1, 1}, {v2, 2}, {v2, 2}} {
+			if err := e.migrate(ctx, db, step.fsys); err != nil {
 				t.Fatal(err)
 			}
-			if rows != 1 {
-				t.Fatalf("table a has %d rows, want 1: a migration ran twice", rows)
+			if version := e.version(t, db); version != step.wantVersion {
+				t.Fatalf("version %d, want %d", version, step.wantVersion)
+			}
+			// 0002 inserts one row; applying it twice would insert two.
+			if step.wantVersion == 2 {
+				if rows := getInt(t, db, "SELECT count(*) FROM a"); rows != 1 {
+					t.Fatalf("table a has %d rows, want 1: a migration ran twice", rows)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestMigrateFailureLeavesNothing(t *testing.T) {
-	ctx := context.Background()
-	db := rawDB(t, filepath.Join(t.TempDir(), "state.db"))
-	bad := fstest.MapFS{"0001_bad.sql": {Data: []byte("CREATE TABLE a (x INTEGER); CREATE TABLE oops (;")}}
-	if err := migrate(ctx, db, bad); err == nil || !strings.Contains(err.Error(), "0001_bad.sql") {
-		t.Fatalf("migrate: %v, want an error naming 0001_bad.sql", err)
-	}
-	var version, tables int
-	if err := db.Get(&version, "PRAGMA user_version"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Get(&tables, "SELECT count(*) FROM sqlite_schema"); err != nil {
-		t.Fatal(err)
-	}
-	if version != 0 || tables != 0 {
-		t.Fatalf("after a failed migration: version %d, %d schema objects; want 0 and 0", version, tables)
-	}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		db := e.raw(t, e.target(t))
+		bad := fstest.MapFS{"0001_bad.sql": {Data: []byte("CREATE TABLE a (x INTEGER); CREATE TABLE oops (;")}}
+		if err := e.migrate(ctx, db, bad); err == nil || !strings.Contains(err.Error(), "0001_bad.sql") {
+			t.Fatalf("migrate: %v, want an error naming 0001_bad.sql", err)
+		}
+		version, tables := e.version(t, db), e.tables(t, db)
+		if version != 0 || tables != 0 {
+			t.Fatalf("after a failed migration: version %d, %d tables; want 0 and 0", version, tables)
+		}
+	})
 }
 
 func TestLoadMigrationsRejectsBadSets(t *testing.T) {
@@ -155,44 +177,47 @@ func TestLoadMigrationsRejectsBadSets(t *testing.T) {
 }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := embeddedVersion(t)
-	if _, err := s.db.Exec("PRAGMA user_version = 99"); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		s, err := Open(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := lastVersion(t, e.migrations)
+		e.setVersion(t, s.db, 99)
+		s.Close()
 
-	for name, open := range map[string]func(context.Context, string) (*Store, error){
-		"Open": Open, "OpenReadOnly": OpenReadOnly,
-	} {
-		t.Run(name, func(t *testing.T) {
-			s, err := open(ctx, path)
-			if err == nil {
-				s.Close()
-				t.Fatal("opened a database from a newer cadence")
-			}
-			var newer *NewerSchemaError
-			if !errors.As(err, &newer) || newer.Have != 99 || newer.Want != want {
-				t.Fatalf("error %v, want NewerSchemaError{99, %d}", err, want)
-			}
-			wantMsg := "state.db was written by a newer cadence (schema 99, this binary knows 1); upgrade cadence"
-			if want == 1 && err.Error() != wantMsg {
-				t.Fatalf("message %q, want %q", err.Error(), wantMsg)
-			}
-		})
-	}
-	// Refusing must not have touched the version.
-	var v int
-	if err := rawDB(t, path).Get(&v, "PRAGMA user_version"); err != nil || v != 99 {
-		t.Fatalf("user_version %d (%v) after refusal, want 99", v, err)
-	}
+		for name, open := range map[string]func(context.Context, string) (*Store, error){
+			"Open": Open, "OpenReadOnly": OpenReadOnly,
+		} {
+			t.Run(name, func(t *testing.T) {
+				s, err := open(ctx, target)
+				if err == nil {
+					s.Close()
+					t.Fatal("opened a database from a newer cadence")
+				}
+				var newer *NewerSchemaError
+				if !errors.As(err, &newer) || newer.Have != 99 || newer.Want != want {
+					t.Fatalf("error %v, want NewerSchemaError{99, %d}", err, want)
+				}
+				wantMsg := map[string]string{
+					"sqlite":   "state.db was written by a newer cadence (schema 99, this binary knows %d); upgrade cadence",
+					"postgres": "the PostgreSQL state database was written by a newer cadence (schema 99, this binary knows %d); upgrade cadence",
+				}[e.name]
+				if wantMsg = fmt.Sprintf(wantMsg, want); err.Error() != wantMsg {
+					t.Fatalf("message %q, want %q", err.Error(), wantMsg)
+				}
+			})
+		}
+		// Refusing must not have touched the version.
+		if v := e.version(t, e.raw(t, target)); v != 99 {
+			t.Fatalf("schema version %d after refusal, want 99", v)
+		}
+	})
 }
 
+// SQLite only: a file that is not a database.
 func TestGarbageFileIsRefused(t *testing.T) {
 	ctx := context.Background()
 	fixture, err := os.ReadFile(filepath.Join("testdata", "not_a_database.txt"))
@@ -225,50 +250,68 @@ func TestGarbageFileIsRefused(t *testing.T) {
 
 func TestOpenReadOnlyWithoutDatabase(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	missing := filepath.Join(dir, "state.db")
-	if _, err := OpenReadOnly(ctx, missing); !errors.Is(err, ErrNoDatabase) {
-		t.Fatalf("missing file: %v, want ErrNoDatabase", err)
-	}
-	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("OpenReadOnly created %s", missing)
-	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		missing := filepath.Join(dir, "state.db")
+		if _, err := OpenReadOnly(ctx, missing); !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("missing file: %v, want ErrNoDatabase", err)
+		}
+		if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("OpenReadOnly created %s", missing)
+		}
 
-	empty := filepath.Join(dir, "empty.db")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := OpenReadOnly(ctx, empty); !errors.Is(err, ErrNoDatabase) {
-		t.Fatalf("empty file: %v, want ErrNoDatabase", err)
-	}
+		empty := filepath.Join(dir, "empty.db")
+		if err := os.WriteFile(empty, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenReadOnly(ctx, empty); !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("empty file: %v, want ErrNoDatabase", err)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		missing := pg.Cluster(t).URL("no_such_database")
+		if _, err := OpenReadOnly(ctx, missing); !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("missing database: %v, want ErrNoDatabase", err)
+		}
+		empty := postgresEngine.target(t)
+		if _, err := OpenReadOnly(ctx, empty); !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("database without cadence's tables: %v, want ErrNoDatabase", err)
+		}
+		if n := postgresEngine.tables(t, postgresEngine.raw(t, empty)); n != 0 {
+			t.Fatalf("OpenReadOnly created %d tables", n)
+		}
+	})
 }
 
 func TestReadOnlyStoreRefusesWrites(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	ro, err := OpenReadOnly(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	err = ro.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), nil) })
-	if !errors.Is(err, ErrReadOnly) {
-		t.Fatalf("Update on a read-only store: %v, want ErrReadOnly", err)
-	}
-	// Even a write that slips past the store is refused by SQLite itself.
-	if _, err := ro.db.Exec("DELETE FROM runs"); err == nil {
-		t.Fatal("a mode=ro connection accepted a write")
-	}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		s, err := Open(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		ro, err := OpenReadOnly(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		err = ro.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), nil) })
+		if !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("Update on a read-only store: %v, want ErrReadOnly", err)
+		}
+		// Even a write that slips past the store is refused by the database.
+		if _, err := ro.db.Exec("DELETE FROM runs"); err == nil {
+			t.Fatal("a read-only connection accepted a write")
+		}
+	})
 }
 
 // A state.db written before map steps (schema 5) keeps every row through
 // 0006, which rebuilds the tables that hold the step key: the steps,
 // attempts and session messages read back as a step's own (item key "").
+// SQLite only: PostgreSQL's schema starts with map items.
 func TestMigrateToMapItemsKeepsHistory(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")

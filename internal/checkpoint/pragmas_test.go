@@ -40,6 +40,10 @@ func readPragmas(t *testing.T, q sqlx.QueryerContext) pragmas {
 	return p
 }
 
+// The tests in this file are about SQLite itself (pragmas, WAL, the file
+// path, synchronous=NORMAL), so they run on SQLite only; postgres_test.go
+// has PostgreSQL's counterparts where there are any.
+
 // Pragmas such as synchronous and foreign_keys are per connection: set once
 // with Exec they would hold on one pooled connection only. The DSN must give
 // them to every connection the pool opens.

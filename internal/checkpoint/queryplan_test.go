@@ -7,7 +7,8 @@ import (
 
 // The queries resume runs must find their rows through an index: a plan
 // step "SCAN attempts" (without "USING ... INDEX") would read the project's
-// whole attempt history on every resume.
+// whole attempt history on every resume. SQLite only: the plans are
+// SQLite's (EXPLAIN QUERY PLAN).
 func TestResumeQueriesUseIndexes(t *testing.T) {
 	s := newStore(t)
 	tests := []struct {

@@ -108,235 +108,245 @@ func fullCircuit() Circuit {
 }
 
 func TestRunRoundTrip(t *testing.T) {
-	full := fullRun(t)
-	minimal := Run{ID: "run-min", Status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
-	s := newStore(t)
-	update(t, s, func(tx *Tx) error {
-		if err := tx.CreateRun(full, nil); err != nil {
-			return err
-		}
-		return tx.CreateRun(minimal, nil)
-	})
-	view(t, s, func(tx *Tx) error {
-		for _, want := range []Run{full, minimal} {
-			got, err := tx.Run(want.ID)
-			if err != nil {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		full := fullRun(t)
+		minimal := Run{ID: "run-min", Status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
+		s := e.newStore(t)
+		update(t, s, func(tx *Tx) error {
+			if err := tx.CreateRun(full, nil); err != nil {
 				return err
 			}
-			if want.WorkflowYAML == nil {
-				want.WorkflowYAML = []byte{} // NOT NULL column: empty, never nil
+			return tx.CreateRun(minimal, nil)
+		})
+		view(t, s, func(tx *Tx) error {
+			for _, want := range []Run{full, minimal} {
+				got, err := tx.Run(want.ID)
+				if err != nil {
+					return err
+				}
+				if want.WorkflowYAML == nil {
+					want.WorkflowYAML = []byte{} // NOT NULL column: empty, never nil
+				}
+				if !reflect.DeepEqual(*got, utc(want)) {
+					t.Errorf("Run(%s):\n got  %+v\n want %+v", want.ID, *got, utc(want))
+				}
+				checkUTC(t, "run "+want.ID, *got)
 			}
-			if !reflect.DeepEqual(*got, utc(want)) {
-				t.Errorf("Run(%s):\n got  %+v\n want %+v", want.ID, *got, utc(want))
-			}
-			checkUTC(t, "run "+want.ID, *got)
-		}
-		return nil
-	})
+			return nil
+		})
 
-	// A full-row update replaces every field, including pointers set to nil.
-	changed := full
-	changed.Status = RunInterrupted
-	changed.WorkflowPath = "other.yaml"
-	changed.BudgetUSD = nil
-	changed.FinishedAt = nil
-	changed.UpdatedAt = t0.Add(time.Hour)
-	update(t, s, func(tx *Tx) error { return tx.UpdateRun(changed) })
-	view(t, s, func(tx *Tx) error {
-		got, err := tx.Run(full.ID)
-		if err == nil && !reflect.DeepEqual(*got, utc(changed)) {
-			t.Errorf("after UpdateRun:\n got  %+v\n want %+v", *got, utc(changed))
-		}
-		return err
+		// A full-row update replaces every field, including pointers set to nil.
+		changed := full
+		changed.Status = RunInterrupted
+		changed.WorkflowPath = "other.yaml"
+		changed.BudgetUSD = nil
+		changed.FinishedAt = nil
+		changed.UpdatedAt = t0.Add(time.Hour)
+		update(t, s, func(tx *Tx) error { return tx.UpdateRun(changed) })
+		view(t, s, func(tx *Tx) error {
+			got, err := tx.Run(full.ID)
+			if err == nil && !reflect.DeepEqual(*got, utc(changed)) {
+				t.Errorf("after UpdateRun:\n got  %+v\n want %+v", *got, utc(changed))
+			}
+			return err
+		})
 	})
 }
 
 func TestStepRoundTrip(t *testing.T) {
-	s := newStore(t)
-	full := fullStep("r")
-	minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", Status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
-	update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{minimal, full}) })
-	view(t, s, func(tx *Tx) error {
-		steps, err := tx.Steps("r")
-		if err != nil {
-			return err
-		}
-		want := []Step{utc(minimal), utc(full)} // ordered by idx
-		if !reflect.DeepEqual(steps, want) {
-			t.Errorf("Steps:\n got  %+v\n want %+v", steps, want)
-		}
-		for _, w := range want {
-			got, err := tx.Step("r", w.ID)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		full := fullStep("r")
+		minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", Status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
+		update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{minimal, full}) })
+		view(t, s, func(tx *Tx) error {
+			steps, err := tx.Steps("r")
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(*got, w) {
-				t.Errorf("Step(%s):\n got  %+v\n want %+v", w.ID, *got, w)
+			want := []Step{utc(minimal), utc(full)} // ordered by idx
+			if !reflect.DeepEqual(steps, want) {
+				t.Errorf("Steps:\n got  %+v\n want %+v", steps, want)
 			}
-			checkUTC(t, "step "+w.ID, *got)
-		}
-		return nil
-	})
+			for _, w := range want {
+				got, err := tx.Step("r", w.ID)
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(*got, w) {
+					t.Errorf("Step(%s):\n got  %+v\n want %+v", w.ID, *got, w)
+				}
+				checkUTC(t, "step "+w.ID, *got)
+			}
+			return nil
+		})
 
-	// Swap the two: the full step loses its pointers, the minimal one gains them.
-	a, b := full, minimal
-	a.Status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
-	b.Status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
-	update(t, s, func(tx *Tx) error {
-		if err := tx.UpdateStep(a); err != nil {
-			return err
-		}
-		return tx.UpdateStep(b)
-	})
-	view(t, s, func(tx *Tx) error {
-		for _, w := range []Step{a, b} {
-			got, err := tx.Step("r", w.ID)
-			if err != nil {
+		// Swap the two: the full step loses its pointers, the minimal one gains them.
+		a, b := full, minimal
+		a.Status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
+		b.Status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
+		update(t, s, func(tx *Tx) error {
+			if err := tx.UpdateStep(a); err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(*got, utc(w)) {
-				t.Errorf("after UpdateStep(%s):\n got  %+v\n want %+v", w.ID, *got, utc(w))
+			return tx.UpdateStep(b)
+		})
+		view(t, s, func(tx *Tx) error {
+			for _, w := range []Step{a, b} {
+				got, err := tx.Step("r", w.ID)
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(*got, utc(w)) {
+					t.Errorf("after UpdateStep(%s):\n got  %+v\n want %+v", w.ID, *got, utc(w))
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
 func TestAttemptRoundTrip(t *testing.T) {
-	s := newStore(t)
-	seedRun(t, s, "r", t0, "plan", "implement")
-	running := sampleAttempt("r", "implement", 1)
-	full := fullAttempt("r", "implement")
-	emptyRepairs := sampleAttempt("r", "implement", 2)
-	emptyRepairs.Repairs = []string{}
-	emptyRepairs.DetailsJSON = []byte{}
-	update(t, s, func(tx *Tx) error {
-		if err := tx.InsertAttempt(running); err != nil {
-			return err
-		}
-		if err := tx.UpdateAttempt(full); err != nil {
-			return err
-		}
-		return tx.InsertAttempt(emptyRepairs)
-	})
-	view(t, s, func(tx *Tx) error {
-		got, err := tx.Attempt("r", "implement", 1)
-		if err != nil {
-			return err
-		}
-		if !reflect.DeepEqual(*got, utc(full)) {
-			t.Errorf("Attempt 1:\n got  %+v\n want %+v", *got, utc(full))
-		}
-		checkUTC(t, "attempt 1", *got)
-		got, err = tx.Attempt("r", "implement", 2)
-		if err != nil {
-			return err
-		}
-		// Nil and empty stay distinct: nil means "not recorded".
-		if !reflect.DeepEqual(*got, utc(emptyRepairs)) || got.Repairs == nil || got.DetailsJSON == nil || got.PID != nil {
-			t.Errorf("Attempt 2:\n got  %+v\n want %+v", *got, utc(emptyRepairs))
-		}
-		all, err := tx.Attempts("r", "implement")
-		if err != nil {
-			return err
-		}
-		if want := []Attempt{utc(full), utc(emptyRepairs)}; !reflect.DeepEqual(all, want) {
-			t.Errorf("Attempts:\n got  %+v\n want %+v", all, want)
-		}
-		return nil
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedRun(t, s, "r", t0, "plan", "implement")
+		running := sampleAttempt("r", "implement", 1)
+		full := fullAttempt("r", "implement")
+		emptyRepairs := sampleAttempt("r", "implement", 2)
+		emptyRepairs.Repairs = []string{}
+		emptyRepairs.DetailsJSON = []byte{}
+		update(t, s, func(tx *Tx) error {
+			if err := tx.InsertAttempt(running); err != nil {
+				return err
+			}
+			if err := tx.UpdateAttempt(full); err != nil {
+				return err
+			}
+			return tx.InsertAttempt(emptyRepairs)
+		})
+		view(t, s, func(tx *Tx) error {
+			got, err := tx.Attempt("r", "implement", 1)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(*got, utc(full)) {
+				t.Errorf("Attempt 1:\n got  %+v\n want %+v", *got, utc(full))
+			}
+			checkUTC(t, "attempt 1", *got)
+			got, err = tx.Attempt("r", "implement", 2)
+			if err != nil {
+				return err
+			}
+			// Nil and empty stay distinct: nil means "not recorded".
+			if !reflect.DeepEqual(*got, utc(emptyRepairs)) || got.Repairs == nil || got.DetailsJSON == nil || got.PID != nil {
+				t.Errorf("Attempt 2:\n got  %+v\n want %+v", *got, utc(emptyRepairs))
+			}
+			all, err := tx.Attempts("r", "implement")
+			if err != nil {
+				return err
+			}
+			if want := []Attempt{utc(full), utc(emptyRepairs)}; !reflect.DeepEqual(all, want) {
+				t.Errorf("Attempts:\n got  %+v\n want %+v", all, want)
+			}
+			return nil
+		})
 	})
 }
 
 func TestCircuitRoundTrip(t *testing.T) {
-	s := newStore(t)
-	full := fullCircuit()
-	closed := Circuit{Agent: "codex", State: "closed", UpdatedAt: t0}
-	update(t, s, func(tx *Tx) error {
-		if err := tx.PutCircuit(full); err != nil {
-			return err
-		}
-		return tx.PutCircuit(closed)
-	})
-	view(t, s, func(tx *Tx) error {
-		for _, w := range []Circuit{full, closed} {
-			got, err := tx.Circuit(w.Agent)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		full := fullCircuit()
+		closed := Circuit{Agent: "codex", State: "closed", UpdatedAt: t0}
+		update(t, s, func(tx *Tx) error {
+			if err := tx.PutCircuit(full); err != nil {
+				return err
+			}
+			return tx.PutCircuit(closed)
+		})
+		view(t, s, func(tx *Tx) error {
+			for _, w := range []Circuit{full, closed} {
+				got, err := tx.Circuit(w.Agent)
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(*got, utc(w)) {
+					t.Errorf("Circuit(%s):\n got  %+v\n want %+v", w.Agent, *got, utc(w))
+				}
+				checkUTC(t, "circuit "+w.Agent, *got)
+			}
+			all, err := tx.Circuits()
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(*got, utc(w)) {
-				t.Errorf("Circuit(%s):\n got  %+v\n want %+v", w.Agent, *got, utc(w))
+			if want := []Circuit{utc(full), utc(closed)}; !reflect.DeepEqual(all, want) {
+				t.Errorf("Circuits:\n got  %+v\n want %+v", all, want)
 			}
-			checkUTC(t, "circuit "+w.Agent, *got)
-		}
-		all, err := tx.Circuits()
-		if err != nil {
-			return err
-		}
-		if want := []Circuit{utc(full), utc(closed)}; !reflect.DeepEqual(all, want) {
-			t.Errorf("Circuits:\n got  %+v\n want %+v", all, want)
-		}
-		return nil
-	})
+			return nil
+		})
 
-	// PutCircuit on an existing agent replaces it (upsert), nil pointers included.
-	reclosed := Circuit{Agent: "claude", State: "closed", Generation: full.Generation + 1, UpdatedAt: t0.Add(time.Minute)}
-	update(t, s, func(tx *Tx) error { return tx.PutCircuit(reclosed) })
-	view(t, s, func(tx *Tx) error {
-		got, err := tx.Circuit("claude")
-		if err == nil && !reflect.DeepEqual(*got, utc(reclosed)) {
-			t.Errorf("after upsert:\n got  %+v\n want %+v", *got, utc(reclosed))
-		}
-		all, err2 := tx.Circuits()
-		if len(all) != 2 {
-			t.Errorf("%d circuits after upsert, want 2", len(all))
-		}
-		return errorsJoin(err, err2)
+		// PutCircuit on an existing agent replaces it (upsert), nil pointers included.
+		reclosed := Circuit{Agent: "claude", State: "closed", Generation: full.Generation + 1, UpdatedAt: t0.Add(time.Minute)}
+		update(t, s, func(tx *Tx) error { return tx.PutCircuit(reclosed) })
+		view(t, s, func(tx *Tx) error {
+			got, err := tx.Circuit("claude")
+			if err == nil && !reflect.DeepEqual(*got, utc(reclosed)) {
+				t.Errorf("after upsert:\n got  %+v\n want %+v", *got, utc(reclosed))
+			}
+			all, err2 := tx.Circuits()
+			if len(all) != 2 {
+				t.Errorf("%d circuits after upsert, want 2", len(all))
+			}
+			return errorsJoin(err, err2)
+		})
 	})
 }
 
 func TestEventRoundTrip(t *testing.T) {
-	s := newStore(t)
-	seedRun(t, s, "r", t0, "plan")
-	events := []Event{
-		{RunID: "r", At: t0, Kind: "workflow_changed_allowed", Detail: "steps: +review"},
-		{RunID: "", At: t0.Add(time.Second), Kind: "circuit_reset", Detail: "claude"},
-		{RunID: "r", At: t0.Add(2 * time.Second), Kind: "run_abandoned", Detail: ""},
-	}
-	update(t, s, func(tx *Tx) error {
-		for _, e := range events {
-			if err := tx.AddEvent(e); err != nil {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedRun(t, s, "r", t0, "plan")
+		events := []Event{
+			{RunID: "r", At: t0, Kind: "workflow_changed_allowed", Detail: "steps: +review"},
+			{RunID: "", At: t0.Add(time.Second), Kind: "circuit_reset", Detail: "claude"},
+			{RunID: "r", At: t0.Add(2 * time.Second), Kind: "run_abandoned", Detail: ""},
+		}
+		update(t, s, func(tx *Tx) error {
+			for _, e := range events {
+				if err := tx.AddEvent(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		view(t, s, func(tx *Tx) error {
+			got, err := tx.Events("r")
+			if err != nil {
 				return err
 			}
-		}
-		return nil
-	})
-	view(t, s, func(tx *Tx) error {
-		got, err := tx.Events("r")
-		if err != nil {
-			return err
-		}
-		if len(got) != 2 {
-			t.Fatalf("Events(r): %d events, want 2", len(got))
-		}
-		for i, w := range []Event{events[0], events[2]} {
-			if got[i].ID == 0 {
-				t.Errorf("event %d has no id", i)
+			if len(got) != 2 {
+				t.Fatalf("Events(r): %d events, want 2", len(got))
 			}
-			w.ID = got[i].ID
-			if !reflect.DeepEqual(got[i], utc(w)) {
-				t.Errorf("event %d:\n got  %+v\n want %+v", i, got[i], utc(w))
+			for i, w := range []Event{events[0], events[2]} {
+				if got[i].ID == 0 {
+					t.Errorf("event %d has no id", i)
+				}
+				w.ID = got[i].ID
+				if !reflect.DeepEqual(got[i], utc(w)) {
+					t.Errorf("event %d:\n got  %+v\n want %+v", i, got[i], utc(w))
+				}
 			}
-		}
-		if got[0].ID >= got[1].ID {
-			t.Errorf("event ids %d, %d not increasing", got[0].ID, got[1].ID)
-		}
-		project, err := tx.Events("")
-		if err != nil {
-			return err
-		}
-		if len(project) != 1 || project[0].Kind != "circuit_reset" || project[0].RunID != "" {
-			t.Errorf("Events(\"\"): %+v, want the one circuit_reset", project)
-		}
-		return nil
+			if got[0].ID >= got[1].ID {
+				t.Errorf("event ids %d, %d not increasing", got[0].ID, got[1].ID)
+			}
+			project, err := tx.Events("")
+			if err != nil {
+				return err
+			}
+			if len(project) != 1 || project[0].Kind != "circuit_reset" || project[0].RunID != "" {
+				t.Errorf("Events(\"\"): %+v, want the one circuit_reset", project)
+			}
+			return nil
+		})
 	})
 }

@@ -32,10 +32,12 @@ func (r *stepRow) dest() []any {
 func (t *Tx) queryRows(query string, args ...any) (*sql.Rows, error) {
 	if t.stmts != nil {
 		if st, ok := t.stmts.positional[query]; ok {
-			return t.tx.StmtxContext(t.ctx, st).QueryContext(t.ctx, args...)
+			rows, err := t.tx.StmtxContext(t.ctx, st).QueryContext(t.ctx, args...)
+			return rows, t.note(err)
 		}
 	}
-	return t.tx.QueryContext(t.ctx, query, args...)
+	rows, err := t.tx.QueryContext(t.ctx, t.engine.query(query), args...)
+	return rows, t.note(err)
 }
 
 // attempts reads the attempts a query selects; its columns must be
@@ -77,7 +79,7 @@ func (t *Tx) attempts(what, query string, args ...any) (out []Attempt, err error
 		total++
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+		return nil, fmt.Errorf("read %s: %w", what, t.note(err))
 	}
 	if len(chunks) == 0 {
 		return chunk, nil
@@ -124,7 +126,7 @@ func (t *Tx) steps(what, query string, args ...any) (out []Step, err error) {
 		out = append(out, r.step())
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+		return nil, fmt.Errorf("read %s: %w", what, t.note(err))
 	}
 	return out, nil
 }

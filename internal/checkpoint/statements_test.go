@@ -11,6 +11,7 @@ import (
 
 // Every hot-path query must prepare on a fresh database: one that does not
 // is silently parsed on each call, which is what the cache exists to avoid.
+// SQLite only: on PostgreSQL pgx prepares and caches statements itself.
 func TestStatementsPrepared(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -54,83 +55,83 @@ func TestStatementsPrepared(t *testing.T) {
 // A prepared statement is reused by every transaction; it must see the
 // writes committed since it was prepared, including another store's.
 func TestStatementsSeeLaterWrites(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	rw, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rw.Close()
-	ro, err := OpenReadOnly(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	seedRun(t, rw, "r", t0, "plan")
-	for n := 1; n <= 3; n++ {
-		update(t, rw, func(tx *Tx) error { return tx.InsertAttempt(sampleAttempt("r", "plan", n)) })
-		for _, s := range []*Store{rw, ro} {
-			view(t, s, func(tx *Tx) error {
-				last, err := tx.LastAttempt("r", "plan")
-				if err != nil {
-					return err
-				}
-				if last.N != n {
-					t.Errorf("%s: last attempt %d, want %d", s.Path(), last.N, n)
-				}
-				return nil
-			})
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		rw := openStore(t, target)
+		ro, err := OpenReadOnly(ctx, target)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer ro.Close()
+		seedRun(t, rw, "r", t0, "plan")
+		for n := 1; n <= 3; n++ {
+			update(t, rw, func(tx *Tx) error { return tx.InsertAttempt(sampleAttempt("r", "plan", n)) })
+			for _, s := range []*Store{rw, ro} {
+				view(t, s, func(tx *Tx) error {
+					last, err := tx.LastAttempt("r", "plan")
+					if err != nil {
+						return err
+					}
+					if last.N != n {
+						t.Errorf("%s: last attempt %d, want %d", s.Path(), last.N, n)
+					}
+					return nil
+				})
+			}
+		}
+	})
 }
 
 func TestAllAttemptsBrief(t *testing.T) {
-	s := newStore(t)
-	// Steps in an order unlike their ids, so the order by position shows.
-	seedRun(t, s, "r", t0, "zeta", "alpha")
-	seedRun(t, s, "other", t0, "zeta")
-	full := fullAttempt("r", "alpha")
-	second := sampleAttempt("r", "alpha", 2)
-	second.Prompt, second.DetailsJSON = "second prompt", []byte(`{}`)
-	first := sampleAttempt("r", "zeta", 1)
-	first.Prompt = "zeta prompt"
-	update(t, s, func(tx *Tx) error {
-		for _, a := range []Attempt{sampleAttempt("r", "alpha", 1), second, first, sampleAttempt("other", "zeta", 1)} {
-			if err := tx.InsertAttempt(a); err != nil {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		// Steps in an order unlike their ids, so the order by position shows.
+		seedRun(t, s, "r", t0, "zeta", "alpha")
+		seedRun(t, s, "other", t0, "zeta")
+		full := fullAttempt("r", "alpha")
+		second := sampleAttempt("r", "alpha", 2)
+		second.Prompt, second.DetailsJSON = "second prompt", []byte(`{}`)
+		first := sampleAttempt("r", "zeta", 1)
+		first.Prompt = "zeta prompt"
+		update(t, s, func(tx *Tx) error {
+			for _, a := range []Attempt{sampleAttempt("r", "alpha", 1), second, first, sampleAttempt("other", "zeta", 1)} {
+				if err := tx.InsertAttempt(a); err != nil {
+					return err
+				}
+			}
+			return tx.UpdateAttempt(full)
+		})
+		var all, brief []Attempt
+		view(t, s, func(tx *Tx) error {
+			var err error
+			if all, err = tx.AllAttempts("r"); err != nil {
 				return err
 			}
-		}
-		return tx.UpdateAttempt(full)
-	})
-	var all, brief []Attempt
-	view(t, s, func(tx *Tx) error {
-		var err error
-		if all, err = tx.AllAttempts("r"); err != nil {
+			brief, err = tx.AllAttemptsBrief("r")
 			return err
+		})
+		wantOrder := []string{"zeta/1", "alpha/1", "alpha/2"}
+		if got := attemptKeys(all); !reflect.DeepEqual(got, wantOrder) {
+			t.Fatalf("AllAttempts order %v, want %v", got, wantOrder)
 		}
-		brief, err = tx.AllAttemptsBrief("r")
-		return err
+		if got := attemptKeys(brief); !reflect.DeepEqual(got, wantOrder) {
+			t.Fatalf("AllAttemptsBrief order %v, want %v", got, wantOrder)
+		}
+		for i := range all {
+			if all[i].Prompt == "" {
+				t.Errorf("AllAttempts %s: prompt missing", wantOrder[i])
+			}
+			want := all[i]
+			want.Prompt, want.DetailsJSON = "", nil
+			if !reflect.DeepEqual(brief[i], want) {
+				t.Errorf("AllAttemptsBrief %s:\n got  %+v\n want %+v", wantOrder[i], brief[i], want)
+			}
+		}
+		if got := utc(full); !reflect.DeepEqual(all[1], got) {
+			t.Errorf("AllAttempts alpha/1:\n got  %+v\n want %+v", all[1], got)
+		}
 	})
-	wantOrder := []string{"zeta/1", "alpha/1", "alpha/2"}
-	if got := attemptKeys(all); !reflect.DeepEqual(got, wantOrder) {
-		t.Fatalf("AllAttempts order %v, want %v", got, wantOrder)
-	}
-	if got := attemptKeys(brief); !reflect.DeepEqual(got, wantOrder) {
-		t.Fatalf("AllAttemptsBrief order %v, want %v", got, wantOrder)
-	}
-	for i := range all {
-		if all[i].Prompt == "" {
-			t.Errorf("AllAttempts %s: prompt missing", wantOrder[i])
-		}
-		want := all[i]
-		want.Prompt, want.DetailsJSON = "", nil
-		if !reflect.DeepEqual(brief[i], want) {
-			t.Errorf("AllAttemptsBrief %s:\n got  %+v\n want %+v", wantOrder[i], brief[i], want)
-		}
-	}
-	if got := utc(full); !reflect.DeepEqual(all[1], got) {
-		t.Errorf("AllAttempts alpha/1:\n got  %+v\n want %+v", all[1], got)
-	}
 }
 
 // The whole-run queries spell out their columns (qualified for the join);

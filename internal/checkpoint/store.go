@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -24,17 +25,20 @@ import (
 // write lock before it fails with ErrBusy.
 const DefaultBusyTimeout = 10 * time.Second
 
-// Store is an open state database. It is safe for concurrent use; writes are
-// serialised through a single connection.
+// Store is an open state database: a SQLite file, or a PostgreSQL database
+// (see postgres.go). Its methods behave alike on both. It is safe for
+// concurrent use; on SQLite, writes are serialised through a single
+// connection.
 type Store struct {
 	db       *sqlx.DB
 	stmts    *statements
-	path     string
+	engine   engine
+	path     string // the SQLite file, or the PostgreSQL URL without its password
 	readOnly bool
 	// fault and writes drive InjectFault; writes counts write
-	// transactions. Updates are serialised by the single connection.
+	// transactions.
 	fault  Fault
-	writes int
+	writes atomic.Int64
 }
 
 // options are the knobs tests turn; production code uses the defaults.
@@ -44,15 +48,20 @@ type options struct {
 
 func defaultOptions() options { return options{busyTimeout: DefaultBusyTimeout} }
 
-// Open opens (creating it and its directory if needed) the state database at
-// path and applies any pending migrations. A database from a newer cadence is
-// refused with a *NewerSchemaError; a file that is not SQLite with
-// ErrNotSQLite.
-func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, defaultOptions())
+// Open opens the state database at target and applies any pending
+// migrations. target is the path of a SQLite file, created with its
+// directory if needed, or a postgres:// or postgresql:// URL of an existing
+// PostgreSQL database, whose tables Open creates. A database from a newer
+// cadence is refused with a *NewerSchemaError; a file that is not SQLite
+// with ErrNotSQLite.
+func Open(ctx context.Context, target string) (*Store, error) {
+	return open(ctx, target, defaultOptions())
 }
 
 func open(ctx context.Context, path string, opt options) (*Store, error) {
+	if IsPostgresURL(path) {
+		return openPostgres(ctx, path, opt, false)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -78,16 +87,21 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	return s, nil
 }
 
-// OpenReadOnly opens an existing state database for reading only, as
-// `cadence inspect` does while a run goes on (WAL lets it read a consistent
-// snapshot without blocking the writer). It never creates or migrates the
-// database: a missing file is ErrNoDatabase; a database whose schema this
-// binary cannot read is a *NewerSchemaError.
-func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	return openReadOnly(ctx, path, defaultOptions())
+// OpenReadOnly opens an existing state database, a SQLite file or a
+// PostgreSQL URL as for Open, for reading only, as `cadence inspect` does
+// while a run goes on (WAL, or PostgreSQL's snapshots, let it read a
+// consistent state without blocking the writer). It never creates or
+// migrates the database: a missing file or database, or one without
+// cadence's tables, is ErrNoDatabase; a database whose schema this binary
+// cannot read is a *NewerSchemaError.
+func OpenReadOnly(ctx context.Context, target string) (*Store, error) {
+	return openReadOnly(ctx, target, defaultOptions())
 }
 
 func openReadOnly(ctx context.Context, path string, opt options) (*Store, error) {
+	if IsPostgresURL(path) {
+		return openPostgres(ctx, path, opt, true)
+	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("open %s: %w", path, ErrNoDatabase)
@@ -146,7 +160,7 @@ func connect(ctx context.Context, path, dsn string, readOnly bool) (*Store, erro
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, classify(err))
 	}
-	return &Store{db: db, path: path, readOnly: readOnly}, nil
+	return &Store{db: db, engine: engineSQLite, path: path, readOnly: readOnly}, nil
 }
 
 // writerDSN builds the read-write connection string. The pragmas are in the
@@ -189,7 +203,8 @@ func fileURI(path string) (string, error) {
 	return "file:" + (&url.URL{Path: filepath.ToSlash(abs)}).EscapedPath(), nil
 }
 
-// Path returns the file the store was opened from.
+// Path returns the file the store was opened from, or for PostgreSQL its
+// URL with the password hidden.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
@@ -201,29 +216,49 @@ func (s *Store) Close() error {
 	return stErr
 }
 
-// Update runs fn in one BEGIN IMMEDIATE transaction and commits it when fn
-// returns nil; an error from fn (or a panic) rolls everything back. The write
-// lock is taken at BEGIN, so fn never fails half-way for lack of it; if
-// another process holds it past the busy timeout, Update returns ErrBusy.
+// Update runs fn in one write transaction and commits it when fn returns
+// nil; an error from fn (or a panic) rolls everything back.
+//
+// On SQLite the transaction is BEGIN IMMEDIATE: the write lock is taken at
+// BEGIN, so fn never fails half-way for lack of it; if another process
+// holds it past the busy timeout, Update returns ErrBusy.
+//
+// On PostgreSQL the transaction is SERIALIZABLE, so fn's reads and checks
+// (the transition tables) hold at commit however many processes write:
+// when PostgreSQL detects that a concurrent transaction made them stale
+// (a serialization failure or a deadlock), the transaction is rolled back
+// and fn runs again from the start, a few times, before Update gives up
+// with ErrBusy. fn must therefore leave nothing behind but its writes to
+// tx: whatever it computes from its reads must be computed anew on each
+// run. A row lock held past the busy timeout is ErrBusy as well.
+//
 // fn must not call View or Update on the same store.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("update %s: %w", s.path, ErrReadOnly)
 	}
+	if s.engine == enginePostgres {
+		return s.updatePostgres(ctx, false, fn)
+	}
 	return s.inTx(ctx, false, fn)
 }
 
 // UpdateRelaxed is Update for a write that must survive a crash of the
-// process but not a power cut: the transaction commits at
+// process but not a power cut: on SQLite the transaction commits at
 // synchronous=NORMAL, so its WAL frames reach the operating system at
 // commit (a killed process loses nothing) and the disk at the next commit
-// made by Update, instead of costing an fsync of their own. Use it only for
-// a write whose loss in a power cut no guarantee depends on, such as the
-// pid of a started agent: after a power cut no agent survives to be found
-// by it.
+// made by Update, instead of costing an fsync of their own. On PostgreSQL
+// it commits with synchronous_commit off: the commit survives a crash of
+// cadence (the server has it), but not one of the server's machine, and
+// does not wait for the server's WAL flush. Use it only for a write whose
+// loss in a power cut no guarantee depends on, such as the pid of a
+// started agent: after a power cut no agent survives to be found by it.
 func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if s.readOnly {
 		return fmt.Errorf("update %s: %w", s.path, ErrReadOnly)
+	}
+	if s.engine == enginePostgres {
+		return s.updatePostgres(ctx, true, fn)
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -244,7 +279,9 @@ func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err e
 	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
 		return fmt.Errorf("relax synchronous on %s: %w", s.path, classify(err))
 	}
-	return s.runTx(ctx, false, fn, func() (*sqlx.Tx, error) { return conn.BeginTxx(ctx, nil) })
+	var fs faultState
+	_, err = s.runTx(ctx, false, fn, func() (*sqlx.Tx, error) { return conn.BeginTxx(ctx, nil) }, &fs)
+	return err
 }
 
 // View runs fn in a read-only transaction: every read inside it sees the
@@ -254,17 +291,35 @@ func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) error {
-	return s.runTx(ctx, readOnly, fn, func() (*sqlx.Tx, error) {
-		return s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: readOnly})
-	})
+	opts := &sql.TxOptions{ReadOnly: readOnly}
+	if s.engine == enginePostgres {
+		// One snapshot for the whole transaction, as SQLite gives; a
+		// read-only one never has to be retried.
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	var fs faultState
+	_, err := s.runTx(ctx, readOnly, fn, func() (*sqlx.Tx, error) {
+		return s.db.BeginTxx(ctx, opts)
+	}, &fs)
+	return err
+}
+
+// faultState carries the decision of InjectFault for one call of Update
+// across the runs of its function, so that a run repeated after a
+// serialization failure is not counted as another write transaction.
+type faultState struct {
+	decided bool
+	fault   Fault
+	hit     bool
 }
 
 // runTx runs fn in the transaction begin starts, and commits it when fn
-// returns nil.
-func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error, begin func() (*sqlx.Tx, error)) (err error) {
+// returns nil. retry reports that the transaction failed for a conflict
+// with another (PostgreSQL) and may be run again.
+func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error, begin func() (*sqlx.Tx, error), fs *faultState) (retry bool, err error) {
 	sqlTx, err := begin()
 	if err != nil {
-		return fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
+		return isConflict(err), fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
 	}
 	done := false
 	defer func() {
@@ -273,39 +328,52 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err := fn(&Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, writable: !readOnly}); err != nil {
+	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly}
+	if err := fn(tx); err != nil {
 		done = true
-		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return errors.Join(classify(err), fmt.Errorf("roll back: %w", rbErr))
+		// A conflict fn met counts even if fn returned another error.
+		retry = tx.conflict || isConflict(err)
+		err = classify(err)
+		if s.engine == enginePostgres && pgCode(err) == pgLockNotAvailable {
+			// Name the database, as SQLite's busy error at BEGIN does.
+			err = fmt.Errorf("write to %s: %w", s.path, err)
 		}
-		return classify(err)
+		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return retry, errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
+		}
+		return retry, err
 	}
-	var fault Fault
-	injected := false
-	if !readOnly {
-		fault, injected = s.injected()
+	if tx.aborted != nil {
+		done = true
+		_ = sqlTx.Rollback()
+		return tx.conflict, fmt.Errorf("commit to %s: the transaction was aborted by a failed statement whose error was not returned: %w", s.path, classify(tx.aborted))
+	}
+	if !readOnly && !fs.decided {
+		fs.fault, fs.hit = s.injected()
+		fs.decided = true
 	}
 	done = true
-	if injected && !fault.AfterCommit {
+	if fs.hit && !fs.fault.AfterCommit {
 		_ = sqlTx.Rollback()
-		return fmt.Errorf("commit to %s: %w (write transaction %d rolled back)", s.path, ErrInjectedFault, fault.Tx)
+		return false, fmt.Errorf("commit to %s: %w (write transaction %d rolled back)", s.path, ErrInjectedFault, fs.fault.Tx)
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit to %s: %w", s.path, classify(err))
+		return isConflict(err), fmt.Errorf("commit to %s: %w", s.path, classify(err))
 	}
-	if injected {
-		return fmt.Errorf("commit to %s: %w (write transaction %d committed; the caller was told it failed)", s.path, ErrInjectedFault, fault.Tx)
+	if fs.hit {
+		return false, fmt.Errorf("commit to %s: %w (write transaction %d committed; the caller was told it failed)", s.path, ErrInjectedFault, fs.fault.Tx)
 	}
-	return nil
+	return false, nil
 }
 
 // classify adds the package's sentinels to driver errors a caller must tell
-// apart: a lock held too long (ErrBusy) and a file that is not a database
-// (ErrNotSQLite). Other errors are returned unchanged.
+// apart: a lock held too long (ErrBusy), a file that is not a database
+// (ErrNotSQLite) and a damaged one (ErrCorrupt). Other errors are returned
+// unchanged.
 func classify(err error) error {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
-		return err
+		return classifyPostgres(err)
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY:

@@ -16,7 +16,16 @@ type Tx struct {
 	ctx      context.Context
 	tx       *sqlx.Tx
 	stmts    *statements
+	engine   engine
 	writable bool
+	// On PostgreSQL a statement that fails aborts the whole transaction
+	// (on SQLite only the statement is undone). aborted keeps the first
+	// such error, so that a function that went on as if nothing happened
+	// is told why its transaction cannot commit; conflict records that it
+	// was a serialization failure or a deadlock, even if fn went on to
+	// return some other error: the whole function is then run again.
+	aborted  error
+	conflict bool
 }
 
 // mustWrite refuses a write inside View.
@@ -27,36 +36,62 @@ func (t *Tx) mustWrite(op string) error {
 	return nil
 }
 
-// queryer returns what runs query in this transaction: the statement the
-// store prepared for it, bound to the transaction, or the transaction
-// itself, which parses the query on every call.
-func (t *Tx) queryer(query string) sqlx.QueryerContext {
+// note records, on PostgreSQL, that a statement failed with err, and
+// returns err unchanged.
+func (t *Tx) note(err error) error {
+	if err == nil || t.engine != enginePostgres || pgCode(err) == "" {
+		return err
+	}
+	if t.aborted == nil {
+		t.aborted = err
+	}
+	if isConflict(err) {
+		t.conflict = true
+	}
+	return err
+}
+
+// queryer returns what runs query in this transaction, and the text to
+// give it: the statement the store prepared for it, bound to the
+// transaction, or the transaction itself with the query's text for this
+// engine, parsed on every call.
+func (t *Tx) queryer(query string) (sqlx.QueryerContext, string) {
 	if t.stmts != nil {
 		if st, ok := t.stmts.positional[query]; ok {
-			return preparedQueryer{t.tx.StmtxContext(t.ctx, st)}
+			return preparedQueryer{t.tx.StmtxContext(t.ctx, st)}, query
 		}
 	}
-	return t.tx
+	return t.tx, t.engine.query(query)
 }
 
 // getRow reads one row of query into dst.
 func (t *Tx) getRow(dst any, query string, args ...any) error {
-	return sqlx.GetContext(t.ctx, t.queryer(query), dst, query, args...)
+	q, text := t.queryer(query)
+	return t.note(sqlx.GetContext(t.ctx, q, dst, text, args...))
 }
 
 // selectRows reads every row of query into dst, a pointer to a slice.
 func (t *Tx) selectRows(dst any, query string, args ...any) error {
-	return sqlx.SelectContext(t.ctx, t.queryer(query), dst, query, args...)
+	q, text := t.queryer(query)
+	return t.note(sqlx.SelectContext(t.ctx, q, dst, text, args...))
+}
+
+// exec runs a write with "?" parameters.
+func (t *Tx) exec(query string, args ...any) (sql.Result, error) {
+	res, err := t.tx.ExecContext(t.ctx, t.engine.query(query), args...)
+	return res, t.note(err)
 }
 
 // namedExec runs a write with ":name" parameters taken from arg.
 func (t *Tx) namedExec(query string, arg any) (sql.Result, error) {
 	if t.stmts != nil {
 		if st, ok := t.stmts.named[query]; ok {
-			return t.tx.NamedStmtContext(t.ctx, st).ExecContext(t.ctx, arg)
+			res, err := t.tx.NamedStmtContext(t.ctx, st).ExecContext(t.ctx, arg)
+			return res, t.note(err)
 		}
 	}
-	return t.tx.NamedExecContext(t.ctx, query, arg)
+	res, err := t.tx.NamedExecContext(t.ctx, query, arg)
+	return res, t.note(err)
 }
 
 // get reads one row into dst, mapping "no rows" to ErrNotFound.

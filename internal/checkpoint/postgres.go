@@ -1,0 +1,193 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/cadence-dev/cadence/migrations"
+)
+
+// PostgreSQL as the state database (SPEC section 13): the same tables,
+// queries and transition checks as on SQLite, for several cadence
+// processes, on several machines, sharing one run.
+//
+// What differs from SQLite, and why:
+//   - Writes run at SERIALIZABLE isolation instead of under SQLite's single
+//     write lock: every Update reads, checks a transition, then writes, and
+//     SERIALIZABLE makes PostgreSQL refuse the commit of a transaction whose
+//     reads another one made stale. Such a transaction (SQLSTATE 40001, or
+//     a deadlock, 40P01) is run again from the start; see Store.Update.
+//   - Reads (View, OpenReadOnly) run at REPEATABLE READ, READ ONLY: one
+//     snapshot per transaction, as SQLite's, and never a lock.
+//   - lock_timeout is the busy timeout: a row lock another transaction holds
+//     past it fails the write with ErrBusy (SQLSTATE 55P03), as SQLITE_BUSY
+//     does. A lock_timeout in the URL wins.
+//   - A small pool of connections instead of SQLite's single one; each
+//     transaction stays on one connection. pgx prepares and caches every
+//     statement per connection, so the store prepares nothing itself.
+//   - The schema version is the highest row of the schema_version table,
+//     written in each migration's transaction; an advisory lock makes
+//     processes that migrate one database at once take turns.
+
+// postgresPoolSize bounds the connections a store opens.
+const postgresPoolSize = 4
+
+// postgresWriteTries is how many times Update runs a write transaction
+// that keeps failing with serialization failures before giving up.
+const postgresWriteTries = 10
+
+// SQLSTATE codes the store acts on.
+const (
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
+	pgLockNotAvailable     = "55P03" // lock_timeout
+	pgInvalidCatalogName   = "3D000" // the database does not exist
+)
+
+// openPostgres connects to the PostgreSQL database at rawURL and migrates
+// it, or for a read-only store checks that its schema can be read.
+func openPostgres(ctx context.Context, rawURL string, opt options, readOnly bool) (*Store, error) {
+	shown := redactURL(rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", shown, err)
+	}
+	setDefault(cfg.RuntimeParams, "application_name", "cadence")
+	setDefault(cfg.RuntimeParams, "lock_timeout", strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10))
+	if readOnly {
+		// Even a write that slips past the store is refused by the server.
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	db.SetMaxOpenConns(postgresPoolSize)
+	db.SetMaxIdleConns(postgresPoolSize)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		if pgCode(err) == pgInvalidCatalogName {
+			if readOnly {
+				return nil, fmt.Errorf("open %s: %w: %w", shown, ErrNoDatabase, err)
+			}
+			return nil, fmt.Errorf("open %s: %w (cadence creates its tables, not the database: create it first)", shown, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", shown, classify(err))
+	}
+	s := &Store{db: db, engine: enginePostgres, path: shown, readOnly: readOnly}
+	if readOnly {
+		err = checkReadablePostgres(ctx, db, migrations.Postgres)
+	} else {
+		err = migratePostgres(ctx, db, migrations.Postgres)
+	}
+	if err != nil {
+		db.Close()
+		var newer *NewerSchemaError
+		if errors.As(err, &newer) {
+			return nil, newer
+		}
+		return nil, fmt.Errorf("open %s: %w", shown, classify(err))
+	}
+	return s, nil
+}
+
+// updatePostgres runs fn in a SERIALIZABLE transaction, again from the
+// start when it fails for a conflict with a concurrent transaction, up to
+// postgresWriteTries times. relaxed commits it without waiting for the
+// server's WAL flush (Store.UpdateRelaxed).
+func (s *Store) updatePostgres(ctx context.Context, relaxed bool, fn func(tx *Tx) error) error {
+	begin := func() (*sqlx.Tx, error) {
+		tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil || !relaxed {
+			return tx, err
+		}
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return nil, errors.Join(err, tx.Rollback())
+		}
+		return tx, nil
+	}
+	var fs faultState
+	for try := 1; ; try++ {
+		retry, err := s.runTx(ctx, false, fn, begin, &fs)
+		if !retry {
+			return err
+		}
+		if try == postgresWriteTries {
+			return fmt.Errorf("%w: the transaction conflicted with concurrent writers %d times in a row: %w", ErrBusy, try, err)
+		}
+		if werr := backoff(ctx, try); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+}
+
+// backoff waits before the next run of a transaction that conflicted with
+// another: a random time up to a limit that doubles with each try (from
+// 2 ms, at most 128 ms), so that the writers that met do not meet again.
+func backoff(ctx context.Context, try int) error {
+	limit := 2 * time.Millisecond << min(try-1, 6)
+	t := time.NewTimer(rand.N(limit) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// isConflict reports whether err is a PostgreSQL serialization failure or
+// deadlock: a transaction that may succeed when run again.
+func isConflict(err error) bool {
+	code := pgCode(err)
+	return code == pgSerializationFailure || code == pgDeadlockDetected
+}
+
+// pgCode returns the SQLSTATE of a PostgreSQL error in err's chain, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if err == nil || !errors.As(err, &pe) {
+		return ""
+	}
+	return pe.Code
+}
+
+// classifyPostgres adds ErrBusy to a lock that was not granted within
+// lock_timeout; other errors are returned unchanged.
+func classifyPostgres(err error) error {
+	if pgCode(err) == pgLockNotAvailable && !errors.Is(err, ErrBusy) {
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	return err
+}
+
+// setDefault sets params[key] unless the URL already set it.
+func setDefault(params map[string]string, key, value string) {
+	if _, ok := params[key]; !ok {
+		params[key] = value
+	}
+}
+
+// redactURL returns rawURL with its password, in the user part or in the
+// query, replaced by "xxxxx", for messages; a URL that does not parse is
+// shown as its scheme alone.
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
