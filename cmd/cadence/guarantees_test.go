@@ -141,7 +141,9 @@ func TestG5AdoptsALandedHandoff(t *testing.T) {
 			answer := `[{answer: '{"ok": true}'}]`
 			if tc.from == "file" {
 				handoff = `{from: file, path: out/h.json, schema: s.json}`
-				answer = `[{write_file: '{"ok": true}', answer: done, sleep: 200ms}]`
+				// The agent goes on working once its file is written, so
+				// cadence cannot finish the attempt before it is killed.
+				answer = `[{write_file: '{"ok": true}', answer: done, linger: 1m}]`
 			}
 			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`,
 				"  - {id: one, prompt: go, handoff: "+handoff+"}\n"),

@@ -50,6 +50,10 @@ type Entry struct {
 	Hang bool `yaml:"hang"`
 	// Sleep waits this long before answering.
 	Sleep Duration `yaml:"sleep"`
+	// Linger waits this long after writing the handoff file (write_file)
+	// and before answering, as an agent that goes on working once its
+	// handoff is on disk.
+	Linger Duration `yaml:"linger"`
 	// Crash prints part of the answer and exits without a result.
 	Crash *Crash `yaml:"crash"`
 	// StdoutBytes emits this many bytes of filler text before answering.
@@ -116,6 +120,8 @@ func (e Entry) check() error {
 	switch {
 	case e.Sleep < 0:
 		return errors.New("sleep: negative duration")
+	case e.Linger < 0:
+		return errors.New("linger: negative duration")
 	case e.StdoutBytes < 0:
 		return errors.New("stdout_bytes: negative")
 	case e.Crash != nil && e.Crash.AfterBytes < 0:

@@ -198,6 +198,9 @@ func (r *run) play(e Entry) int {
 		if answer == "" {
 			answer = "done"
 		}
+		if e.Linger > 0 && !r.sleep(time.Duration(e.Linger)) {
+			return exitError
+		}
 	}
 	u := usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens}
 	if u.InputTokens == 0 {
