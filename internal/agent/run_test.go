@@ -163,8 +163,11 @@ func TestRunKillsProcessGroup(t *testing.T) {
 		cancel   bool
 		wantStop agent.StopReason
 	}{
-		{"timeout, TERM honoured", []string{"tree"}, 500 * time.Millisecond, false, agent.StopTimeout},
-		{"timeout, TERM ignored so KILL after grace", []string{"tree", "ignore-term"}, 500 * time.Millisecond, false, agent.StopTimeout},
+		// The timeout leaves the helper time to start its child and print
+		// their pids even on a loaded machine (500 ms did not, at a load
+		// average of 14).
+		{"timeout, TERM honoured", []string{"tree"}, 2 * time.Second, false, agent.StopTimeout},
+		{"timeout, TERM ignored so KILL after grace", []string{"tree", "ignore-term"}, 2 * time.Second, false, agent.StopTimeout},
 		{"context cancelled", []string{"tree"}, 0, true, agent.StopInterrupted},
 	}
 	for _, tt := range tests {
