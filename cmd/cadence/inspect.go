@@ -78,7 +78,7 @@ func (c *inspectCmd) Run(e *env) error {
 		if step != nil {
 			return writeJSON(e.stdout, step)
 		}
-		return writeJSON(e.stdout, rep)
+		return writeReport(e.stdout, rep)
 	}
 	if step != nil {
 		printStep(e.stdout, step)
@@ -140,6 +140,17 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeReport prints a whole run's report as JSON: indented for a person at
+// a terminal, compact for a program reading a pipe or a file, where
+// indenting a run of 10,000 items costs more than reading it from the
+// database.
+func writeReport(w io.Writer, v any) error {
+	if isTerminal(w) {
+		return writeJSON(w, v)
+	}
+	return json.NewEncoder(w).Encode(v)
 }
 
 func ts(t *time.Time) string {
