@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -113,16 +112,7 @@ func statsTally(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if m[names[i]] != m[names[j]] {
-			return m[names[i]] > m[names[j]]
-		}
-		return names[i] < names[j]
-	})
+	names := orchestrator.ByCount(m)
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])

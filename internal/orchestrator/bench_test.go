@@ -368,32 +368,43 @@ func BenchmarkResumeFirstAction(b *testing.B) {
 		b.Run(fmt.Sprintf("attempts=%dk", h.attempts()/1000), func(b *testing.B) {
 			template := b.TempDir()
 			fillBenchProject(b, template, echo, h)
-			ctx := context.Background()
-			var total time.Duration
-			for b.Loop() {
-				b.StopTimer()
-				dir := copyBenchProject(b, template)
-				sink := &firstStartSink{}
-				b.StartTimer()
-				start := time.Now()
-				// MaxWait turns a backoff that is not over (a broken fixture) into
-				// a failed iteration instead of a wait.
-				res, err := orchestrator.Resume(ctx, orchestrator.Options{Dir: dir, Sink: sink, MaxWait: time.Second})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res.Status != orchestrator.StatusSucceeded {
-					b.Fatalf("resume ended %v: %s", res.Status, res.Message)
-				}
-				first := sink.firstStart()
-				if first.IsZero() {
-					b.Fatal("resume started no agent")
-				}
-				total += first.Sub(start)
-			}
+			total := resumeToFirstAction(b, template, nil)
 			b.ReportMetric(msOf(total)/float64(b.N), "ms/first-action")
 		})
 	}
+}
+
+// resumeToFirstAction resumes a fresh copy of the project at template once
+// per iteration (prepare, when set, completes each copy) and returns the
+// total time from the call of Resume to the start of its first agent.
+func resumeToFirstAction(b *testing.B, template string, prepare func(dir string)) time.Duration {
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		dir := copyBenchProject(b, template)
+		if prepare != nil {
+			prepare(dir)
+		}
+		sink := &firstStartSink{}
+		b.StartTimer()
+		start := time.Now()
+		// MaxWait turns a backoff that is not over (a broken fixture) into
+		// a failed iteration instead of a wait.
+		res, err := orchestrator.Resume(ctx, orchestrator.Options{Dir: dir, Sink: sink, MaxWait: time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Status != orchestrator.StatusSucceeded {
+			b.Fatalf("resume ended %v: %s", res.Status, res.Message)
+		}
+		first := sink.firstStart()
+		if first.IsZero() {
+			b.Fatal("resume started no agent")
+		}
+		total += first.Sub(start)
+	}
+	return total
 }
 
 // BenchmarkInspectJSON measures `cadence inspect --json` on a run with 10k

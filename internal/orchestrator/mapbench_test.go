@@ -205,34 +205,15 @@ func BenchmarkMapResumeFirstAction(b *testing.B) {
 	echo := benchEcho(b)
 	template := b.TempDir()
 	fillMapProject(b, template, echo, benchItems)
-	ctx := context.Background()
-	var total time.Duration
-	for b.Loop() {
-		b.StopTimer()
-		dir := copyBenchProject(b, template)
-		items, err := os.ReadFile(filepath.Join(template, "items.json"))
-		if err != nil {
-			b.Fatal(err)
-		}
+	items, err := os.ReadFile(filepath.Join(template, "items.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := resumeToFirstAction(b, template, func(dir string) {
 		if err := os.WriteFile(filepath.Join(dir, "items.json"), items, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		sink := &firstStartSink{}
-		b.StartTimer()
-		start := time.Now()
-		res, err := orchestrator.Resume(ctx, orchestrator.Options{Dir: dir, Sink: sink, MaxWait: time.Second})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Status != orchestrator.StatusSucceeded {
-			b.Fatalf("resume ended %v: %s", res.Status, res.Message)
-		}
-		first := sink.firstStart()
-		if first.IsZero() {
-			b.Fatal("resume started no agent")
-		}
-		total += first.Sub(start)
-	}
+	})
 	b.ReportMetric(msOf(total)/float64(b.N), "ms/first-action")
 }
 

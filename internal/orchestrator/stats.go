@@ -494,3 +494,20 @@ func statsRatio(num float64, den int) float64 {
 	}
 	return num / float64(den)
 }
+
+// ByCount returns the names of counts, the most frequent first and ties by
+// name: the order in which inspect --stats and the report list failure
+// classes and repairs.
+func ByCount(counts map[string]int) []string {
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if counts[names[i]] != counts[names[j]] {
+			return counts[names[i]] > counts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -509,4 +510,14 @@ func statsAttempts(n int, last string) []fixtureAttempt {
 		out[n-1].status, out[n-1].class = last, ""
 	}
 	return out
+}
+
+func TestByCount(t *testing.T) {
+	got := orchestrator.ByCount(map[string]int{"schema": 3, "truncated": 1, "check": 3, "empty": 2})
+	if want := "check schema empty truncated"; strings.Join(got, " ") != want {
+		t.Errorf("ByCount = %q, want %q (most frequent first, ties by name)", got, want)
+	}
+	if got := orchestrator.ByCount(nil); len(got) != 0 {
+		t.Errorf("ByCount(nil) = %q", got)
+	}
 }

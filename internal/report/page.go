@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"html/template"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -339,16 +338,7 @@ func byCount(m map[string]int, empty string) string {
 	if len(m) == 0 {
 		return empty
 	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if m[names[i]] != m[names[j]] {
-			return m[names[i]] > m[names[j]]
-		}
-		return names[i] < names[j]
-	})
+	names := orchestrator.ByCount(m)
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s ×%d", n, m[n])
