@@ -173,15 +173,7 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
 	for _, s := range rep.Steps {
-		lastErr := ""
-		for _, a := range s.Attempts {
-			if a.Error != "" {
-				lastErr = firstLine(a.Error)
-			}
-		}
-		if s.Status == "succeeded" {
-			lastErr = ""
-		}
+		lastErr := lastError(s.Status, s.Attempts)
 		if s.ItemCounts != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Agent, itemCounts(s), "-", clip(deadSummary(s), 70))
 			continue
@@ -210,6 +202,21 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 		}
 		tw.Flush()
 	}
+}
+
+// lastError is the first line of the latest error among attempts, or ""
+// once the step or item succeeded.
+func lastError(status string, attempts []orchestrator.AttemptReport) string {
+	if status == "succeeded" {
+		return ""
+	}
+	last := ""
+	for _, a := range attempts {
+		if a.Error != "" {
+			last = firstLine(a.Error)
+		}
+	}
+	return last
 }
 
 // itemCounts shows a map step's items by status: "3 items: 2 succeeded, 1 failed".
@@ -256,15 +263,7 @@ func printStep(w io.Writer, s *orchestrator.StepReport) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tSTATUS\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
 		for _, it := range s.Items {
-			lastErr := ""
-			for _, a := range it.Attempts {
-				if a.Error != "" {
-					lastErr = firstLine(a.Error)
-				}
-			}
-			if it.Status == "succeeded" {
-				lastErr = ""
-			}
+			lastErr := lastError(it.Status, it.Attempts)
 			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", it.Key, it.Status, it.AttemptsUsed, it.MaxAttempts, ts(it.NextRetryAt), clip(lastErr, 70))
 		}
 		tw.Flush()
