@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,22 +222,9 @@ func BenchmarkMapInspectJSON(b *testing.B) {
 	echo := benchEcho(b)
 	dir := b.TempDir()
 	fillMapProject(b, dir, echo, benchItems)
-	ctx := context.Background()
-	var total time.Duration
-	for b.Loop() {
-		start := time.Now()
-		rep, err := orchestrator.Inspect(ctx, dir, "", false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		// As `cadence inspect --json` writes to a pipe: compact.
-		if err := json.NewEncoder(io.Discard).Encode(rep); err != nil {
-			b.Fatal(err)
-		}
-		total += time.Since(start)
+	inspectJSON(b, dir, func(rep *orchestrator.Report) {
 		if n := len(rep.Steps[0].Items); n != benchItems {
 			b.Fatalf("report has %d items, want %d", n, benchItems)
 		}
-	}
-	b.ReportMetric(msOf(total)/float64(b.N), "ms/inspect")
+	})
 }
