@@ -14,10 +14,11 @@ type circuitCmd struct {
 type circuitResetCmd struct {
 	Agent string `arg:"" help:"Agent name, as in the workflow's agents section."`
 	Dir   string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	stateFlag
 }
 
 func (c *circuitResetCmd) Run(e *env) error {
-	before, err := orchestrator.ResetCircuit(e.ctx, c.Dir, c.Agent, time.Now().UTC())
+	before, err := orchestrator.ResetCircuit(e.ctx, c.Dir, c.State, c.Agent, time.Now().UTC())
 	if err != nil {
 		return runOutcome(e, c.Dir, nil, err)
 	}

@@ -26,3 +26,9 @@ type output struct {
 	Quiet   bool `short:"q" help:"Print only warnings, failures and the final result."`
 	NoColor bool `help:"Never use colour or terminal control codes (NO_COLOR is honoured too)."`
 }
+
+// stateFlag is the --state flag of the commands that read or write a run's
+// state (SPEC section 13).
+type stateFlag struct {
+	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db)."`
+}

@@ -315,7 +315,7 @@ func newDurability(t *testing.T, p *project, files map[string]string) *durabilit
 // `cadence inspect --json`; ok is false while no run exists yet.
 func (d *durability) report() (orchestrator.Report, bool) {
 	d.t.Helper()
-	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, "", false)
+	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, "", "", false)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return orchestrator.Report{}, false
 	}

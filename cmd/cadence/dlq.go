@@ -22,11 +22,12 @@ type dlqListCmd struct {
 	RunID string `name:"run" help:"Run id (default: the latest run)."`
 	Step  string `help:"Only the dead items of this map step."`
 	JSON  bool   `help:"Print the items as a JSON array."`
+	stateFlag
 }
 
 // deadOf reads the dead items of a run, of one step when step is set.
-func deadOf(e *env, dir, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
-	rep, err := orchestrator.Inspect(e.ctx, dir, runID, false)
+func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
+	rep, err := orchestrator.Inspect(e.ctx, dir, state, runID, false)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return nil, nil, withCode(exitUsage, fmt.Errorf("no runs in %s yet", dir))
 	}
@@ -49,7 +50,7 @@ func deadOf(e *env, dir, runID, step string) (*orchestrator.Report, []orchestrat
 }
 
 func (c *dlqListCmd) Run(e *env) error {
-	rep, dead, err := deadOf(e, c.Dir, c.RunID, c.Step)
+	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
 	}
@@ -94,10 +95,11 @@ type dlqShowCmd struct {
 	RunID string `name:"run" help:"Run id (default: the latest run)."`
 	Step  string `help:"The map step, when items of several steps share the key."`
 	JSON  bool   `help:"Print the item as one JSON object."`
+	stateFlag
 }
 
 func (c *dlqShowCmd) Run(e *env) error {
-	rep, dead, err := deadOf(e, c.Dir, c.RunID, c.Step)
+	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
 	}
@@ -177,6 +179,7 @@ type dlqRetryCmd struct {
 	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	stateFlag
 }
 
 func (c *dlqRetryCmd) Run(e *env) error {
@@ -187,6 +190,7 @@ func (c *dlqRetryCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.State = c.State
 	opts.RetryDead = &orchestrator.DeadRetry{RunID: c.RunID, Step: c.Step, Keys: c.Key, All: c.All}
 	res, err := orchestrator.Resume(e.ctx, opts)
 	view.close()

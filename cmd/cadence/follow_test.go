@@ -71,7 +71,7 @@ func TestInspectFollow(t *testing.T) {
 	runDone := make(chan error, 1)
 	go func() { runDone <- run.Wait() }()
 	waitFor(t, "the run to be recorded", func() bool {
-		_, err := orchestrator.Inspect(ctx, p.dir, "", false)
+		_, err := orchestrator.Inspect(ctx, p.dir, "", "", false)
 		return err == nil
 	})
 	follow := p.command(ctx, nil, "inspect", "--follow", "--json")

@@ -22,6 +22,7 @@ type inspectCmd struct {
 	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
 	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
 	Follow  bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends; exits with the run's code (0 succeeded, 1 failed, 3 interrupted)."`
+	stateFlag
 }
 
 func (c *inspectCmd) Run(e *env) error {
@@ -37,7 +38,7 @@ func (c *inspectCmd) Run(e *env) error {
 	if c.Follow {
 		return c.follow(e)
 	}
-	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, c.Attempt != 0)
+	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, c.Attempt != 0)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}
@@ -94,7 +95,7 @@ func (c *inspectCmd) follow(e *env) error {
 	}
 	v := newView(e.stdout, e.stderr, output{JSON: c.JSON, NoColor: true})
 	v.live = false
-	status, err := orchestrator.Follow(e.ctx, c.Dir, c.RunID, v.Emit)
+	status, err := orchestrator.Follow(e.ctx, c.Dir, c.State, c.RunID, v.Emit)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}
@@ -114,7 +115,7 @@ func (c *inspectCmd) stats(e *env) error {
 	if c.Step != "" {
 		return withCode(exitUsage, errors.New("--stats covers every step; it does not take --step"))
 	}
-	st, err := orchestrator.ComputeStats(e.ctx, c.Dir, c.RunID)
+	st, err := orchestrator.ComputeStats(e.ctx, c.Dir, c.State, c.RunID)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}

@@ -16,13 +16,14 @@ type reportCmd struct {
 	Dir    string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	RunID  string `name:"run" help:"Run id (default: the latest run)."`
 	Output string `short:"o" name:"output" placeholder:"FILE" help:"Where to write the report (default: DIR/.cadence/reports/RUN.html)."`
+	stateFlag
 }
 
 // Run writes the HTML report of a run and prints its path. It reads the
 // state without the project lock, like inspect, so it works while the run
 // goes on.
 func (c *reportCmd) Run(e *env) error {
-	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.RunID, true)
+	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, true)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
 	}

@@ -14,6 +14,7 @@ type resumeCmd struct {
 	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
 	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	stateFlag
 }
 
 func (c *resumeCmd) Run(e *env) error {
@@ -21,6 +22,7 @@ func (c *resumeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.State = c.State
 	opts.AllowChanged = c.AllowChanged
 	opts.RetryFailed = c.RetryFailed
 	opts.BudgetUSD = c.Budget

@@ -20,6 +20,7 @@ type runCmd struct {
 	New      bool          `help:"Abandon an unfinished run and start a new one."`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	stateFlag
 }
 
 func (c *runCmd) Run(e *env) error {
@@ -27,6 +28,7 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.State = c.State
 	opts.New = c.New
 	res, err := orchestrator.Run(e.ctx, opts)
 	view.close()

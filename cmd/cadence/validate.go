@@ -30,6 +30,7 @@ type validateCmd struct {
 	RunID    string `name:"run" help:"With --failed: the run (default: the latest run)."`
 	Step     string `help:"With --failed: only this step's attempts."`
 	Workflow string `help:"With --failed: workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	stateFlag
 }
 
 func (c *validateCmd) Run(e *env) error {
@@ -141,7 +142,7 @@ func (c *validateCmd) failed(e *env) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep, err := orchestrator.Inspect(e.ctx, dir, c.RunID, true)
+	rep, err := orchestrator.Inspect(e.ctx, dir, c.State, c.RunID, true)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", dir, dir))
 	}

@@ -429,7 +429,7 @@ func inspectJSON(b *testing.B, dir string, check func(*orchestrator.Report)) {
 	var total time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rep, err := orchestrator.Inspect(ctx, dir, "", false)
+		rep, err := orchestrator.Inspect(ctx, dir, "", "", false)
 		if err != nil {
 			b.Fatal(err)
 		}

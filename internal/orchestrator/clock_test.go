@@ -92,7 +92,7 @@ steps:
 // storedDeadline reads the step's committed next_retry_at.
 func storedDeadline(t *testing.T, dir string) time.Time {
 	t.Helper()
-	rep, err := Inspect(context.Background(), dir, "", false)
+	rep, err := Inspect(context.Background(), dir, "", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

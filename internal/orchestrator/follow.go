@@ -24,11 +24,11 @@ const FollowInterval = 250 * time.Millisecond
 // start and end, checks, items, dead letters, the run), not from a log, so
 // nothing is missed between two reads: a whole attempt that began and ended
 // in between shows as its start and its end.
-func Follow(ctx context.Context, dir, runID string, emit func(Event)) (string, error) {
+func Follow(ctx context.Context, dir, state, runID string, emit func(Event)) (string, error) {
 	seen := map[string]bool{}
 	gone := 0
 	for {
-		rep, err := Inspect(ctx, dir, runID, false)
+		rep, err := Inspect(ctx, dir, state, runID, false)
 		if err != nil {
 			return "", err
 		}

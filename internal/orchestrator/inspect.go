@@ -154,6 +154,9 @@ type CircuitReport struct {
 // binary's queries keep working); where that cannot be done, a read-only
 // file system say, the database is read as it is.
 func openForReading(ctx context.Context, path string) (*checkpoint.Store, error) {
+	if checkpoint.IsPostgresURL(path) {
+		return checkpoint.OpenReadOnly(ctx, path)
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, checkpoint.ErrNoDatabase
 	}
@@ -166,12 +169,22 @@ func openForReading(ctx context.Context, path string) (*checkpoint.Store, error)
 // ErrNoRuns is returned by Inspect when the project has no run yet.
 var ErrNoRuns = errors.New("no runs yet")
 
+// StateTarget returns the state database of the project in dir: state
+// when it is set (a postgres:// URL, or the path of a SQLite file), else
+// the project's .cadence/state.db.
+func StateTarget(dir, state string) string {
+	if state != "" {
+		return state
+	}
+	return filepath.Join(dir, CadenceDir, "state.db")
+}
+
 // Inspect reads the history of a run (the latest when runID is empty)
 // without taking the project lock: it reads while a run goes on (G7).
-// withPrompts includes each attempt's prompt and diagnosis.
-func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report, error) {
-	dbPath := filepath.Join(dir, CadenceDir, "state.db")
-	store, err := openForReading(ctx, dbPath)
+// state is the state database as for StateTarget. withPrompts includes
+// each attempt's prompt and diagnosis.
+func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*Report, error) {
+	store, err := openForReading(ctx, StateTarget(dir, state))
 	if errors.Is(err, checkpoint.ErrNoDatabase) {
 		return nil, ErrNoRuns
 	}
@@ -304,7 +317,7 @@ func Inspect(ctx context.Context, dir, runID string, withPrompts bool) (*Report,
 
 // ResetCircuit closes an agent's circuit by hand and records that it did.
 // It takes the project lock, like every command that writes state.
-func ResetCircuit(ctx context.Context, dir, agentName string, now time.Time) (before string, err error) {
+func ResetCircuit(ctx context.Context, dir, state, agentName string, now time.Time) (before string, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -315,7 +328,7 @@ func ResetCircuit(ctx context.Context, dir, agentName string, now time.Time) (be
 		return "", err
 	}
 	defer lock.Release()
-	store, err := checkpoint.Open(ctx, filepath.Join(cdir, "state.db"))
+	store, err := checkpoint.Open(ctx, StateTarget(abs, state))
 	if err != nil {
 		return "", err
 	}

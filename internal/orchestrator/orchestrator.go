@@ -28,7 +28,10 @@ import (
 
 // Options configure one run or resume.
 type Options struct {
-	Dir          string // project directory
+	Dir string // project directory
+	// State is the state database: a postgres:// URL, or the path of a
+	// SQLite file; "" means DIR/.cadence/state.db.
+	State        string
 	WorkflowPath string // "" means DIR/.cadence/workflow.yaml
 	New          bool   // run: abandon an unfinished run instead of refusing
 	AllowChanged bool   // resume: accept a workflow whose hash changed
@@ -138,7 +141,7 @@ func open(ctx context.Context, o Options) (*project, error) {
 		return nil, &UsageError{Err: err}
 	}
 	p.wf = wf
-	store, err := checkpoint.Open(ctx, filepath.Join(cdir, "state.db"))
+	store, err := checkpoint.Open(ctx, StateTarget(dir, o.State))
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -135,8 +134,8 @@ func (c Counts) MeanRetries() float64 {
 // project lock, so it works while a run goes on (G7). runID "" covers every
 // run of the project; otherwise only that run. A project with no run yet is
 // ErrNoRuns; an unknown runID wraps checkpoint.ErrNotFound.
-func ComputeStats(ctx context.Context, dir, runID string) (*Stats, error) {
-	store, err := openForReading(ctx, filepath.Join(dir, CadenceDir, "state.db"))
+func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error) {
+	store, err := openForReading(ctx, StateTarget(dir, state))
 	if errors.Is(err, checkpoint.ErrNoDatabase) {
 		return nil, ErrNoRuns
 	}

@@ -258,7 +258,7 @@ func TestComputeStats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := orchestrator.ComputeStats(context.Background(), dir, tt.runID)
+			got, err := orchestrator.ComputeStats(context.Background(), dir, "", tt.runID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +355,7 @@ func TestComputeStatsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := orchestrator.ComputeStats(context.Background(), tt.dir, tt.runID)
+			s, err := orchestrator.ComputeStats(context.Background(), tt.dir, "", tt.runID)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("ComputeStats = %+v, %v; want error %v", s, err, tt.wantErr)
 			}
@@ -405,7 +405,7 @@ func TestComputeStatsExhaustedVersusFailed(t *testing.T) {
 			}
 			writeStatsFixture(t, dir, []fixtureRun{{id: "r", status: checkpoint.RunFailed, steps: []fixtureStep{
 				{id: "s", agent: "a", status: checkpoint.StepFailed, max: tt.max, attempts: attempts}}}})
-			got, err := orchestrator.ComputeStats(context.Background(), dir, "")
+			got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +436,7 @@ func TestComputeStatsRetryWarning(t *testing.T) {
 			}}}})
 	}
 	writeStatsFixture(t, dir, runs)
-	got, err := orchestrator.ComputeStats(context.Background(), dir, "")
+	got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 			}
 			dir := t.TempDir()
 			writeStatsFixture(t, dir, runs)
-			got, err := orchestrator.ComputeStats(context.Background(), dir, "")
+			got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
