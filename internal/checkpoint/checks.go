@@ -76,7 +76,7 @@ func checkToRow(c Check) checkRow {
 		Name: c.Name, Command: c.Command, Status: c.Status, ExitCode: nullInt(c.ExitCode),
 		Signal: c.Signal, TimedOut: c.TimedOut, PID: nullInt(c.PID),
 		StartedAt: dbTime(c.StartedAt), FinishedAt: nullTime{c.FinishedAt},
-		OutputFile: c.OutputFile, Tail: c.Tail,
+		OutputFile: c.OutputFile, Tail: cleanText(c.Tail),
 	}
 }
 

@@ -52,7 +52,7 @@ func (t *Tx) AddDeadLetter(d DeadLetter) error {
 	if status != StepFailed && !(status == StepSucceeded && d.Class == DeadMergeConflict) {
 		return fmt.Errorf("add %s: %w: the item is %s, not failed", what, ErrInvalidTransition, status)
 	}
-	row := deadLetterRow{RunID: d.RunID, StepID: d.StepID, ItemKey: d.ItemKey, Class: d.Class, Error: d.Error,
+	row := deadLetterRow{RunID: d.RunID, StepID: d.StepID, ItemKey: d.ItemKey, Class: d.Class, Error: cleanText(d.Error),
 		Signature: d.Signature, Attempts: int64(d.Attempts), FirstAt: dbTime(d.FirstAt), LastAt: dbTime(d.LastAt),
 		DeadAt: dbTime(d.DeadAt)}
 	if _, err := t.namedExec(insertDeadLetterQuery, row); err != nil {

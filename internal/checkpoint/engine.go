@@ -36,6 +36,8 @@ var postgresQueries = map[string]string{
 	// walk the steps in order.
 	allAttemptsQuery:      strings.Replace(allAttemptsQuery, "CROSS JOIN", "JOIN", 1),
 	allAttemptsBriefQuery: strings.Replace(allAttemptsBriefQuery, "CROSS JOIN", "JOIN", 1),
+	// Claimers at once take different items (see claimableItemQuery).
+	claimableItemQuery: claimableItemQuery + " FOR UPDATE OF s SKIP LOCKED",
 	// to_regclass is NULL for a table that does not exist.
 	checksTableQuery: `SELECT COUNT(to_regclass('checks'))`,
 }

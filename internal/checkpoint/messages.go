@@ -39,7 +39,7 @@ func (t *Tx) AppendMessages(msgs []Message) error {
 		}
 		if _, err := t.exec(`INSERT INTO session_messages
 			(session_id, seq, run_id, step_id, item_key, attempt, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, next+i, m.RunID, m.StepID, m.ItemKey, m.Attempt, m.Role, m.Content, formatTime(m.CreatedAt)); err != nil {
+			m.SessionID, next+i, m.RunID, m.StepID, m.ItemKey, m.Attempt, m.Role, cleanText(m.Content), formatTime(m.CreatedAt)); err != nil {
 			return fmt.Errorf("append a message to session %s: %w", m.SessionID, err)
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The *Row types mirror the tables column for column. They exist so the
@@ -90,11 +92,11 @@ func stepToRow(s Step) stepRow {
 		MaxAttempts:  int64(s.MaxAttempts),
 		NextRetryAt:  toNullTime(s.NextRetryAt),
 		DelayMS:      nullOf(s.DelayMS),
-		SessionID:    s.SessionID,
+		SessionID:    cleanText(s.SessionID),
 		FreshSession: s.FreshSession,
-		HandoffJSON:  nullText(s.HandoffJSON),
+		HandoffJSON:  nullCleanText(s.HandoffJSON),
 		HelpRounds:   int64(s.HelpRounds),
-		Advice:       s.Advice,
+		Advice:       cleanText(s.Advice),
 		CostUSD:      s.CostUSD,
 		CostKnown:    s.CostKnown,
 		Turns:        int64(s.Turns),
@@ -181,14 +183,14 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		Kind:          a.Kind,
 		Status:        a.Status,
 		Class:         a.Class,
-		Error:         a.Error,
-		DetailsJSON:   nullText(a.DetailsJSON),
-		Prompt:        a.Prompt,
+		Error:         cleanText(a.Error),
+		DetailsJSON:   nullCleanText(a.DetailsJSON),
+		Prompt:        cleanText(a.Prompt),
 		StartedAt:     dbTime(a.StartedAt),
 		FinishedAt:    toNullTime(a.FinishedAt),
 		PID:           nullInt(a.PID),
 		ExitCode:      nullInt(a.ExitCode),
-		SessionID:     a.SessionID,
+		SessionID:     cleanText(a.SessionID),
 		CircuitGen:    a.CircuitGen,
 		DelayMS:       nullOf(a.DelayMS),
 		NextRetryAt:   toNullTime(a.NextRetryAt),
@@ -200,7 +202,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		Turns:         int64(a.Turns),
 		InputTokens:   a.InputTokens,
 		OutputTokens:  a.OutputTokens,
-		HelpContext:   a.HelpContext,
+		HelpContext:   cleanText(a.HelpContext),
 		Uncounted:     a.Uncounted,
 	}, nil
 }
@@ -301,7 +303,7 @@ func eventToRow(e Event) eventRow {
 		RunID:  sql.Null[string]{V: e.RunID, Valid: e.RunID != ""},
 		At:     dbTime(e.At),
 		Kind:   e.Kind,
-		Detail: e.Detail,
+		Detail: cleanText(e.Detail),
 	}
 }
 
@@ -354,4 +356,24 @@ func textBytes(n sql.Null[string]) []byte {
 		return nil
 	}
 	return []byte(n.V)
+}
+
+// cleanText makes text that came from an agent storable on both engines:
+// PostgreSQL's text type holds neither NUL nor invalid UTF-8, which an
+// agent's output may contain. Each NUL, and each run of invalid bytes,
+// becomes U+FFFD, on SQLite too, so that both engines store and show the
+// same text.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// nullCleanText is nullText of cleanText: nil stays NULL.
+func nullCleanText(b []byte) sql.Null[string] {
+	if b == nil {
+		return sql.Null[string]{}
+	}
+	return sql.Null[string]{V: cleanText(string(b)), Valid: true}
 }

@@ -329,7 +329,7 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 		}
 	}()
 	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly}
-	if err := fn(tx); err != nil {
+	if err := fenced(tx, fn); err != nil {
 		done = true
 		// A conflict fn met counts even if fn returned another error.
 		retry = tx.conflict || isConflict(err)
@@ -364,6 +364,17 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 		return false, fmt.Errorf("commit to %s: %w (write transaction %d committed; the caller was told it failed)", s.path, ErrInjectedFault, fs.fault.Tx)
 	}
 	return false, nil
+}
+
+// fenced runs fn in a write transaction made under a lease (WithLease)
+// only once the transaction has checked that the lease is still held.
+func fenced(tx *Tx, fn func(tx *Tx) error) error {
+	if l, ok := leaseFrom(tx.ctx); ok && tx.writable {
+		if err := tx.CheckLease(l); err != nil {
+			return err
+		}
+	}
+	return fn(tx)
 }
 
 // classify adds the package's sentinels to driver errors a caller must tell

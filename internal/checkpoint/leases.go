@@ -1,0 +1,284 @@
+package checkpoint
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Leases let several cadence processes, on several machines, share one
+// run through a PostgreSQL database (SPEC section 13). A lease is a
+// time-limited hold on a run (the project lock G7 across machines) or on
+// one map item (the process that runs it). Its holder renews it before it
+// expires; a holder that dies or stalls lets it expire, and the next
+// process takes it. Each new holder raises the lease's epoch, and every
+// commit made under a lease checks the epoch in the same transaction
+// (fencing, see WithLease), so a process that lost its lease, however
+// late it notices, commits nothing more.
+//
+// Expiry is judged by the database's clock (Tx.Now), never by the clocks
+// of the machines, which need not agree.
+
+// Lease is a hold on a run (StepID and ItemKey "") or on one map item.
+type Lease struct {
+	RunID   string
+	StepID  string
+	ItemKey string
+	// Owner names the holding process uniquely; Host and PID say where it
+	// runs, for messages and to tell a holder on this machine that died.
+	Owner     string
+	Host      string
+	PID       int
+	Epoch     int64
+	ExpiresAt time.Time
+}
+
+// Unit returns the run's unit for a run lease, or the item's.
+func (l Lease) Unit() Unit { return Unit{RunID: l.RunID, StepID: l.StepID, Item: l.ItemKey} }
+
+func (l Lease) what() string {
+	if l.StepID == "" {
+		return "the lease of run " + l.RunID
+	}
+	return "the lease of " + unitName(l.Unit())
+}
+
+// ErrLeaseLost is returned by a write made under a lease that expired or
+// that another process took since: the write is refused.
+var ErrLeaseLost = errors.New("lease lost: it expired or another process took it")
+
+// LeaseHeldError is returned by AcquireLease when a live process holds the
+// lease.
+type LeaseHeldError struct{ Holder Lease }
+
+func (e *LeaseHeldError) Error() string {
+	h := e.Holder
+	subject := "run " + h.RunID
+	if h.StepID != "" {
+		subject = unitName(h.Unit())
+	}
+	return fmt.Sprintf("%s is held by another cadence process (pid %d on host %s) until %s",
+		subject, h.PID, h.Host, h.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+type leaseRow struct {
+	RunID     string   `db:"run_id"`
+	StepID    string   `db:"step_id"`
+	ItemKey   string   `db:"item_key"`
+	Owner     string   `db:"owner"`
+	Host      string   `db:"host"`
+	PID       int64    `db:"pid"`
+	Epoch     int64    `db:"epoch"`
+	ExpiresAt nullTime `db:"expires_at"`
+}
+
+func (r leaseRow) lease() Lease {
+	l := Lease{RunID: r.RunID, StepID: r.StepID, ItemKey: r.ItemKey, Owner: r.Owner, Host: r.Host, PID: int(r.PID), Epoch: r.Epoch}
+	if r.ExpiresAt.t != nil {
+		l.ExpiresAt = *r.ExpiresAt.t
+	}
+	return l
+}
+
+func leaseToRow(l Lease) leaseRow {
+	exp := l.ExpiresAt
+	return leaseRow{RunID: l.RunID, StepID: l.StepID, ItemKey: l.ItemKey, Owner: l.Owner, Host: l.Host,
+		PID: int64(l.PID), Epoch: l.Epoch, ExpiresAt: toNullTime(&exp)}
+}
+
+const (
+	leaseColumns  = `run_id, step_id, item_key, owner, host, pid, epoch, expires_at`
+	leaseQuery    = `SELECT ` + leaseColumns + ` FROM leases WHERE run_id = ? AND step_id = ? AND item_key = ?`
+	putLeaseQuery = `INSERT INTO leases (` + leaseColumns + `) VALUES
+		(:run_id, :step_id, :item_key, :owner, :host, :pid, :epoch, :expires_at)
+		ON CONFLICT (run_id, step_id, item_key) DO UPDATE SET owner = excluded.owner, host = excluded.host,
+		pid = excluded.pid, epoch = excluded.epoch, expires_at = excluded.expires_at`
+	// claimableItemQuery finds the first item of a map step that is
+	// neither finished, nor waiting out a backoff, nor held by a live
+	// lease. On PostgreSQL the row is locked and rows other claimers
+	// locked are skipped (see postgresQueries), so processes claiming at
+	// once take different items instead of queueing on one.
+	claimableItemQuery = `SELECT s.item_key FROM steps s
+		WHERE s.run_id = ? AND s.step_id = ? AND s.item_key <> '' AND s.status NOT IN ('succeeded', 'failed')
+		AND (s.next_retry_at IS NULL OR s.next_retry_at <= ?)
+		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.run_id = s.run_id AND l.step_id = s.step_id
+			AND l.item_key = s.item_key AND l.owner <> '' AND l.expires_at > ?)
+		ORDER BY s.item_idx LIMIT 1`
+	postgresNowQuery = `SELECT clock_timestamp()`
+)
+
+// Now returns the time by the database's clock, by which leases expire:
+// on PostgreSQL the server's, shared by every machine; on SQLite, whose
+// database only one machine uses, this machine's.
+func (t *Tx) Now() (time.Time, error) {
+	if t.engine != enginePostgres {
+		return time.Now().UTC(), nil
+	}
+	var now time.Time
+	if err := t.getRow(&now, postgresNowQuery); err != nil {
+		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)
+	}
+	return now.UTC(), nil
+}
+
+// LeaseOf returns the lease named by runID, stepID and itemKey (stepID and
+// itemKey "" for the run's), or ErrNotFound if none was ever taken.
+func (t *Tx) LeaseOf(runID, stepID, itemKey string) (*Lease, error) {
+	var r leaseRow
+	what := (Lease{RunID: runID, StepID: stepID, ItemKey: itemKey}).what()
+	if err := t.get(&r, what, leaseQuery, runID, stepID, itemKey); err != nil {
+		return nil, err
+	}
+	l := r.lease()
+	return &l, nil
+}
+
+// AcquireLease takes the lease named by l's RunID, StepID and ItemKey for
+// l.Owner (with l.Host and l.PID) until ttl from now, with the next epoch,
+// and returns it with the previous holder (zero if there was none). A
+// lease that a live process holds is a *LeaseHeldError, unless gone says
+// that holder is known to be dead (a process on this machine whose pid no
+// longer runs); one that expired or was released is taken.
+func (t *Tx) AcquireLease(l Lease, ttl time.Duration, gone func(holder Lease) bool) (got, prev Lease, err error) {
+	what := l.what()
+	if err := t.mustWrite("take " + what); err != nil {
+		return Lease{}, Lease{}, err
+	}
+	now, err := t.Now()
+	if err != nil {
+		return Lease{}, Lease{}, err
+	}
+	cur, err := t.LeaseOf(l.RunID, l.StepID, l.ItemKey)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return Lease{}, Lease{}, fmt.Errorf("take %s: %w", what, err)
+	default:
+		prev = *cur
+		live := cur.Owner != "" && cur.ExpiresAt.After(now)
+		if live && cur.Owner != l.Owner && (gone == nil || !gone(*cur)) {
+			return Lease{}, Lease{}, &LeaseHeldError{Holder: *cur}
+		}
+		l.Epoch = cur.Epoch
+	}
+	l.Epoch++
+	l.ExpiresAt = now.Add(ttl)
+	if _, err := t.namedExec(putLeaseQuery, leaseToRow(l)); err != nil {
+		return Lease{}, Lease{}, fmt.Errorf("take %s: %w", what, err)
+	}
+	return l, prev, nil
+}
+
+// CheckLease returns ErrLeaseLost unless l is still held: same owner and
+// epoch, not expired by the database's clock.
+func (t *Tx) CheckLease(l Lease) error {
+	now, err := t.Now()
+	if err != nil {
+		return err
+	}
+	cur, err := t.LeaseOf(l.RunID, l.StepID, l.ItemKey)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s (epoch %d): %w", l.what(), l.Epoch, ErrLeaseLost)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case cur.Owner != l.Owner || cur.Epoch != l.Epoch:
+		return fmt.Errorf("%s (epoch %d): %w: pid %d on host %s holds it at epoch %d", l.what(), l.Epoch, ErrLeaseLost, cur.PID, cur.Host, cur.Epoch)
+	case !cur.ExpiresAt.After(now):
+		return fmt.Errorf("%s (epoch %d): %w: it expired at %s", l.what(), l.Epoch, ErrLeaseLost, cur.ExpiresAt.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// RenewLease extends a lease that is still held to ttl from now; a lease
+// already lost is ErrLeaseLost and stays lost.
+func (t *Tx) RenewLease(l Lease, ttl time.Duration) (Lease, error) {
+	if err := t.mustWrite("renew " + l.what()); err != nil {
+		return Lease{}, err
+	}
+	if err := t.CheckLease(l); err != nil {
+		return Lease{}, err
+	}
+	now, err := t.Now()
+	if err != nil {
+		return Lease{}, err
+	}
+	l.ExpiresAt = now.Add(ttl)
+	if _, err := t.namedExec(putLeaseQuery, leaseToRow(l)); err != nil {
+		return Lease{}, fmt.Errorf("renew %s: %w", l.what(), err)
+	}
+	return l, nil
+}
+
+// ReleaseLease gives up a lease that is still held, so that another
+// process may take it at once; its epoch stays. Releasing a lease already
+// lost is ErrLeaseLost and changes nothing.
+func (t *Tx) ReleaseLease(l Lease) error {
+	if err := t.mustWrite("release " + l.what()); err != nil {
+		return err
+	}
+	if err := t.CheckLease(l); err != nil {
+		return err
+	}
+	now, err := t.Now()
+	if err != nil {
+		return err
+	}
+	l.Owner, l.ExpiresAt = "", now
+	if _, err := t.namedExec(putLeaseQuery, leaseToRow(l)); err != nil {
+		return fmt.Errorf("release %s: %w", l.what(), err)
+	}
+	return nil
+}
+
+// ClaimItem takes the lease of the first item of map step stepID of run
+// runID that no live lease holds and that is neither finished nor waiting
+// out a backoff, for l.Owner until ttl from now. It returns the lease and
+// the previous holder's (zero if none): an item whose holder's lease
+// expired may still have an attempt running, for the caller to settle.
+// ErrNotFound means there is no such item now.
+func (t *Tx) ClaimItem(runID, stepID string, l Lease, ttl time.Duration) (got, prev Lease, err error) {
+	if err := t.mustWrite("claim an item of step " + stepID); err != nil {
+		return Lease{}, Lease{}, err
+	}
+	now, err := t.Now()
+	if err != nil {
+		return Lease{}, Lease{}, err
+	}
+	var key string
+	if err := t.getRow(&key, claimableItemQuery, runID, stepID, dbTime(now), dbTime(now)); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return Lease{}, Lease{}, fmt.Errorf("claim an item of step %s/%s: %w", runID, stepID, ErrNotFound)
+		}
+		return Lease{}, Lease{}, fmt.Errorf("claim an item of step %s/%s: %w", runID, stepID, err)
+	}
+	l.RunID, l.StepID, l.ItemKey = runID, stepID, key
+	return t.AcquireLease(l, ttl, nil)
+}
+
+type leaseContextKey struct{}
+
+// WithLease returns a context whose write transactions (Store.Update and
+// UpdateRelaxed) first check that l is still held, in the same
+// transaction, and fail with ErrLeaseLost, writing nothing, when it is not.
+// Every commit made for a leased item runs under it: that is the fencing
+// that keeps a process which lost its lease, even one that was stopped
+// and does not know yet, from changing what the new holder does.
+func WithLease(ctx context.Context, l Lease) context.Context {
+	return context.WithValue(ctx, leaseContextKey{}, l)
+}
+
+// WithoutLease returns a context that no longer carries a lease, for the
+// transactions that manage the lease itself.
+func WithoutLease(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leaseContextKey{}, nil)
+}
+
+func leaseFrom(ctx context.Context) (Lease, bool) {
+	l, ok := ctx.Value(leaseContextKey{}).(Lease)
+	return l, ok
+}

@@ -1,0 +1,253 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func owner(name string) Lease { return Lease{Owner: name, Host: "host-" + name, PID: 100} }
+
+// seedItems makes run r with map step fix and its items, keyed k1…kN.
+func seedItems(t *testing.T, s *Store, n int) {
+	t.Helper()
+	seedRun(t, s, "r", t0, "plan", "fix")
+	items := make([]Step, n)
+	for i := range items {
+		items[i] = sampleItem("r", "fix", fmt.Sprintf("k%d", i+1), i+1)
+	}
+	update(t, s, func(tx *Tx) error { return tx.InsertItems(items) })
+}
+
+// A lease is held until it expires or is released; a new holder gets the
+// next epoch, and only the holder of the current epoch may renew,
+// release or commit under it.
+func TestLeaseLifecycle(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedRun(t, s, "r", t0, "plan")
+		run := func(o Lease) Lease { o.RunID = "r"; return o }
+
+		var a Lease
+		update(t, s, func(tx *Tx) (err error) {
+			a, _, err = tx.AcquireLease(run(owner("a")), time.Hour, nil)
+			return err
+		})
+		if a.Epoch != 1 {
+			t.Fatalf("first lease has epoch %d, want 1", a.Epoch)
+		}
+
+		// A live holder keeps it: the message names its pid and host.
+		err := s.Update(context.Background(), func(tx *Tx) error {
+			_, _, err := tx.AcquireLease(run(owner("b")), time.Hour, nil)
+			return err
+		})
+		var held *LeaseHeldError
+		if !errors.As(err, &held) || held.Holder.Owner != "a" {
+			t.Fatalf("second holder while a holds it: %v, want *LeaseHeldError naming a", err)
+		}
+		if want := "run r is held by another cadence process (pid 100 on host host-a)"; !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+
+		// Unless the caller knows that holder is dead.
+		var b, prev Lease
+		update(t, s, func(tx *Tx) (err error) {
+			b, prev, err = tx.AcquireLease(run(owner("b")), time.Hour, func(h Lease) bool { return h.Owner == "a" })
+			return err
+		})
+		if b.Epoch != 2 || prev.Owner != "a" || prev.Epoch != 1 {
+			t.Fatalf("takeover: got epoch %d, previous %s@%d; want 2, a@1", b.Epoch, prev.Owner, prev.Epoch)
+		}
+
+		// a's lease is lost: it can neither renew, release nor commit.
+		ctx := WithLease(context.Background(), a)
+		err = s.Update(ctx, func(tx *Tx) error { return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "fenced"}) })
+		if !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("commit under a lost lease: %v, want ErrLeaseLost", err)
+		}
+		for name, op := range map[string]func(tx *Tx) error{
+			"renew":   func(tx *Tx) error { _, err := tx.RenewLease(a, time.Hour); return err },
+			"release": func(tx *Tx) error { return tx.ReleaseLease(a) },
+		} {
+			if err := s.Update(context.Background(), op); !errors.Is(err, ErrLeaseLost) {
+				t.Errorf("%s a lost lease: %v, want ErrLeaseLost", name, err)
+			}
+		}
+		view(t, s, func(tx *Tx) error {
+			events, err := tx.Events("r")
+			if err != nil {
+				return err
+			}
+			if len(events) != 0 {
+				t.Errorf("the fenced commit wrote %d events", len(events))
+			}
+			return nil
+		})
+
+		// b commits under its lease, then releases it; c takes it at once.
+		update(t, s, func(tx *Tx) error {
+			_, err := tx.RenewLease(b, time.Hour)
+			return err
+		})
+		if err := s.Update(WithLease(context.Background(), b), func(tx *Tx) error {
+			return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "held"})
+		}); err != nil {
+			t.Fatalf("commit under a held lease: %v", err)
+		}
+		update(t, s, func(tx *Tx) error { return tx.ReleaseLease(b) })
+		var c Lease
+		update(t, s, func(tx *Tx) (err error) {
+			c, _, err = tx.AcquireLease(run(owner("c")), time.Hour, nil)
+			return err
+		})
+		if c.Epoch != 3 {
+			t.Errorf("after release the next holder has epoch %d, want 3", c.Epoch)
+		}
+	})
+}
+
+// An expired lease commits nothing and is taken by the next process
+// without any knowledge of its holder.
+func TestExpiredLeaseIsFencedAndTaken(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedRun(t, s, "r", t0, "plan")
+		var a Lease
+		update(t, s, func(tx *Tx) (err error) {
+			a, _, err = tx.AcquireLease(Lease{RunID: "r", Owner: "a"}, time.Millisecond, nil)
+			return err
+		})
+		// Wait, by the database's clock, until the lease has expired.
+		for {
+			var now time.Time
+			view(t, s, func(tx *Tx) (err error) { now, err = tx.Now(); return err })
+			if now.After(a.ExpiresAt) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := s.Update(WithLease(context.Background(), a), func(tx *Tx) error {
+			return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "late"})
+		}); !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("commit under an expired lease: %v, want ErrLeaseLost", err)
+		}
+		update(t, s, func(tx *Tx) error {
+			_, _, err := tx.AcquireLease(Lease{RunID: "r", Owner: "b"}, time.Hour, nil)
+			return err
+		})
+	})
+}
+
+// ClaimItem takes items in order, skipping those that are finished,
+// waiting out a backoff or held by a live lease.
+func TestClaimItemSkipsUnclaimable(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedItems(t, s, 5)
+		future := time.Now().Add(time.Hour)
+		// k1 running, k2 succeeded, k3 waiting an hour: each through the
+		// transitions a run makes.
+		update(t, s, func(tx *Tx) error {
+			for _, ch := range []struct {
+				key    string
+				status string
+			}{
+				{"k1", StepRunning}, {"k2", StepRunning}, {"k2", StepSucceeded}, {"k3", StepRunning}, {"k3", StepWaiting},
+			} {
+				st, err := tx.Unit(Unit{RunID: "r", StepID: "fix", Item: ch.key})
+				if err != nil {
+					return err
+				}
+				st.Status = ch.status
+				if ch.status == StepWaiting {
+					st.NextRetryAt = &future
+				}
+				if err := tx.UpdateStep(*st); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		// k1 is running but unleased (its holder is gone): claimable.
+		var got []string
+		for range 3 {
+			err := s.Update(context.Background(), func(tx *Tx) error {
+				l, _, err := tx.ClaimItem("r", "fix", owner("w"), time.Hour)
+				if err == nil {
+					got = append(got, l.ItemKey)
+				}
+				return err
+			})
+			if errors.Is(err, ErrNotFound) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := []string{"k1", "k4", "k5"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("claimed %v, want %v", got, want)
+		}
+	})
+}
+
+// Claimers at once, each with a store of its own as separate processes
+// have, never take the same item, and between them take every item.
+func TestConcurrentClaimsTakeEachItemOnce(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		target := e.target(t)
+		first := openStore(t, target)
+		const items, claimers = 40, 4
+		seedItems(t, first, items)
+
+		var mu sync.Mutex
+		taken := map[string][]int{}
+		var wg sync.WaitGroup
+		errs := make(chan error, claimers)
+		for c := range claimers {
+			store := first
+			if e.name == "postgres" {
+				store = openStore(t, target)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					var l Lease
+					err := store.Update(context.Background(), func(tx *Tx) (err error) {
+						l, _, err = tx.ClaimItem("r", "fix", owner(fmt.Sprint(c)), time.Hour)
+						return err
+					})
+					if errors.Is(err, ErrNotFound) {
+						return
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					taken[l.ItemKey] = append(taken[l.ItemKey], c)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if len(taken) != items {
+			t.Errorf("%d items claimed, want %d", len(taken), items)
+		}
+		for key, by := range taken {
+			if len(by) != 1 {
+				t.Errorf("item %s claimed by %v", key, by)
+			}
+		}
+	})
+}
