@@ -1,5 +1,7 @@
 package main
 
+import "time"
+
 // runner is implemented by every leaf command.
 type runner interface {
 	Run(e *env) error
@@ -17,6 +19,7 @@ type CLI struct {
 	Circuit  circuitCmd  `cmd:"" help:"Inspect or reset circuit breakers."`
 	Dlq      dlqCmd      `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
 	Report   reportCmd   `cmd:"" help:"Write a self-contained HTML report of a run: timeline, failures, costs."`
+	Worker   workerCmd   `cmd:"" help:"Run map items of the runs in a shared PostgreSQL state database, from this machine's checkout."`
 	Version  versionCmd  `cmd:"" help:"Print version and build information."`
 }
 
@@ -31,4 +34,10 @@ type output struct {
 // state (SPEC section 13).
 type stateFlag struct {
 	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db)."`
+}
+
+// leaseFlag is the --lease-ttl flag of the commands that hold a run or its
+// items on a shared database.
+type leaseFlag struct {
+	LeaseTTL time.Duration `name:"lease-ttl" default:"30s" help:"With a postgres:// --state: how long this process's hold on the run or an item lasts without renewal (renewed every third of it); a process that dies is taken over after this long."`
 }

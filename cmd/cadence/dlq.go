@@ -179,6 +179,7 @@ type dlqRetryCmd struct {
 	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	leaseFlag
 	stateFlag
 }
 
@@ -191,6 +192,7 @@ func (c *dlqRetryCmd) Run(e *env) error {
 		return err
 	}
 	opts.State = c.State
+	opts.LeaseTTL = c.LeaseTTL
 	opts.RetryDead = &orchestrator.DeadRetry{RunID: c.RunID, Step: c.Step, Keys: c.Key, All: c.All}
 	res, err := orchestrator.Resume(e.ctx, opts)
 	view.close()

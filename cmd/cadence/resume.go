@@ -14,6 +14,7 @@ type resumeCmd struct {
 	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
 	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	leaseFlag
 	stateFlag
 }
 
@@ -23,6 +24,7 @@ func (c *resumeCmd) Run(e *env) error {
 		return err
 	}
 	opts.State = c.State
+	opts.LeaseTTL = c.LeaseTTL
 	opts.AllowChanged = c.AllowChanged
 	opts.RetryFailed = c.RetryFailed
 	opts.BudgetUSD = c.Budget

@@ -20,6 +20,7 @@ type runCmd struct {
 	New      bool          `help:"Abandon an unfinished run and start a new one."`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	output
+	leaseFlag
 	stateFlag
 }
 
@@ -29,6 +30,7 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	opts.State = c.State
+	opts.LeaseTTL = c.LeaseTTL
 	opts.New = c.New
 	res, err := orchestrator.Run(e.ctx, opts)
 	view.close()
@@ -82,11 +84,17 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 		var (
 			ue *orchestrator.UsageError
 			le *checkpoint.LockedError
+			he *checkpoint.LeaseHeldError
 			ne *checkpoint.NewerSchemaError
 		)
 		switch {
-		case errors.As(err, &le):
+		case errors.As(err, &le), errors.As(err, &he):
 			return withCode(exitLocked, err)
+		case errors.Is(err, checkpoint.ErrLeaseLost):
+			// Another process took the run over: this one stopped, and
+			// the run goes on there.
+			fmt.Fprintf(e.stderr, "cadence: %v\nanother cadence process continues the run; see: cadence inspect --follow %s\n", err, dir)
+			return withCode(exitInterrupted, nil)
 		case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrNotSQLite):
 			return withCode(exitUsage, stateHint(err))
 		case errors.As(err, &ue), errors.As(err, &ne):

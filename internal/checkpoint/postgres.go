@@ -3,11 +3,15 @@ package checkpoint
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +50,14 @@ const postgresPoolSize = 4
 // postgresWriteTries is how many times Update runs a write transaction
 // that keeps failing with serialization failures before giving up.
 const postgresWriteTries = 10
+
+// postgresReconnectFor is how long a transaction that could not reach the
+// server (a restart, a failover, a dropped connection) is tried again
+// before the error is returned: long enough to ride out a restart.
+const postgresReconnectFor = 30 * time.Second
+
+// postgresReconnectEvery is the pause between those tries.
+const postgresReconnectEvery = 250 * time.Millisecond
 
 // SQLSTATE codes the store acts on.
 const (
@@ -116,12 +128,35 @@ func (s *Store) updatePostgres(ctx context.Context, relaxed bool, fn func(tx *Tx
 		return tx, nil
 	}
 	var fs faultState
+	return s.retryPostgres(ctx, func() (bool, error) { return s.runTx(ctx, false, fn, begin, &fs) })
+}
+
+// retryPostgres runs a transaction with run, and again when it failed
+// without committing: after a serialization failure or a deadlock, up to
+// postgresWriteTries times with a random backoff; after losing the server
+// (isUnavailable), every postgresReconnectEvery for up to
+// postgresReconnectFor. A commit whose connection broke is never run
+// again, since it may have landed: runTx does not report it as retryable.
+func (s *Store) retryPostgres(ctx context.Context, run func() (retry bool, err error)) error {
+	var lost time.Time
 	for try := 1; ; try++ {
-		retry, err := s.runTx(ctx, false, fn, begin, &fs)
+		retry, err := run()
 		if !retry {
 			return err
 		}
-		if try == postgresWriteTries {
+		if isUnavailable(err) {
+			if lost.IsZero() {
+				lost = time.Now()
+			}
+			if time.Since(lost) > postgresReconnectFor {
+				return fmt.Errorf("the database was unreachable for %s: %w", postgresReconnectFor, err)
+			}
+			if werr := sleep(ctx, postgresReconnectEvery); werr != nil {
+				return errors.Join(err, werr)
+			}
+			continue
+		}
+		if try >= postgresWriteTries {
 			return fmt.Errorf("%w: the transaction conflicted with concurrent writers %d times in a row: %w", ErrBusy, try, err)
 		}
 		if werr := backoff(ctx, try); werr != nil {
@@ -135,7 +170,12 @@ func (s *Store) updatePostgres(ctx context.Context, relaxed bool, fn func(tx *Tx
 // 2 ms, at most 128 ms), so that the writers that met do not meet again.
 func backoff(ctx context.Context, try int) error {
 	limit := 2 * time.Millisecond << min(try-1, 6)
-	t := time.NewTimer(rand.N(limit) + time.Millisecond)
+	return sleep(ctx, rand.N(limit)+time.Millisecond)
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -150,6 +190,25 @@ func backoff(ctx context.Context, try int) error {
 func isConflict(err error) bool {
 	code := pgCode(err)
 	return code == pgSerializationFailure || code == pgDeadlockDetected
+}
+
+// isUnavailable reports whether err says the server could not be reached
+// or dropped the connection: a refused or broken connection, or a server
+// shutting down, starting up or ending sessions (SQLSTATE classes 08 and
+// 57P). A transaction that failed so before its commit may run again.
+func isUnavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if code := pgCode(err); code != "" {
+		return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "57P")
+	}
+	var (
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // pgCode returns the SQLSTATE of a PostgreSQL error in err's chain, or "".

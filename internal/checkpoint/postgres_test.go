@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cadence-dev/cadence/internal/pgtest"
 )
 
 // The tests in this file are about PostgreSQL's side of the store:
@@ -372,4 +374,74 @@ func TestPostgresURLs(t *testing.T) {
 			t.Errorf("IsPostgresURL(%q) = true", p)
 		}
 	}
+}
+
+// A store rides out a restart of its server (pg_ctl restart: sessions
+// ended, then a new server on the same port): the writes and reads made
+// while the server is away wait for it and then succeed, and every write
+// that succeeded is there once, none twice.
+func TestPostgresRidesOutARestart(t *testing.T) {
+	ctx := context.Background()
+	// A cluster of its own: the shared one serves tests running at once.
+	c, err := pgtest.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	dbURL, _, err := c.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dbURL)
+	seedRun(t, s, "r", t0, "plan")
+
+	restarted := make(chan error, 1)
+	go func() { restarted <- c.Restart(ctx) }()
+	var (
+		written   int
+		restartOK bool
+		waited    int // writes that found the server away and waited for it
+	)
+	// Write until well after the restart: some writes fall while the
+	// server is stopped or starting.
+	for done := false; !done || written < 5; {
+		select {
+		case err := <-restarted:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, restartOK = true, true
+		default:
+		}
+		tries := 0
+		if err := s.Update(ctx, func(tx *Tx) error {
+			tries++
+			return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "write", Detail: strconv.Itoa(written)})
+		}); err != nil {
+			t.Fatalf("write %d during the restart: %v", written, err)
+		}
+		if tries > 1 {
+			waited++
+		}
+		written++
+	}
+	if !restartOK {
+		t.Fatal("the server was not restarted")
+	}
+	t.Logf("%d writes, %d of them ran again after losing the server", written, waited)
+	view(t, s, func(tx *Tx) error {
+		events, err := tx.Events("r")
+		if err != nil {
+			return err
+		}
+		if len(events) != written {
+			t.Fatalf("%d events stored, want the %d writes that succeeded", len(events), written)
+		}
+		for i, e := range events {
+			if e.Detail != strconv.Itoa(i) {
+				t.Errorf("event %d is write %s", i, e.Detail)
+			}
+		}
+		return nil
+	})
 }

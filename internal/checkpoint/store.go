@@ -207,6 +207,10 @@ func fileURI(path string) (string, error) {
 // URL with the password hidden.
 func (s *Store) Path() string { return s.path }
 
+// Shared reports whether the database can be shared by cadence processes
+// on several machines (PostgreSQL), which then coordinate through leases.
+func (s *Store) Shared() bool { return s.engine == enginePostgres }
+
 // Close closes the database.
 func (s *Store) Close() error {
 	stErr := s.stmts.close()
@@ -298,9 +302,13 @@ func (s *Store) inTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error) 
 		opts.Isolation = sql.LevelRepeatableRead
 	}
 	var fs faultState
-	_, err := s.runTx(ctx, readOnly, fn, func() (*sqlx.Tx, error) {
-		return s.db.BeginTxx(ctx, opts)
-	}, &fs)
+	run := func() (bool, error) {
+		return s.runTx(ctx, readOnly, fn, func() (*sqlx.Tx, error) { return s.db.BeginTxx(ctx, opts) }, &fs)
+	}
+	if s.engine == enginePostgres {
+		return s.retryPostgres(ctx, run)
+	}
+	_, err := run()
 	return err
 }
 
@@ -319,7 +327,7 @@ type faultState struct {
 func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error, begin func() (*sqlx.Tx, error), fs *faultState) (retry bool, err error) {
 	sqlTx, err := begin()
 	if err != nil {
-		return isConflict(err), fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
+		return isConflict(err) || isUnavailable(err), fmt.Errorf("begin transaction on %s: %w", s.path, classify(err))
 	}
 	done := false
 	defer func() {
@@ -331,8 +339,9 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly}
 	if err := fenced(tx, fn); err != nil {
 		done = true
-		// A conflict fn met counts even if fn returned another error.
-		retry = tx.conflict || isConflict(err)
+		// A conflict fn met counts even if fn returned another error;
+		// so does a connection lost before the commit.
+		retry = tx.conflict || isConflict(err) || isUnavailable(err) || isUnavailable(tx.aborted)
 		err = classify(err)
 		if s.engine == enginePostgres && pgCode(err) == pgLockNotAvailable {
 			// Name the database, as SQLite's busy error at BEGIN does.

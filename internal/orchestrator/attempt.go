@@ -135,6 +135,10 @@ type try struct {
 	// settling marks an attempt a crash left running, settled on resume:
 	// a success adopts it (G5).
 	settling bool
+	// candidate is the handoff that passed its schema, stored for its
+	// checks: committed to the database with the first check's start, so
+	// that a process on another machine can settle the attempt.
+	candidate []byte
 }
 
 // stepOutcome is what execute reports back to the step loop.
@@ -648,6 +652,11 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	p.fp.hit(FailBeforeOutcomeCommit)
 
 	err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		// The record in the database is what another machine reads; the
+		// file is this machine's copy.
+		if err := tx.PutDocument(t.unit(), a.N, checkpoint.DocFailedHandoff, recJSON); err != nil {
+			return err
+		}
 		return p.finishAttempt(tx, t, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
 			s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
 				(res != nil && (res.SessionNotFound || res.SessionNotSaved))

@@ -36,6 +36,7 @@ func (p *project) attemptsDir(t *try) string {
 // attempt's output, before any check runs: from then on a crash is settled
 // by running the checks again on it (SPEC §11).
 func (p *project) storeCandidate(t *try, data []byte) error {
+	t.candidate = data
 	if err := checkpoint.WriteFileAtomic(p.candidatePath(t), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
 		return fmt.Errorf("store the handoff of attempt %d of step %s for its checks: %w", t.row.N, t.ws.ID, err)
 	}
@@ -120,6 +121,9 @@ func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, rec
 		}
 		if recordAttempt {
 			if err := tx.UpdateAttempt(*t.row); err != nil {
+				return err
+			}
+			if err := tx.PutDocument(t.unit(), t.row.N, checkpoint.DocCandidate, t.candidate); err != nil {
 				return err
 			}
 		}
@@ -234,9 +238,21 @@ func (p *project) grace() time.Duration {
 
 // storedCandidate reads the handoff an interrupted attempt stored for its
 // checks, if it did.
-func (p *project) storedCandidate(t *try) ([]byte, bool) {
-	b, err := os.ReadFile(p.candidatePath(t))
+func (p *project) storedCandidate(ctx context.Context, t *try) ([]byte, bool) {
+	if b, err := os.ReadFile(p.candidatePath(t)); err == nil && len(b) > 0 {
+		return b, true
+	}
+	// Stored by a process on another machine (or the file was lost): the
+	// copy in the database, committed with the first check's start.
+	var b []byte
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		b, err = tx.Document(t.unit(), t.row.N, checkpoint.DocCandidate)
+		return err
+	})
 	if err != nil || len(b) == 0 {
+		return nil, false
+	}
+	if err := p.storeCandidate(t, b); err != nil {
 		return nil, false
 	}
 	return b, true

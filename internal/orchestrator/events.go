@@ -51,6 +51,13 @@ const (
 	EventItemsFrozen = "items_frozen"
 	// EventItemDead reports a map item that went to the dead-letter queue.
 	EventItemDead = "item_dead"
+	// EventLeaseLost reports that this process lost the lease of an item
+	// (or its run) to another process: it stopped the item's agent and
+	// records nothing more of it.
+	EventLeaseLost = "lease_lost"
+	// EventItemClaimed reports an item this process claimed from the
+	// shared database; Message names the previous holder, if any.
+	EventItemClaimed = "item_claimed"
 )
 
 // Sink receives the events of a run as they happen. Implementations must not

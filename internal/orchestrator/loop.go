@@ -33,6 +33,19 @@ const (
 // order. It returns the run's outcome; errors are for the store and the
 // machine, not for agents (an agent's failure is an attempt outcome).
 func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error) {
+	if p.runLease != nil {
+		// The run is held by a lease (G7 on a shared database): losing it
+		// to another process stops this one, whose writes it fences.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		release := p.holdLease(ctx, *p.runLease, func(err error) {
+			p.log.Warn("lost the lease of the run to another process; stopping", "run", run.ID, "err", err)
+			cancel(err)
+		})
+		defer release()
+		ctx = p.fenced(ctx)
+	}
 	if err := p.settle(ctx, run); err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
 	}
@@ -99,7 +112,9 @@ var errInterrupted = errors.New("interrupted")
 // finish commits the run's final status for this process and emits it.
 func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	now := p.now()
-	ctx := context.Background() // the caller's context may be cancelled: this write must still land
+	// The caller's context may be cancelled: this write must still land,
+	// under the run's lease when it has one.
+	ctx := p.fenced(context.Background())
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 		r, err := tx.Run(runID)
 		if err != nil {

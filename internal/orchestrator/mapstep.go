@@ -59,11 +59,6 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		return 0, nil, err
 	}
 
-	var (
-		mu       sync.Mutex
-		dead     int
-		firstErr error
-	)
 	var todo []*mapItem
 	for _, it := range items {
 		switch state[it.key] {
@@ -81,10 +76,43 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 			todo = append(todo, it)
 		}
 	}
-	if dead, err = p.deadCount(ctx, run.ID, ws.ID); err != nil {
+	if p.shared() {
+		err = p.runItemsShared(ctx, run, ws, outputs)
+	} else {
+		err = p.runItemsLocal(ctx, run, ws, todo, outputs)
+	}
+	if err != nil {
 		return 0, nil, err
 	}
+	dead, err := p.deadCount(ctx, run.ID, ws.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if dead <= ws.Map.MaxFailures && ws.Map.Merge {
+		merged, err := p.mergeItems(ctx, run.ID, ws, items)
+		if err != nil {
+			return 0, nil, err
+		}
+		dead += merged
+	}
+	if dead > ws.Map.MaxFailures {
+		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%d items are in the dead-letter queue, more than max_failures %d (see cadence dlq list)", dead, ws.Map.MaxFailures))
+	}
+	return p.finishMap(ctx, run, ws)
+}
 
+// runItemsLocal runs the items of todo in this process, up to max_parallel
+// at once, until they have all ended or more items than max_failures are
+// dead; then it waits for the running ones to end.
+func (p *project) runItemsLocal(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, todo []*mapItem, outputs map[string]any) error {
+	dead, err := p.deadCount(ctx, run.ID, ws.ID)
+	if err != nil {
+		return err
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
 	sem := make(chan struct{}, ws.Map.MaxParallel)
 	var wg sync.WaitGroup
 	for _, it := range todo {
@@ -132,20 +160,7 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		}(it)
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return 0, nil, firstErr
-	}
-	if dead <= ws.Map.MaxFailures && ws.Map.Merge {
-		merged, err := p.mergeItems(ctx, run.ID, ws, items)
-		if err != nil {
-			return 0, nil, err
-		}
-		dead += merged
-	}
-	if dead > ws.Map.MaxFailures {
-		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%d items are in the dead-letter queue, more than max_failures %d (see cadence dlq list)", dead, ws.Map.MaxFailures))
-	}
-	return p.finishMap(ctx, run, ws)
+	return firstErr
 }
 
 // runItem runs one item: in its own git worktree when the step asks for

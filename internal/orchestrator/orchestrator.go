@@ -55,6 +55,12 @@ type Options struct {
 	// "before-commit:K" or "after-commit:K"): see checkpoint.Fault.
 	StoreFault string
 	Grace      time.Duration // SIGTERM → SIGKILL grace for agents; 0 means 5s
+	// LeaseTTL is how long the leases this process takes on a shared
+	// (PostgreSQL) database last without renewal; 0 means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Poll is how often a process with no item to claim on a shared
+	// database looks again; 0 means DefaultPoll.
+	Poll time.Duration
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -107,6 +113,10 @@ type project struct {
 	noSchemaFormat map[string]bool
 	// mu guards noSchemaFormat: the items of a map step run at once.
 	mu sync.Mutex
+	// id names this process in leases; runLease is the lease it holds on
+	// its run, on a shared database (nil otherwise).
+	id       identity
+	runLease *checkpoint.Lease
 }
 
 // open takes the project lock first (G7), then loads the workflow and opens
@@ -129,7 +139,7 @@ func open(ctx context.Context, o Options) (*project, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env}
+	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env, id: newIdentity()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -153,6 +163,13 @@ func open(ctx context.Context, o Options) (*project, error) {
 		}
 		store.InjectFault(f)
 	}
+	p.setDefaults()
+	ok = true
+	return p, nil
+}
+
+// setDefaults fills in what Options left unset.
+func (p *project) setDefaults() {
 	if p.clock == nil {
 		p.clock = retrystate.SystemClock()
 	}
@@ -168,10 +185,8 @@ func open(ctx context.Context, o Options) (*project, error) {
 	if p.env == nil {
 		p.env = os.Environ()
 	}
-	p.fp = parseFailpoint(o.Failpoint)
+	p.fp = parseFailpoint(p.opts.Failpoint)
 	p.noSchemaFormat = map[string]bool{}
-	ok = true
-	return p, nil
 }
 
 func (p *project) close() {
@@ -207,6 +222,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("look for an unfinished run: %w", err)
 	}
 	if existing != nil && !o.New {
+		if p.shared() {
+			// Name the holder if another process is running it.
+			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error { return p.heldByOther(tx, existing.ID) }); err != nil {
+				return nil, err
+			}
+		}
 		return nil, usagef("run %s (started %s) is unfinished; continue it with `cadence resume`, or abandon it and start over with `cadence run --new`",
 			existing.ID, existing.StartedAt.Format(time.RFC3339))
 	}
@@ -235,6 +256,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if existing != nil {
+			if err := p.takeRun(tx, existing.ID); err != nil {
+				return err
+			}
 			old := *existing
 			old.Status = checkpoint.RunAbandoned
 			old.FinishedAt = &now
@@ -246,8 +270,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return err
 			}
 		}
-		return tx.CreateRun(run, steps)
+		if err := tx.CreateRun(run, steps); err != nil {
+			return err
+		}
+		return p.takeRun(tx, run.ID)
 	}); err != nil {
+		var held *checkpoint.LeaseHeldError
+		if errors.As(err, &held) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("create run: %w", err)
 	}
 	p.sink.Emit(Event{Time: now, Type: EventRunStarted, RunID: run.ID, Message: p.wf.Name})
@@ -310,6 +341,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return err
 		}
+		if err := p.takeRun(tx, r.ID); err != nil {
+			return err
+		}
 		if r.WorkflowSHA256 != p.wf.SHA256 {
 			detail := "resumed with a changed workflow: " + strings.Join(workflow.Changes(r.WorkflowYAML, p.wf.Raw), "; ")
 			if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: "workflow_changed_allowed", Detail: detail}); err != nil {
@@ -350,6 +384,10 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		run = r
 		return nil
 	}); err != nil {
+		var held *checkpoint.LeaseHeldError
+		if errors.As(err, &held) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("reopen run %s: %w", run.ID, err)
 	}
 	p.sink.Emit(Event{Time: now, Type: EventRunResumed, RunID: run.ID, Message: p.wf.Name})

@@ -20,33 +20,50 @@ import (
 // handoff is present and valid, the attempt is adopted: the step succeeds
 // with no new execution. Otherwise it becomes interrupted and counts as an
 // attempt; a half-open circuit trial it held counts as failed.
+//
+// On a shared database the attempts of map items are left alone: their
+// items may be running in other processes, and an item whose holder is
+// gone is settled by whichever process claims it next (settleUnit).
 func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
-	runID := run.ID
 	var running []checkpoint.Attempt
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		running, err = tx.RunningAttempts(runID)
+		running, err = tx.RunningAttempts(run.ID)
 		return err
 	}); err != nil {
 		return err
 	}
 	for i := range running {
-		a := running[i]
-		ws := p.wf.Step(a.StepID)
-		if a.PID != nil {
-			p.killOrphan(ctx, *a.PID, a.Unit().String())
+		if p.shared() && running[i].ItemKey != "" {
+			continue
 		}
-		it, err := p.frozenItem(ctx, a.Unit())
-		if err != nil {
+		if err := p.settleAttempt(ctx, run, &running[i], true); err != nil {
 			return err
 		}
-		t, err := p.settlingTry(ctx, run, ws, it, &a)
-		if err != nil {
-			return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
-		}
-		if err := p.settleOne(ctx, t); err != nil {
-			return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
-		}
+	}
+	return nil
+}
+
+// settleAttempt settles one attempt left running; kill says its agent, if
+// it survived, runs on this machine and is to be killed first.
+func (p *project) settleAttempt(ctx context.Context, run *checkpoint.Run, a *checkpoint.Attempt, kill bool) error {
+	ws := p.wf.Step(a.StepID)
+	if ws == nil {
+		return fmt.Errorf("attempt %d of %s: the workflow has no step %s", a.N, unitLabel(a.Unit()), a.StepID)
+	}
+	if a.PID != nil && kill {
+		p.killOrphan(ctx, *a.PID, a.Unit().String())
+	}
+	it, err := p.frozenItem(ctx, a.Unit())
+	if err != nil {
+		return err
+	}
+	t, err := p.settlingTry(ctx, run, ws, it, a)
+	if err != nil {
+		return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
+	}
+	if err := p.settleOne(ctx, t); err != nil {
+		return fmt.Errorf("attempt %d of %s: %w", a.N, unitLabel(a.Unit()), err)
 	}
 	return nil
 }
@@ -108,7 +125,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 	runID, ws, a := t.run.ID, t.ws, t.row
 	u := t.unit()
 	if len(ws.Checks) > 0 {
-		if data, ok := p.storedCandidate(t); ok {
+		if data, ok := p.storedCandidate(ctx, t); ok {
 			return p.settleChecks(ctx, t, data, a.Repairs, false)
 		}
 	}

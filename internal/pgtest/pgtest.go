@@ -83,7 +83,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	// A free port can be taken by another process between choosing it and
 	// the server binding it: try a few.
 	for try := 1; ; try++ {
-		err = c.startServer(ctx)
+		err = c.startServer(ctx, 0)
 		if err == nil || try == 3 || ctx.Err() != nil {
 			break
 		}
@@ -195,14 +195,17 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	return nil
 }
 
-// startServer runs postgres on a free loopback port and waits until it
-// accepts connections. The server is a child of this process with a
-// parent-death signal (SIGQUIT, PostgreSQL's immediate shutdown), so a
-// test binary that is killed leaves no server behind.
-func (c *Cluster) startServer(ctx context.Context) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// startServer runs postgres on loopback port port (a free one when 0)
+// and waits until it accepts connections. The server is a child of this
+// process with a parent-death signal (SIGQUIT, PostgreSQL's immediate
+// shutdown), so a test binary that is killed leaves no server behind.
+func (c *Cluster) startServer(ctx context.Context, port int) error {
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		port = p
 	}
 	cmd := c.command(context.WithoutCancel(ctx), "postgres", "-D", c.data, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
@@ -330,6 +333,19 @@ func (c *Cluster) Exec(ctx context.Context, query string) error {
 		return fmt.Errorf("pgtest: %s: %w", query, err)
 	}
 	return nil
+}
+
+// Restart does what `pg_ctl restart` does: a fast shutdown (every session
+// is ended, open transactions are rolled back) and a start, here on the
+// same port, so the cluster's URLs stay valid. It returns once the server
+// accepts connections again.
+func (c *Cluster) Restart(ctx context.Context) error {
+	cmd := c.command(ctx, "pg_ctl", "stop", "--pgdata="+c.data, "--mode=fast", "--wait")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", err, bytes.TrimSpace(out))
+	}
+	<-c.exited
+	return c.startServer(ctx, c.port)
 }
 
 // Stop stops the server at once (pg_ctl stop -m immediate: no checkpoint,

@@ -34,11 +34,7 @@ func Load(dir, path string) (*Workflow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workflow: %w", err)
 	}
-	w, errs := build(raw, path, absDir)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return w, nil
+	return Parse(absDir, path, raw)
 }
 
 // loader builds a Workflow from a syntax tree. With dir "" it only decodes
@@ -234,4 +230,18 @@ func (l *loader) file(f field[string], mustExist bool) (rel, abs string, ok bool
 		return "", "", false
 	}
 	return rel, abs, true
+}
+
+// Parse decodes and checks a workflow held in memory, such as the one a
+// run stored, against the project at dir; name is how errors call it.
+func Parse(dir, name string, raw []byte) (*Workflow, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory %s: %w", dir, err)
+	}
+	w, errs := build(raw, name, absDir)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return w, nil
 }

@@ -1,0 +1,379 @@
+package orchestrator
+
+// Shared state (SPEC section 13). When the state database is PostgreSQL,
+// cadence processes on several machines work on the same run: the `run`
+// (or `resume`) process walks the steps in order, and it and any number of
+// `cadence worker` processes run the items of its map steps. They
+// coordinate only through the database:
+//   - The run is held by a lease (the project lock G7 across machines):
+//     a second run or resume of it exits 4 naming the holder.
+//   - Each item is claimed under a lease of its own. Its holder renews it;
+//     every commit of the item's attempts checks it in the same
+//     transaction (checkpoint.WithLease), so a holder that lost it, even
+//     one that was stopped and does not know yet, commits nothing more and
+//     stops its agent as soon as it notices.
+//   - An item whose holder's lease expired is claimed by the next process,
+//     which first settles the attempt the holder left running, as a resume
+//     does (G5): interrupted and counted, or adopted when its handoff is
+//     in the database; the item's session is then continued.
+// On SQLite nothing of this runs: one process holds the file lock and
+// runs every item itself.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// DefaultLeaseTTL is how long a lease lasts without renewal: how soon
+// another process takes over the run or an item of a process that died.
+// Holders renew at a third of it.
+const DefaultLeaseTTL = 30 * time.Second
+
+// DefaultPoll is how often a process with nothing to claim looks again.
+const DefaultPoll = time.Second
+
+// identity names this process in the leases it takes.
+type identity struct {
+	// owner is unique: where the process runs (machine), its pid and a
+	// random part.
+	owner string
+	// machine is the host name and the pid namespace: two containers
+	// may share a host name, but a pid means the same process only
+	// within one namespace.
+	machine string
+	host    string
+	pid     int
+}
+
+func newIdentity() identity {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		ns = "pid:[?]"
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	pid := os.Getpid()
+	machine := host + "/" + ns
+	return identity{owner: fmt.Sprintf("%s/%d/%s", machine, pid, hex.EncodeToString(b[:])), machine: machine, host: host, pid: pid}
+}
+
+// lease returns a lease template naming this process as its holder.
+func (id identity) lease() checkpoint.Lease {
+	return checkpoint.Lease{Owner: id.owner, Host: id.host, PID: id.pid}
+}
+
+// gone reports whether the holder of a lease is known to be dead: a
+// process on this machine (and pid namespace) whose pid no longer runs.
+// A holder elsewhere is only ever known by its lease's expiry.
+func (id identity) gone(h checkpoint.Lease) bool {
+	return id.local(h) && h.PID > 0 && !processAlive(h.PID)
+}
+
+// local reports whether the holder of a lease ran on this machine, in
+// this pid namespace, so that its pids mean the same processes here.
+func (id identity) local(h checkpoint.Lease) bool {
+	return strings.HasPrefix(h.Owner, id.machine+"/")
+}
+
+// processAlive reports whether a process with this pid exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func (p *project) shared() bool { return p.store.Shared() }
+
+func (p *project) leaseTTL() time.Duration {
+	if p.opts.LeaseTTL > 0 {
+		return p.opts.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+func (p *project) poll() time.Duration {
+	if p.opts.Poll > 0 {
+		return p.opts.Poll
+	}
+	return DefaultPoll
+}
+
+// takeRun takes the lease of run runID in tx, for a shared store; a live
+// holder is a *checkpoint.LeaseHeldError.
+func (p *project) takeRun(tx *checkpoint.Tx, runID string) error {
+	if !p.shared() {
+		return nil
+	}
+	l := p.id.lease()
+	l.RunID = runID
+	got, _, err := tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
+	if err != nil {
+		return err
+	}
+	p.runLease = &got
+	return nil
+}
+
+// fenced returns ctx with the run's lease, when the run is held by one:
+// every write made with it commits only while the lease is held.
+func (p *project) fenced(ctx context.Context) context.Context {
+	if p.runLease == nil {
+		return ctx
+	}
+	return checkpoint.WithLease(ctx, *p.runLease)
+}
+
+// holdLease keeps l for as long as ctx lasts, renewing it at a third of
+// its time to live. When it is lost (it expired, or another process took
+// it), lost is called once with the reason and renewing stops. A renewal
+// that fails for another reason (the database restarting, say) is tried
+// again at the next tick. release stops renewing and gives the lease up.
+func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
+	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
+	ttl := p.leaseTTL()
+	var (
+		mu   sync.Mutex
+		cur  = l
+		gone bool
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var next checkpoint.Lease
+			err := p.store.Update(ctx, func(tx *checkpoint.Tx) (err error) {
+				next, err = tx.RenewLease(cur, ttl)
+				return err
+			})
+			switch {
+			case err == nil:
+				mu.Lock()
+				cur = next
+				mu.Unlock()
+			case errors.Is(err, checkpoint.ErrLeaseLost):
+				mu.Lock()
+				gone = true
+				mu.Unlock()
+				lost(err)
+				return
+			case ctx.Err() == nil:
+				p.log.Warn("could not renew a lease; trying again", "lease", unitLabel(l.Unit()), "err", err)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if gone {
+			return
+		}
+		err := p.store.Update(context.Background(), func(tx *checkpoint.Tx) error { return tx.ReleaseLease(cur) })
+		if err != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
+			p.log.Warn("could not release a lease; it expires by itself", "lease", unitLabel(l.Unit()), "err", err)
+		}
+	}
+}
+
+// claimed is an item this process claimed, with the lease it holds and
+// the previous holder's.
+type claimed struct {
+	item        *mapItem
+	lease, prev checkpoint.Lease
+}
+
+// claim takes the next claimable item of map step ws of run, or returns
+// nil when there is none now.
+func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.Step) (*claimed, error) {
+	var c claimed
+	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
+		c.lease, c.prev, err = tx.ClaimItem(run.ID, ws.ID, p.id.lease(), p.leaseTTL())
+		return err
+	})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim an item of step %s: %w", ws.ID, err)
+	}
+	it, err := p.frozenItem(ctx, c.lease.Unit())
+	if err != nil {
+		return nil, err
+	}
+	c.item = it
+	return &c, nil
+}
+
+// workItem runs a claimed item under its lease: it first settles an
+// attempt that the previous holder left running, then runs the item as a
+// single process does, and dead-letters it if it fails. Losing the lease
+// stops the item's agent and ends the item here without error: the
+// process that took the lease continues it.
+func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, c *claimed, outputs map[string]any) error {
+	u := c.lease.Unit()
+	itemCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
+	defer release()
+	itemCtx = checkpoint.WithLease(itemCtx, c.lease)
+
+	err := p.settleUnit(itemCtx, run, u, p.id.local(c.prev))
+	if err == nil {
+		var res stepResult
+		res, err = p.runItem(itemCtx, run, ws, c.item, outputs)
+		if err == nil && res == stepFailed {
+			err = p.deadLetter(itemCtx, run.ID, ws, c.item, "", "")
+		}
+	}
+	cause := context.Cause(itemCtx)
+	if errors.Is(cause, checkpoint.ErrLeaseLost) || errors.Is(err, checkpoint.ErrLeaseLost) {
+		why := err
+		if errors.Is(cause, checkpoint.ErrLeaseLost) {
+			why = cause
+		}
+		msg := fmt.Sprintf("lost the lease of %s; its agent was stopped and nothing more of it is recorded by this process (%v)", unitLabel(u), why)
+		p.log.Warn(msg)
+		p.sink.Emit(Event{Time: p.now(), Type: EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item, Message: msg})
+		return nil
+	}
+	return err
+}
+
+// settleUnit settles the attempts of one unit that a process which lost
+// it left running (G5), as a resume settles a crashed run's. local says
+// that process ran on this machine, so its agent may still be found and
+// killed here (G6); one on another machine was stopped by its own
+// process when that process noticed it had lost the lease.
+func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit, local bool) error {
+	var running []checkpoint.Attempt
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		all, err := tx.UnitAttempts(u)
+		for _, a := range all {
+			if a.Status == checkpoint.AttemptRunning {
+				running = append(running, a)
+			}
+		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("read the attempts of %s: %w", unitLabel(u), err)
+	}
+	for i := range running {
+		if err := p.settleAttempt(ctx, run, &running[i], local); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runItemsShared runs the items of map step ws together with every other
+// process working on the run: it claims up to max_parallel items at a
+// time, and returns once no item is left unfinished, or once more items
+// than max_failures are dead and its own items have ended.
+func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) error {
+	finished := make(chan error)
+	running := 0
+	var firstErr error
+	wake := ctx.Done()
+	for {
+		stop := firstErr != nil || ctx.Err() != nil
+		if !stop {
+			dead, err := p.deadCount(ctx, run.ID, ws.ID)
+			if err != nil {
+				firstErr = err
+			}
+			stop = err != nil || dead > ws.Map.MaxFailures
+		}
+		for !stop && running < ws.Map.MaxParallel {
+			c, err := p.claim(ctx, run, ws)
+			if err != nil {
+				firstErr, stop = err, true
+			}
+			if c == nil {
+				break
+			}
+			running++
+			go func() { finished <- p.workItem(ctx, run, ws, c, outputs) }()
+		}
+		if running == 0 {
+			if stop {
+				break
+			}
+			open, err := p.openItems(ctx, run.ID, ws.ID)
+			if err != nil {
+				firstErr = err
+				break
+			}
+			if open == 0 {
+				break
+			}
+		}
+		select {
+		case err := <-finished:
+			running--
+			if err != nil && (firstErr == nil || errors.Is(firstErr, errInterrupted) && !errors.Is(err, errInterrupted)) {
+				firstErr = err
+			}
+		case <-wake:
+			wake = nil
+		case <-time.After(p.poll()):
+		}
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = errInterrupted
+	}
+	return firstErr
+}
+
+// openItems counts the items of a step that have not ended.
+func (p *project) openItems(ctx context.Context, runID, stepID string) (int, error) {
+	states, err := p.itemStates(ctx, runID, stepID)
+	n := 0
+	for _, s := range states {
+		if s != checkpoint.StepSucceeded && s != checkpoint.StepFailed {
+			n++
+		}
+	}
+	return n, err
+}
+
+// heldByOther returns a *checkpoint.LeaseHeldError when a live process
+// other than this one holds run runID.
+func (p *project) heldByOther(tx *checkpoint.Tx, runID string) error {
+	l, err := tx.LeaseOf(runID, "", "")
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now, err := tx.Now()
+	if err != nil {
+		return err
+	}
+	if l.Owner != "" && l.Owner != p.id.owner && l.ExpiresAt.After(now) && !p.id.gone(*l) {
+		return &checkpoint.LeaseHeldError{Holder: *l}
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// WorkOptions configure a worker: Options.Dir is its checkout of the
+// project, Options.State the shared database (required); the other
+// fields mean what they mean for a run.
+type WorkOptions struct {
+	Options
+	// Once makes the worker return as soon as no run has an item left to
+	// claim, instead of waiting for more work.
+	Once bool
+}
+
+// Work claims the runnable map items of every running run in the shared
+// state database and runs them in the project checkout opts.Dir, exactly
+// as the run's own process does (SPEC section 13), until ctx ends (a
+// signal: its items are interrupted, their leases released, and it
+// returns StatusInterrupted) or, with Once, until there is nothing left
+// to claim.
+//
+// Items of map steps that work in git worktrees are left to the run's own
+// process, which merges their branches in its own repository.
+func Work(ctx context.Context, o WorkOptions) (*Result, error) {
+	if o.State == "" || !checkpoint.IsPostgresURL(o.State) {
+		return nil, usagef("a worker needs a shared state database: --state postgres://… (or CADENCE_STATE); a SQLite file is one machine's and its run processes need no workers")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, usagef("project directory %s: %w", o.Dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, CadenceDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, CadenceDir), err)
+	}
+	store, err := checkpoint.Open(ctx, o.State)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	w := &worker{opts: o, dir: dir, store: store, id: newIdentity(), projects: map[string]*project{}}
+	return w.loop(ctx)
+}
+
+type worker struct {
+	opts  WorkOptions
+	dir   string
+	store *checkpoint.Store
+	id    identity
+	// projects holds, per run, the run's workflow as this checkout sees it.
+	projects map[string]*project
+}
+
+// slot is a map step of a run that this worker may claim items of.
+type slot struct {
+	p       *project
+	run     *checkpoint.Run
+	ws      *workflow.Step
+	outputs map[string]any
+	running int
+}
+
+func (w *worker) loop(ctx context.Context) (*Result, error) {
+	type done struct {
+		s   *slot
+		err error
+	}
+	finished := make(chan done)
+	running := 0
+	slots := map[string]*slot{}
+	var firstErr error
+	wake := ctx.Done()
+	for {
+		claimedAny := false
+		if ctx.Err() == nil && firstErr == nil {
+			open, err := w.openSlots(ctx, slots)
+			if err != nil {
+				w.log().Warn("could not read the runs to work on; trying again", "err", err)
+			}
+			for _, s := range open {
+				for s.running < s.ws.Map.MaxParallel {
+					c, err := s.p.claim(ctx, s.run, s.ws)
+					if err != nil {
+						w.log().Warn("could not claim an item; trying again", "step", s.ws.ID, "err", err)
+						break
+					}
+					if c == nil {
+						break
+					}
+					claimedAny = true
+					msg := "claimed"
+					if c.prev.Owner != "" || c.prev.Epoch > 0 {
+						msg = fmt.Sprintf("claimed (lease epoch %d; previously pid %d on host %s)", c.lease.Epoch, c.prev.PID, c.prev.Host)
+					}
+					s.p.sink.Emit(Event{Time: s.p.now(), Type: EventItemClaimed, RunID: s.run.ID, Step: s.ws.ID, Item: c.item.key, Message: msg})
+					s.running++
+					running++
+					go func() { finished <- done{s, s.p.workItem(ctx, s.run, s.ws, c, s.outputs)} }()
+				}
+			}
+		}
+		if running == 0 && (ctx.Err() != nil || firstErr != nil || w.opts.Once && !claimedAny) {
+			break
+		}
+		select {
+		case d := <-finished:
+			d.s.running--
+			running--
+			if d.err != nil && !errors.Is(d.err, errInterrupted) && firstErr == nil {
+				firstErr = d.err
+			}
+		case <-wake:
+			wake = nil
+		case <-time.After(w.poll()):
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if ctx.Err() != nil {
+		return &Result{Status: StatusInterrupted, Message: "stopped; the items it held were released for other processes"}, nil
+	}
+	return &Result{Status: StatusSucceeded}, nil
+}
+
+func (w *worker) log() *slog.Logger {
+	if w.opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.opts.Logger
+}
+
+func (w *worker) poll() time.Duration {
+	if w.opts.Poll > 0 {
+		return w.opts.Poll
+	}
+	return DefaultPoll
+}
+
+// openSlots returns the map steps, of the running runs, whose items are
+// frozen and not all ended: the ones this worker may claim from. A run's
+// slots are kept across calls, with the items running in them.
+func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot, error) {
+	var runs []checkpoint.Run
+	if err := w.store.View(ctx, func(tx *checkpoint.Tx) error {
+		all, err := tx.Runs()
+		for _, r := range all {
+			if r.Status == checkpoint.RunRunning {
+				runs = append(runs, r)
+			}
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var open []*slot
+	for i := range runs {
+		run := &runs[i]
+		p, err := w.project(ctx, run)
+		if err != nil {
+			w.log().Warn("cannot work on run", "run", run.ID, "err", err)
+			continue
+		}
+		for _, ws := range p.wf.Steps {
+			if ws.Map == nil || ws.Map.Workspace == workflow.WorkspaceWorktree {
+				continue
+			}
+			st, err := p.stepRow(ctx, run.ID, ws.ID)
+			if err != nil || st.Status != checkpoint.StepRunning {
+				continue
+			}
+			key := run.ID + "/" + ws.ID
+			s := slots[key]
+			if s == nil {
+				outputs, err := p.outputsOf(ctx, run.ID)
+				if err != nil {
+					return nil, err
+				}
+				s = &slot{p: p, run: run, ws: ws, outputs: outputs}
+				slots[key] = s
+			}
+			open = append(open, s)
+		}
+	}
+	return open, nil
+}
+
+// project returns the project of a run as this checkout sees it: the
+// run's stored workflow, with prompt files and schemas read from here.
+func (w *worker) project(ctx context.Context, run *checkpoint.Run) (*project, error) {
+	if p, ok := w.projects[run.ID]; ok && p.wf.SHA256 == run.WorkflowSHA256 {
+		return p, nil
+	}
+	wf, err := workflow.Parse(w.dir, run.WorkflowPath, run.WorkflowYAML)
+	if err != nil {
+		return nil, fmt.Errorf("the workflow of run %s in %s: %w", run.ID, w.dir, err)
+	}
+	p := &project{opts: w.opts.Options, dir: w.dir, wf: wf, store: w.store, id: w.id,
+		clock: w.opts.Clock, rnd: w.opts.Rand, sink: w.opts.Sink, log: w.opts.Logger, env: w.opts.Env}
+	p.setDefaults()
+	w.projects[run.ID] = p
+	return p, nil
+}
+
+// outputsOf returns the outputs of a run's succeeded steps, as the run's
+// own process gives them to the templates of later steps.
+func (p *project) outputsOf(ctx context.Context, runID string) (map[string]any, error) {
+	outputs := map[string]any{}
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		steps, err := tx.Steps(runID)
+		if err != nil {
+			return err
+		}
+		for _, s := range steps {
+			if s.Status != checkpoint.StepSucceeded {
+				continue
+			}
+			out, err := envelopeData(s.HandoffJSON)
+			if err != nil {
+				return fmt.Errorf("step %s: stored handoff: %w", s.ID, err)
+			}
+			outputs[s.ID] = map[string]any{"Output": out}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the outputs of run %s: %w", runID, err)
+	}
+	return outputs, nil
+}
