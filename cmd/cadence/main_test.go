@@ -21,7 +21,7 @@ import (
 // the guarantee tests start it as a real subprocess named cadence (found on
 // PATH), and the sim preset starts it again as `cadence agent sim`.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopPostgres{m}, map[string]func(){
 		"cadence": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }

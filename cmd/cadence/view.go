@@ -214,6 +214,10 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
 	case orchestrator.EventItemsFrozen:
 		return fmt.Sprintf("%s map over %s", step, ev.Message), false
+	case orchestrator.EventItemTakenOver:
+		return fmt.Sprintf("%s %s", step, ev.Message), true
+	case orchestrator.EventLeaseLost:
+		return fmt.Sprintf("%s LEASE LOST: %s (%s)", step, ev.Message, firstLine(ev.Error)), true
 	case orchestrator.EventItemDead:
 		return fmt.Sprintf("%s DEAD: %s: %s", step, ev.Message, firstLine(ev.Error)), true
 	case orchestrator.EventStepSucceeded:

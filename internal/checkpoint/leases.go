@@ -282,3 +282,46 @@ func leaseFrom(ctx context.Context) (Lease, bool) {
 	l, ok := ctx.Value(leaseContextKey{}).(Lease)
 	return l, ok
 }
+
+const runLeasesQuery = `SELECT ` + leaseColumns + ` FROM leases WHERE run_id = ? AND owner <> '' ORDER BY step_id, item_key`
+
+// HeldLeases returns the leases of run runID (its own and its items')
+// that have a holder, expired or not.
+func (t *Tx) HeldLeases(runID string) ([]Lease, error) {
+	var rows []leaseRow
+	if err := t.selectRows(&rows, runLeasesQuery, runID); err != nil {
+		return nil, fmt.Errorf("read the leases of run %s: %w", runID, err)
+	}
+	out := make([]Lease, len(rows))
+	for i, r := range rows {
+		out[i] = r.lease()
+	}
+	return out, nil
+}
+
+// BreakLease ends a lease whose holder the caller knows to be dead, so
+// that the next claim takes it at once instead of after its expiry; its
+// epoch stays, and a holder that was not dead after all is fenced by the
+// next claimer's new epoch. A lease that changed hands since l was read is
+// left alone.
+func (t *Tx) BreakLease(l Lease) error {
+	if err := t.mustWrite("break " + l.what()); err != nil {
+		return err
+	}
+	cur, err := t.LeaseOf(l.RunID, l.StepID, l.ItemKey)
+	if err != nil {
+		return fmt.Errorf("break %s: %w", l.what(), err)
+	}
+	if cur.Owner != l.Owner || cur.Epoch != l.Epoch {
+		return nil
+	}
+	now, err := t.Now()
+	if err != nil {
+		return err
+	}
+	cur.Owner, cur.ExpiresAt = "", now
+	if _, err := t.namedExec(putLeaseQuery, leaseToRow(*cur)); err != nil {
+		return fmt.Errorf("break %s: %w", l.what(), err)
+	}
+	return nil
+}

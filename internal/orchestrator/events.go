@@ -55,9 +55,9 @@ const (
 	// (or its run) to another process: it stopped the item's agent and
 	// records nothing more of it.
 	EventLeaseLost = "lease_lost"
-	// EventItemClaimed reports an item this process claimed from the
-	// shared database; Message names the previous holder, if any.
-	EventItemClaimed = "item_claimed"
+	// EventItemTakenOver reports an item this process claimed after its
+	// previous holder's lease expired; Message names that holder.
+	EventItemTakenOver = "item_taken_over"
 )
 
 // Sink receives the events of a run as they happen. Implementations must not

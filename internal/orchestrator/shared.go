@@ -223,6 +223,11 @@ func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.S
 		return nil, err
 	}
 	c.item = it
+	if c.prev.Owner != "" {
+		p.sink.Emit(Event{Time: p.now(), Type: EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.key,
+			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
+				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
+	}
 	return &c, nil
 }
 
@@ -253,9 +258,9 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 		if errors.Is(cause, checkpoint.ErrLeaseLost) {
 			why = cause
 		}
-		msg := fmt.Sprintf("lost the lease of %s; its agent was stopped and nothing more of it is recorded by this process (%v)", unitLabel(u), why)
-		p.log.Warn(msg)
-		p.sink.Emit(Event{Time: p.now(), Type: EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item, Message: msg})
+		p.log.Debug("lost the lease of an item", "item", unitLabel(u), "err", why)
+		p.sink.Emit(Event{Time: p.now(), Type: EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item,
+			Message: "another process holds it now; its agent was stopped and nothing more of it is recorded here", Error: why.Error()})
 		return nil
 	}
 	return err
@@ -287,11 +292,34 @@ func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, u checkpo
 	return nil
 }
 
+// breakDeadLeases ends the item leases of a run whose holders ran on this
+// machine and are dead (a process killed with kill -9 and resumed here):
+// their items are claimed at once instead of after their leases expire.
+func (p *project) breakDeadLeases(ctx context.Context, runID string) error {
+	return p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) error {
+		held, err := tx.HeldLeases(runID)
+		if err != nil {
+			return err
+		}
+		for _, l := range held {
+			if l.StepID != "" && p.id.gone(l) {
+				if err := tx.BreakLease(l); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // runItemsShared runs the items of map step ws together with every other
 // process working on the run: it claims up to max_parallel items at a
 // time, and returns once no item is left unfinished, or once more items
 // than max_failures are dead and its own items have ended.
 func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) error {
+	if err := p.breakDeadLeases(ctx, run.ID); err != nil {
+		return fmt.Errorf("end the leases of dead processes of run %s: %w", run.ID, err)
+	}
 	finished := make(chan error)
 	running := 0
 	var firstErr error

@@ -98,11 +98,6 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 						break
 					}
 					claimedAny = true
-					msg := "claimed"
-					if c.prev.Owner != "" || c.prev.Epoch > 0 {
-						msg = fmt.Sprintf("claimed (lease epoch %d; previously pid %d on host %s)", c.lease.Epoch, c.prev.PID, c.prev.Host)
-					}
-					s.p.sink.Emit(Event{Time: s.p.now(), Type: EventItemClaimed, RunID: s.run.ID, Step: s.ws.ID, Item: c.item.key, Message: msg})
 					s.running++
 					running++
 					go func() { finished <- done{s, s.p.workItem(ctx, s.run, s.ws, c, s.outputs)} }()
