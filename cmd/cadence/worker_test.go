@@ -90,7 +90,10 @@ func (s *sharedRun) start(i int, args ...string) *proc {
 	s.t.Helper()
 	p := s.checkouts[i]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	cmd := p.command(ctx, []string{"CADENCE_STATE=" + s.state}, append(args, "--lease-ttl", s.ttl)...)
+	if args[0] != "inspect" {
+		args = append(args, "--lease-ttl", s.ttl)
+	}
+	cmd := p.command(ctx, []string{"CADENCE_STATE=" + s.state}, args...)
 	pr := &proc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pr.out, pr.err
 	if err := cmd.Start(); err != nil {
@@ -201,9 +204,10 @@ func descends(pid, ancestor int) bool {
 }
 
 // checkExact asserts the counts across processes: every item succeeded;
-// each attempt recorded in the database is one real execution in the
-// ledger, under its own number, and nothing executed after the attempt
-// that succeeded; each item's attempts after the first continued its
+// each attempt recorded in the database whose agent started is one real
+// execution in the ledger, under its own number (one interrupted before
+// its agent started, or before the agent wrote its line, has none); nothing executed after the attempt
+// that succeeded; each execution after an item's first continued its
 // session.
 func (s *sharedRun) checkExact(want int) map[string]orchestrator.ItemReport {
 	s.t.Helper()
@@ -217,19 +221,32 @@ func (s *sharedRun) checkExact(want int) map[string]orchestrator.ItemReport {
 			s.t.Errorf("item %s is %s, want succeeded", key, it.Status)
 			continue
 		}
-		recs := execs[key]
-		if len(recs) != len(it.Attempts) {
-			s.t.Errorf("item %s: %d executions in the ledger, %d attempts recorded", key, len(recs), len(it.Attempts))
-			continue
+		byN := map[int][]sim.LedgerRecord{}
+		for _, r := range execs[key] {
+			byN[r.Attempt] = append(byN[r.Attempt], r)
 		}
-		for i, r := range recs {
-			a := it.Attempts[i]
-			if r.Attempt != a.N || a.N != i+1 {
-				s.t.Errorf("item %s: execution %d ran attempt %d, recorded as attempt %d", key, i+1, r.Attempt, a.N)
+		started := 0
+		for i, a := range it.Attempts {
+			if a.N != i+1 {
+				s.t.Errorf("item %s: attempt %d recorded as number %d", key, i+1, a.N)
 			}
-			if i > 0 && (!r.Resume || r.SessionID != recs[0].SessionID) {
-				s.t.Errorf("item %s: attempt %d did not continue session %s (resume %v, session %s)", key, a.N, recs[0].SessionID, r.Resume, r.SessionID)
+			recs := byN[a.N]
+			switch {
+			case a.Status == "interrupted" && len(recs) == 0:
+				// Stopped before its agent started, or before the agent
+				// wrote its ledger line.
+			case a.PID != nil && len(recs) == 1:
+				if started > 0 && (!recs[0].Resume || recs[0].SessionID != execs[key][0].SessionID) {
+					s.t.Errorf("item %s: attempt %d did not continue session %s (resume %v, session %s)",
+						key, a.N, execs[key][0].SessionID, recs[0].Resume, recs[0].SessionID)
+				}
+				started++
+			default:
+				s.t.Errorf("item %s: attempt %d (%s, pid %v) has %d executions in the ledger", key, a.N, a.Status, a.PID, len(recs))
 			}
+		}
+		if started != len(execs[key]) {
+			s.t.Errorf("item %s: %d executions in the ledger, %d started attempts recorded", key, len(execs[key]), started)
 		}
 		if last := it.Attempts[len(it.Attempts)-1]; last.Status != "succeeded" && last.Status != "adopted" {
 			s.t.Errorf("item %s: its last attempt is %s: something ran after it succeeded", key, last.Status)
@@ -281,6 +298,9 @@ func TestWorkersShareAMap(t *testing.T) {
 
 	doomed := s.worker(2)
 	run := s.start(0, "run")
+	waitFor(t, "the run to exist", func() bool { return len(s.executions()) > 0 })
+	// Another machine follows the run through the database alone.
+	follow := s.start(1, "inspect", "--follow")
 	var key string
 	var agent int
 	waitFor(t, "the doomed worker to run a slow item", func() bool {
@@ -295,6 +315,11 @@ func TestWorkersShareAMap(t *testing.T) {
 	helper := s.worker(1)
 
 	run.wait(t).exits(t, 0)
+	fr := follow.wait(t)
+	fr.exits(t, 0)
+	if !hasLine(fr.stdout, "fix["+key+"]", "attempt 2 succeeded") {
+		t.Errorf("inspect --follow did not show item %s's second attempt:\n%s", key, fr.stdout)
+	}
 	_ = helper.cmd.Process.Signal(syscall.SIGTERM)
 	r := helper.wait(t)
 	r.exits(t, 3)
@@ -407,6 +432,35 @@ func TestSharedRunIsHeldByALease(t *testing.T) {
 	}
 	s.start(1, "resume").wait(t).exits(t, 0)
 	s.checkExact(2)
+}
+
+// SIGTERM stops a worker cleanly: its items' agents are stopped, their
+// attempts recorded as interrupted (and counted), their leases released,
+// and it exits 3; another process takes the items at once, without
+// waiting for leases that would last ten minutes.
+func TestWorkerStopsCleanlyOnSIGTERM(t *testing.T) {
+	slow, items, scenario := slowItems(4)
+	scenario = "steps:\n" + scenario
+	s := newSharedRun(t, pg.NewDatabase(t), 2, items, scenario, 2)
+	s.ttl = "10m"
+	w := s.worker(1)
+	run := s.start(0, "run")
+	var key string
+	waitFor(t, "the worker to run a slow item", func() bool {
+		key, _ = s.heldBy(w.cmd.Process.Pid, slow)
+		return key != ""
+	})
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	r := w.wait(t)
+	r.exits(t, 3)
+	if !strings.Contains(r.stderr, "the items it held were released") {
+		t.Errorf("the worker did not say it released its items:\n%s", r.stderr)
+	}
+	run.wait(t).exits(t, 0)
+	got := s.checkExact(4)
+	if a := got[key].Attempts; len(a) != 2 || a[0].Status != "interrupted" {
+		t.Errorf("item %s of the stopped worker: %+v, want attempt 1 interrupted, then 2", key, a)
+	}
 }
 
 // The database restarts (pg_ctl restart) while the run and a worker are

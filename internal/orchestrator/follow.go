@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -43,7 +44,11 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event)) (st
 		// Running: a crashed cadence leaves it so; two reads without a
 		// holder of the lock (one could fall between a process's start
 		// and its lock) end the follow.
-		if checkpoint.LockHolder(filepath.Join(dir, CadenceDir)) == 0 {
+		held, err := runHeld(ctx, dir, state, rep.Run.ID)
+		if err != nil {
+			return "", err
+		}
+		if !held {
 			if gone++; gone >= 2 {
 				emit(Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: rep.Run.ID,
 					Message: "no cadence process is working on the run; continue it with `cadence resume`"})
@@ -175,4 +180,32 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		evs[i] = t.ev
 	}
 	return evs
+}
+
+// runHeld reports whether a cadence process is working on run runID: one
+// holding the project lock, or on a shared database a live lease on the
+// run.
+func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
+	if !checkpoint.IsPostgresURL(state) {
+		return checkpoint.LockHolder(filepath.Join(dir, CadenceDir)) != 0, nil
+	}
+	store, err := checkpoint.OpenReadOnly(ctx, state)
+	if err != nil {
+		return false, err
+	}
+	defer store.Close()
+	held := false
+	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+		l, err := tx.LeaseOf(runID, "", "")
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		now, err := tx.Now()
+		held = l.Owner != "" && l.ExpiresAt.After(now)
+		return err
+	})
+	return held, err
 }
