@@ -251,3 +251,45 @@ func TestConcurrentClaimsTakeEachItemOnce(t *testing.T) {
 		}
 	})
 }
+
+// A lease whose holder is known dead is broken: the item is claimable at
+// once, under the next epoch. A lease that changed hands since it was
+// read is left alone.
+func TestBreakLease(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedItems(t, s, 2)
+		var a, b Lease
+		update(t, s, func(tx *Tx) (err error) {
+			if a, _, err = tx.ClaimItem("r", "fix", owner("a"), time.Hour); err != nil {
+				return err
+			}
+			b, _, err = tx.ClaimItem("r", "fix", owner("b"), time.Hour)
+			return err
+		})
+		var held []Lease
+		view(t, s, func(tx *Tx) (err error) { held, err = tx.HeldLeases("r"); return err })
+		if len(held) != 2 || held[0].Owner != "a" || held[1].Owner != "b" {
+			t.Fatalf("held leases %+v, want a's and b's", held)
+		}
+		stale := b
+		stale.Epoch-- // as read before b took it
+		update(t, s, func(tx *Tx) error {
+			if err := tx.BreakLease(a); err != nil {
+				return err
+			}
+			return tx.BreakLease(stale)
+		})
+		var c Lease
+		update(t, s, func(tx *Tx) (err error) {
+			c, _, err = tx.ClaimItem("r", "fix", owner("c"), time.Hour)
+			return err
+		})
+		if c.ItemKey != a.ItemKey || c.Epoch != a.Epoch+1 {
+			t.Errorf("after breaking a's lease, c claimed %s at epoch %d; want %s at %d", c.ItemKey, c.Epoch, a.ItemKey, a.Epoch+1)
+		}
+		if err := s.Update(WithLease(context.Background(), b), func(tx *Tx) error { return nil }); err != nil {
+			t.Errorf("b's lease was broken by a stale read: %v", err)
+		}
+	})
+}
