@@ -197,15 +197,21 @@ func failpointK(i int) int { return max(1, i) }
 // TestCrashPointMatrix kills cadence with SIGKILL at every failpoint in
 // every scenario, resumes until the run ends, and checks the durability
 // guarantees against the sim's execution ledger and inspect after every
-// process.
+// process; the whole matrix once per state engine, each project on a
+// database of its own.
 func TestCrashPointMatrix(t *testing.T) {
+	forEachEngine(t, crashMatrix)
+}
+
+// crashMatrix runs every cell of the matrix with its state on engine e.
+func crashMatrix(t *testing.T, e stateEngine) {
 	start := time.Now()
 	var cells, reached, kills, adopted, interrupted int
 	for _, sc := range crashScenarios {
 		for _, fp := range orchestrator.Failpoints {
 			t.Run(sc.name+"/"+fp, func(t *testing.T) {
 				cells++
-				d := runCrashCell(t, sc, fp)
+				d := runCrashCell(t, e, sc, fp)
 				kills += d.kills
 				adopted += d.adopted
 				interrupted += d.interrupted
@@ -215,13 +221,13 @@ func TestCrashPointMatrix(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("crash-point matrix: %d cells, %d reached their failpoint, %d not reached, %d kills, %d attempts adopted, %d interrupted, %s",
-		cells, reached, cells-reached, kills, adopted, interrupted, time.Since(start).Round(time.Millisecond))
+	t.Logf("crash-point matrix on %s: %d cells, %d reached their failpoint, %d not reached, %d kills, %d attempts adopted, %d interrupted, %s",
+		e.name, cells, reached, cells-reached, kills, adopted, interrupted, time.Since(start).Round(time.Millisecond))
 }
 
-// runCrashCell runs one cell and returns its finished checker.
-func runCrashCell(t *testing.T, sc crashScenario, fp string) *durability {
-	p := newProject(t, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
+// runCrashCell runs one cell on engine e and returns its finished checker.
+func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *durability {
+	p := newEngineProject(t, e, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
 		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`})
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
@@ -312,10 +318,11 @@ func newDurability(t *testing.T, p *project, files map[string]string) *durabilit
 }
 
 // report reads the latest run in-process, through the same code as
-// `cadence inspect --json`; ok is false while no run exists yet.
+// `cadence inspect --json` and from the project's state database; ok is
+// false while no run exists yet.
 func (d *durability) report() (orchestrator.Report, bool) {
 	d.t.Helper()
-	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, "", "", false)
+	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, d.p.state, "", false)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
 		return orchestrator.Report{}, false
 	}
@@ -527,6 +534,7 @@ func (d *durability) checkNoLedgerForUnstarted() {
 func (d *durability) finish(wantStatus string) {
 	d.t.Helper()
 	d.noSurvivors()
+	d.p.checkStateLocation()
 	rep := d.p.inspect()
 	if rep.Run.Status != wantStatus {
 		d.t.Errorf("run status %s, want %s", rep.Run.Status, wantStatus)

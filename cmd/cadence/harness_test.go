@@ -22,6 +22,9 @@ import (
 type project struct {
 	t   *testing.T
 	dir string
+	// state is the CADENCE_STATE of every cadence process of the project
+	// and of in-process reads: empty for the project's .cadence/state.db.
+	state string
 }
 
 // newProject writes files (path → content) into a fresh directory; the
@@ -68,7 +71,8 @@ func (p *project) cadence(env []string, args ...string) result {
 func (p *project) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "cadence", append(args, p.dir)...)
 	cmd.Dir = p.dir
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "CADENCE_STOREFAULT=", "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "CADENCE_STOREFAULT=",
+		"CADENCE_STATE="+p.state, "GORACE=atexit_sleep_ms=0"), env...)
 	return cmd
 }
 

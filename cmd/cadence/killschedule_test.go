@@ -82,16 +82,19 @@ type killSchedule struct {
 	points int
 }
 
-// defaultKillPoints keeps the test near a minute on two shared cores.
+// defaultKillPoints keeps the SQLite schedule near a minute on two shared
+// cores (each engine has its own default: stateEngine.killPoints).
 const defaultKillPoints = 100
 
 // maxKillsPerRun stops killing a run that has absorbed this many kills and
 // lets it finish, so that every run terminates.
 const maxKillsPerRun = 25
 
-func killScheduleFromEnv(t *testing.T) killSchedule {
+// killScheduleFromEnv reads the schedule's seed and kill points from the
+// environment; points defaults to the engine's.
+func killScheduleFromEnv(t *testing.T, e stateEngine) killSchedule {
 	t.Helper()
-	ks := killSchedule{seed: time.Now().UnixNano(), points: defaultKillPoints}
+	ks := killSchedule{seed: time.Now().UnixNano(), points: e.killPoints}
 	if s := os.Getenv("CADENCE_KILL_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -114,9 +117,16 @@ func killScheduleFromEnv(t *testing.T) killSchedule {
 // run ends, and checks the durability guarantees after every process. The
 // seed is logged; CADENCE_KILL_SEED replays a schedule (the moments, not the
 // machine's timing) and CADENCE_KILL_POINTS sets how many kills to deliver.
+// It runs once per state engine, each run's project on a database of its
+// own; each engine draws its schedule from the seed on its own.
 func TestRandomKillSchedule(t *testing.T) {
-	ks := killScheduleFromEnv(t)
-	t.Logf("kill schedule: seed %d (CADENCE_KILL_SEED=%d to replay), %d kill points", ks.seed, ks.seed, ks.points)
+	forEachEngine(t, randomKillSchedule)
+}
+
+// randomKillSchedule runs one kill schedule with the state on engine e.
+func randomKillSchedule(t *testing.T, e stateEngine) {
+	ks := killScheduleFromEnv(t, e)
+	t.Logf("kill schedule on %s: seed %d (CADENCE_KILL_SEED=%d to replay), %d kill points", e.name, ks.seed, ks.seed, ks.points)
 	rnd := rand.New(rand.NewSource(ks.seed))
 	start := time.Now()
 	var kills, runs, adopted, interrupted, failed int
@@ -124,7 +134,7 @@ func TestRandomKillSchedule(t *testing.T) {
 		runs++
 		var d *durability
 		ok := t.Run("run"+strconv.Itoa(runs), func(t *testing.T) {
-			d = killRun(t, rnd, ks.points-kills)
+			d = killRun(t, e, rnd, ks.points-kills)
 		})
 		if d != nil {
 			t.Logf("run %d: %d kills, ended %s", runs, d.kills, map[bool]string{false: "succeeded", true: "failed"}[d.failed])
@@ -139,14 +149,15 @@ func TestRandomKillSchedule(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("kill schedule: seed %d, %d kills over %d runs (%d ended failed by exhaustion), %d attempts adopted, %d interrupted, %s",
-		ks.seed, kills, runs, failed, adopted, interrupted, time.Since(start).Round(time.Millisecond))
+	t.Logf("kill schedule on %s: seed %d, %d kills over %d runs (%d ended failed by exhaustion), %d attempts adopted, %d interrupted, %s",
+		e.name, ks.seed, kills, runs, failed, adopted, interrupted, time.Since(start).Round(time.Millisecond))
 }
 
-// killRun takes one project from run to finish under at most budget random
-// kills (and at most maxKillsPerRun), checking the guarantees after each.
-func killRun(t *testing.T, rnd *rand.Rand, budget int) *durability {
-	p := newProject(t, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems})
+// killRun takes one project, its state on engine e, from run to finish
+// under at most budget random kills (and at most maxKillsPerRun), checking
+// the guarantees after each.
+func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durability {
+	p := newEngineProject(t, e, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems})
 	d := newDurability(t, p, map[string]string{"write": "out/write.json"})
 	limit := min(budget, maxKillsPerRun)
 	cmd := "run"

@@ -19,9 +19,10 @@ import (
 
 // TestMain makes this test binary double as the cadence command: scripts and
 // the guarantee tests start it as a real subprocess named cadence (found on
-// PATH), and the sim preset starts it again as `cadence agent sim`.
+// PATH), and the sim preset starts it again as `cadence agent sim`. The
+// PostgreSQL cluster that tests may have started is stopped after them.
 func TestMain(m *testing.M) {
-	testscript.Main(stopPostgres{m}, map[string]func(){
+	testscript.Main(stopClusterAfter{m}, map[string]func(){
 		"cadence": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }

@@ -16,7 +16,13 @@ import (
 // settles each of the N attempts as interrupted and continues each item's own
 // session; no item that succeeded runs again; and every item's count is
 // exact (G3), as the durability checker verifies against the sim's ledger.
+// It runs once per state engine, each project on a database of its own.
 func TestKillWithItemsRunning(t *testing.T) {
+	forEachEngine(t, killWithItemsRunning)
+}
+
+// killWithItemsRunning runs the test with the state on engine e.
+func killWithItemsRunning(t *testing.T, e stateEngine) {
 	for _, n := range []int{1, 4, 16} {
 		t.Run("items="+strconv.Itoa(n), func(t *testing.T) {
 			items := []string{`{"id": "q1"}`, `{"id": "q2"}`}
@@ -47,7 +53,7 @@ steps:
     - {sleep: 60s, answer: '{"ok": true}'}
     - {answer: '{"ok": true}'}
 `
-			p := newProject(t, wf, map[string]string{"s.json": boolSchema, "scenario.yaml": scenario,
+			p := newEngineProject(t, e, wf, map[string]string{"s.json": boolSchema, "scenario.yaml": scenario,
 				"items.json": "[" + strings.Join(items, ", ") + "]"})
 			d := newDurability(t, p, nil)
 

@@ -19,22 +19,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/pgtest"
 )
 
-// pg is the PostgreSQL cluster of this test binary, started by the first
-// test that needs it and stopped by TestMain.
-var pg pgtest.Shared
-
-// stopPostgres runs the tests, then stops the shared cluster.
-type stopPostgres struct{ m *testing.M }
-
-func (s stopPostgres) Run() int {
-	code := s.m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	return code
-}
-
 // sharedRun is a run on a PostgreSQL database worked on by several cadence
 // processes, each in a checkout of its own, as on separate machines; the
 // sim agents of every checkout write one ledger.
@@ -72,7 +56,9 @@ steps:
 `
 	files := map[string]string{"s.json": boolSchema, "scenario.yaml": scenario, "items.json": "[" + strings.Join(items, ", ") + "]"}
 	for range n {
-		s.checkouts = append(s.checkouts, newProject(t, wf, files))
+		p := newProject(t, wf, files)
+		p.state = state
+		s.checkouts = append(s.checkouts, p)
 	}
 	return s
 }
@@ -93,7 +79,7 @@ func (s *sharedRun) start(i int, args ...string) *proc {
 	if args[0] != "inspect" {
 		args = append(args, "--lease-ttl", s.ttl)
 	}
-	cmd := p.command(ctx, []string{"CADENCE_STATE=" + s.state}, args...)
+	cmd := p.command(ctx, nil, args...)
 	pr := &proc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pr.out, pr.err
 	if err := cmd.Start(); err != nil {
