@@ -36,7 +36,7 @@ func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workf
 			return err
 		}
 		next, gen, ok, until := circuit.Acquire(b, cfg, now)
-		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+		if err := putBreaker(tx, b, next, now); err != nil {
 			return err
 		}
 		if !ok {
@@ -97,6 +97,27 @@ func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
 		b.OpenUntil = *c.OpenUntil
 	}
 	return b, nil
+}
+
+// putBreaker stores next as its agent's breaker, read as before in the
+// same transaction, unless the attempt left it as it was (and it is
+// stored already): most outcomes change nothing, and every process
+// sharing a database would otherwise write, and contend for, the agent's
+// one row at every attempt.
+func putBreaker(tx *checkpoint.Tx, before, next circuit.Breaker, now time.Time) error {
+	if sameBreaker(before, next) {
+		_, err := tx.Circuit(next.Agent)
+		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) {
+			return err
+		}
+	}
+	return tx.PutCircuit(breakerRow(next, now))
+}
+
+// sameBreaker reports whether two breakers hold the same state.
+func sameBreaker(a, b circuit.Breaker) bool {
+	return a.Agent == b.Agent && a.State == b.State && a.Failures == b.Failures && a.Generation == b.Generation &&
+		a.OpenedAt.Equal(b.OpenedAt) && a.OpenUntil.Equal(b.OpenUntil) && a.Trials == b.Trials && a.Successes == b.Successes
 }
 
 func breakerRow(b circuit.Breaker, now time.Time) checkpoint.Circuit {
@@ -813,7 +834,7 @@ func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit
 	if !resetAt.IsZero() && resetAt.After(now) {
 		next = circuit.OpenUntilTime(next, resetAt, now)
 	}
-	return tx.PutCircuit(breakerRow(next, now))
+	return putBreaker(tx, b, next, now)
 }
 
 // originalTask returns the task prompt of the unit's current session.

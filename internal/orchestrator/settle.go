@@ -196,7 +196,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 			outcome = circuit.Failure
 		}
 		next := circuit.Record(b, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, outcome, now)
-		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+		if err := putBreaker(tx, b, next, now); err != nil {
 			return err
 		}
 		s, err := tx.Unit(u)
