@@ -56,8 +56,9 @@ var workersBenchItems = func() int {
 // last one's end, without the processes' start and the run's wait for
 // the last items other processes hold, which it notices only at its next
 // poll, up to a second later), run-share (the attempts the run's process
-// ran itself, over the items), cpu-ms/item, pg-cpu-ms/item, and run-stops and
-// worker-stops: how often a process stopped with exit 1 (see run).
+// ran itself, over the items), cpu-ms/item, pg-cpu-ms/item, and
+// run-stops and worker-stops: how often a process stopped with exit 1
+// (see run).
 //
 //	go test -run '^$' -bench Workers -benchtime 1x ./cmd/cadence
 func BenchmarkWorkers(b *testing.B) {
@@ -85,10 +86,7 @@ func BenchmarkWorkers(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				m := newWorkersMap(b, bin, echo, tc.engine == "postgres", tc.processes, tc.parallel)
-				b.StartTimer()
-				pass := m.run(b)
-				b.StopTimer()
-				sum.add(pass)
+				sum.add(m.run(b))
 				b.StartTimer()
 			}
 			n := float64(sum.items)
@@ -181,7 +179,8 @@ steps:
 
 // run makes one pass: it starts a worker in every checkout but the first
 // and waits until each is connected, then times `cadence run` in the
-// first, stops the workers and checks that every item succeeded.
+// first, stops the workers and checks that every item succeeded. It is
+// called with the benchmark's timer stopped and leaves it so.
 //
 // A process that stops with exit 1 (on PostgreSQL: a commit that gave up
 // after conflicting with concurrent writers again and again, see
@@ -190,7 +189,6 @@ steps:
 // and the other processes finish its part.
 func (m *workersMap) run(b *testing.B) workersPass {
 	b.Helper()
-	b.StopTimer()
 	cpu0 := childrenCPU()
 	pg0 := m.serverCPU(b)
 	var workers []*benchProc
@@ -233,7 +231,6 @@ func (m *workersMap) run(b *testing.B) workersPass {
 	pass.items = workersBenchItems
 	pass.cpu, pass.pgCPU = childrenCPU()-cpu0, m.serverCPU(b)-pg0
 	pass.busy, pass.byRun = m.check(b)
-	b.StartTimer()
 	return pass
 }
 
