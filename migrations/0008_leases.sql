@@ -18,6 +18,11 @@ CREATE TABLE leases (
     PRIMARY KEY (run_id, step_id, item_key)
 );
 
+-- The items a claim may take, in their order: finished items drop out of
+-- the index, so a claim does not read past them.
+CREATE INDEX items_open ON steps (run_id, step_id, item_idx)
+    WHERE item_key <> '' AND status IN ('pending', 'running', 'waiting');
+
 -- Documents of an attempt that another machine may need to continue the
 -- run: the handoff that passed its schema before its checks ran
 -- ('candidate'), and the failed-handoff record ('failed_handoff'). The

@@ -19,7 +19,7 @@ const claimBenchTTL = time.Hour
 
 // BenchmarkClaim measures how fast K claimers at once work through the
 // items of one map step of 2,000 items, each claimer looping as a cadence
-// process does with an item: claim it (Tx.ClaimItem, the measured
+// process does with an item: claim it (Store.ClaimItem, the measured
 // latency), mark it running and then succeeded (two commits under its
 // lease, as an attempt's start and outcome are), and release its lease,
 // until no item is left. No agent runs: what is left is the cost of the
@@ -216,12 +216,12 @@ func claimLoop(ctx context.Context, s *Store, name string) (claimStats, error) {
 	}
 	me := Lease{Owner: name, Host: "bench", PID: 1}
 	for {
-		var l Lease
 		start := time.Now()
-		err := update(WithoutLease(ctx), func(tx *Tx) (err error) {
-			l, _, err = tx.ClaimItem("r", "fix", me, claimBenchTTL)
-			return err
-		})
+		l, _, err := s.ClaimItem(WithoutLease(ctx), "r", "fix", me, claimBenchTTL)
+		var taken *LeaseHeldError
+		if errors.As(err, &taken) {
+			continue // another claimer's item, found held: claim again
+		}
 		if errors.Is(err, ErrNotFound) {
 			return st, nil
 		}

@@ -21,9 +21,11 @@ var (
 	// (SQLITE_CORRUPT): a truncated or overwritten file.
 	ErrCorrupt = errors.New("the state database is damaged")
 
-	// ErrBusy is returned when another connection held the write lock for
-	// longer than the busy timeout.
-	ErrBusy = errors.New("another connection held the write lock past the busy timeout")
+	// ErrBusy is returned when the database stayed busy too long for a
+	// write: on SQLite, another connection held the write lock past the
+	// busy timeout; on PostgreSQL, a row lock was held past lock_timeout,
+	// or the transaction kept conflicting with concurrent ones.
+	ErrBusy = errors.New("the state database is busy")
 
 	// ErrReadOnly is returned by a write attempted inside View or on a store
 	// opened with OpenReadOnly.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Leases let several cadence processes, on several machines, share one
@@ -101,7 +103,7 @@ const (
 	// locked are skipped (see postgresQueries), so processes claiming at
 	// once take different items instead of queueing on one.
 	claimableItemQuery = `SELECT s.item_key FROM steps s
-		WHERE s.run_id = ? AND s.step_id = ? AND s.item_key <> '' AND s.status NOT IN ('succeeded', 'failed')
+		WHERE s.run_id = ? AND s.step_id = ? AND s.item_key <> '' AND s.status IN ('pending', 'running', 'waiting')
 		AND (s.next_retry_at IS NULL OR s.next_retry_at <= ?)
 		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.run_id = s.run_id AND l.step_id = s.step_id
 			AND l.item_key = s.item_key AND l.owner <> '' AND l.expires_at > ?)
@@ -235,12 +237,52 @@ func (t *Tx) ReleaseLease(l Lease) error {
 	return nil
 }
 
-// ClaimItem takes the lease of the first item of map step stepID of run
-// runID that no live lease holds and that is neither finished nor waiting
-// out a backoff, for l.Owner until ttl from now. It returns the lease and
-// the previous holder's (zero if none): an item whose holder's lease
-// expired may still have an attempt running, for the caller to settle.
-// ErrNotFound means there is no such item now.
+// ClaimItem takes, in its own transaction, the lease of the first item of
+// map step stepID of run runID that no live lease holds and that is
+// neither finished nor waiting out a backoff, for l.Owner until ttl from
+// now. It returns the lease and the previous holder's (zero if none): an
+// item whose holder's lease expired may still have an attempt running,
+// for the caller to settle. ErrNotFound means there is no such item now.
+//
+// On PostgreSQL the claim runs at READ COMMITTED, as job queues built on
+// PostgreSQL claim: the item's row lock (FOR UPDATE SKIP LOCKED) keeps
+// two claimers off one item while they run, and each statement reads what
+// was committed before it, so a claimer that gets a row only once another
+// has committed its claim finds that claim's live lease and moves on.
+// Under SERIALIZABLE every claim would read a range of items and leases
+// that each concurrent commit of an item changes, and fail and retry far
+// more often. The lease is all a claim writes; every other write stays
+// SERIALIZABLE.
+func (s *Store) ClaimItem(ctx context.Context, runID, stepID string, l Lease, ttl time.Duration) (got, prev Lease, err error) {
+	if s.readOnly {
+		return Lease{}, Lease{}, fmt.Errorf("claim an item on %s: %w", s.path, ErrReadOnly)
+	}
+	claim := func(tx *Tx) error {
+		// A row that another claimer held while this one looked is
+		// skipped; one whose lease it committed just before is found
+		// held, and the next item is tried.
+		for range 8 {
+			got, prev, err = tx.ClaimItem(runID, stepID, l, ttl)
+			var held *LeaseHeldError
+			if !errors.As(err, &held) {
+				return err
+			}
+		}
+		return err
+	}
+	if s.engine != enginePostgres {
+		err = s.Update(ctx, claim)
+		return got, prev, err
+	}
+	begin := func() (*sqlx.Tx, error) {
+		return s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	}
+	var fs faultState
+	err = s.retryPostgres(ctx, func() (bool, error) { return s.runTx(ctx, false, claim, begin, &fs) })
+	return got, prev, err
+}
+
+// ClaimItem is Store.ClaimItem in a transaction the caller runs.
 func (t *Tx) ClaimItem(runID, stepID string, l Lease, ttl time.Duration) (got, prev Lease, err error) {
 	if err := t.mustWrite("claim an item of step " + stepID); err != nil {
 		return Lease{}, Lease{}, err

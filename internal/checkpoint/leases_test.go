@@ -218,11 +218,7 @@ func TestConcurrentClaimsTakeEachItemOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					var l Lease
-					err := store.Update(context.Background(), func(tx *Tx) (err error) {
-						l, _, err = tx.ClaimItem("r", "fix", owner(fmt.Sprint(c)), time.Hour)
-						return err
-					})
+					l, _, err := store.ClaimItem(context.Background(), "r", "fix", owner(fmt.Sprint(c)), time.Hour)
 					if errors.Is(err, ErrNotFound) {
 						return
 					}

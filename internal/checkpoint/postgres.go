@@ -48,8 +48,9 @@ import (
 const postgresPoolSize = 4
 
 // postgresWriteTries is how many times Update runs a write transaction
-// that keeps failing with serialization failures before giving up.
-const postgresWriteTries = 10
+// that keeps failing with serialization failures before giving up: with
+// the backoff's limit capped at 128 ms, some five seconds of trying.
+const postgresWriteTries = 50
 
 // postgresReconnectFor is how long a transaction that could not reach the
 // server (a restart, a failover, a dropped connection) is tried again
@@ -224,7 +225,7 @@ func pgCode(err error) string {
 // lock_timeout; other errors are returned unchanged.
 func classifyPostgres(err error) error {
 	if pgCode(err) == pgLockNotAvailable && !errors.Is(err, ErrBusy) {
-		return fmt.Errorf("%w: %w", ErrBusy, err)
+		return fmt.Errorf("%w: a row lock was held past lock_timeout: %w", ErrBusy, err)
 	}
 	return err
 }

@@ -398,7 +398,7 @@ func classify(err error) error {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY:
 		if !errors.Is(err, ErrBusy) {
-			return fmt.Errorf("%w: %w", ErrBusy, err)
+			return fmt.Errorf("%w: another connection held the write lock past the busy timeout: %w", ErrBusy, err)
 		}
 	case sqlite3.SQLITE_NOTADB:
 		if !errors.Is(err, ErrNotSQLite) {

@@ -152,6 +152,9 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 			return err
 		}
 		err = p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+			if err := stillRunning(tx, a); err != nil {
+				return err
+			}
 			if err := tx.UpdateAttempt(*a); err != nil {
 				return err
 			}
@@ -168,6 +171,9 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 			s.UpdatedAt = now
 			return tx.UpdateStep(*s)
 		})
+		if errors.Is(err, errSettledElsewhere) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -183,6 +189,9 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		a.Error = "interrupted before the agent started"
 	}
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := stillRunning(tx, a); err != nil {
+			return err
+		}
 		if err := tx.UpdateAttempt(*a); err != nil {
 			return err
 		}
@@ -209,10 +218,31 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		s.UpdatedAt = now
 		return tx.UpdateStep(*s)
 	})
+	if errors.Is(err, errSettledElsewhere) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status, Message: a.Error})
+	return nil
+}
+
+// errSettledElsewhere reports that an attempt read as running had ended
+// by the time it was settled: on a shared database, its process committed
+// its outcome just as its lease expired.
+var errSettledElsewhere = errors.New("the attempt is no longer running")
+
+// stillRunning returns errSettledElsewhere unless attempt a is still
+// running in tx.
+func stillRunning(tx *checkpoint.Tx, a *checkpoint.Attempt) error {
+	cur, err := tx.UnitAttempt(a.Unit(), a.N)
+	if err != nil {
+		return err
+	}
+	if cur.Status != checkpoint.AttemptRunning {
+		return errSettledElsewhere
+	}
 	return nil
 }
 

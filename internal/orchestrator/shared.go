@@ -40,8 +40,10 @@ import (
 // Holders renew at a third of it.
 const DefaultLeaseTTL = 30 * time.Second
 
-// DefaultPoll is how often a process with nothing to claim looks again.
-const DefaultPoll = time.Second
+// DefaultPoll is how often a process with nothing to claim looks again,
+// and how soon the run's process sees that other processes finished the
+// last items of a map step.
+const DefaultPoll = 250 * time.Millisecond
 
 // identity names this process in the leases it takes.
 type identity struct {
@@ -208,11 +210,10 @@ type claimed struct {
 // nil when there is none now.
 func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.Step) (*claimed, error) {
 	var c claimed
-	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
-		c.lease, c.prev, err = tx.ClaimItem(run.ID, ws.ID, p.id.lease(), p.leaseTTL())
-		return err
-	})
-	if errors.Is(err, checkpoint.ErrNotFound) {
+	var err error
+	c.lease, c.prev, err = p.store.ClaimItem(checkpoint.WithoutLease(ctx), run.ID, ws.ID, p.id.lease(), p.leaseTTL())
+	var held *checkpoint.LeaseHeldError
+	if errors.Is(err, checkpoint.ErrNotFound) || errors.As(err, &held) {
 		return nil, nil
 	}
 	if err != nil {

@@ -52,6 +52,10 @@ func Work(ctx context.Context, o WorkOptions) (*Result, error) {
 	return w.loop(ctx)
 }
 
+// maxWorkerFailures is how many items in a row may stop on errors before
+// a worker gives up.
+const maxWorkerFailures = 3
+
 type worker struct {
 	opts  WorkOptions
 	dir   string
@@ -79,6 +83,11 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 	running := 0
 	slots := map[string]*slot{}
 	var firstErr error
+	// failures counts items in a row that ended on an error of the
+	// machine or the database rather than an outcome: one such item is
+	// logged and left to be claimed again (its lease is released), but a
+	// worker that fails every item stops.
+	failures := 0
 	wake := ctx.Done()
 	for {
 		claimedAny := false
@@ -111,8 +120,14 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 		case d := <-finished:
 			d.s.running--
 			running--
-			if d.err != nil && !errors.Is(d.err, errInterrupted) && firstErr == nil {
-				firstErr = d.err
+			switch {
+			case d.err == nil || errors.Is(d.err, errInterrupted):
+				failures = 0
+			case failures+1 < maxWorkerFailures:
+				failures++
+				w.log().Warn("an item stopped on an error; it is left for another claim", "step", d.s.ws.ID, "err", d.err)
+			case firstErr == nil:
+				firstErr = fmt.Errorf("%d items in a row stopped on errors, the last: %w", maxWorkerFailures, d.err)
 			}
 		case <-wake:
 			wake = nil

@@ -11,6 +11,9 @@ CREATE TABLE leases (
     PRIMARY KEY (run_id, step_id, item_key)
 );
 
+CREATE INDEX items_open ON steps (run_id, step_id, item_idx)
+    WHERE item_key <> '' AND status IN ('pending', 'running', 'waiting');
+
 CREATE TABLE attempt_documents (
     run_id   TEXT COLLATE "C" NOT NULL,
     step_id  TEXT COLLATE "C" NOT NULL,
