@@ -29,8 +29,10 @@ var workersBenchItems = func() int {
 
 // BenchmarkWorkers measures items per second end to end with real cadence
 // processes (built without the race detector) on one map step whose exec
-// agent is `echo {}`, the cheapest real agent: each item is one attempt,
-// one supervisor process and one echo, and cadence's commits around them.
+// agent is `echo {}`, the cheapest real agent (each item is one attempt,
+// one supervisor process and one echo, and cadence's commits around them),
+// or a shell that waits 100 ms and then echoes, as a real agent mostly
+// waits for its model (half as many items).
 //
 // On PostgreSQL, one `cadence run` works on the map with 0, 1 or 3
 // `cadence worker` processes (processes=1, 2, 4), each in a checkout of
@@ -55,7 +57,7 @@ var workersBenchItems = func() int {
 // busy-items/s (items over the time from the first attempt's start to the
 // last one's end, without the processes' start and the run's wait for
 // the last items other processes hold, which it notices only at its next
-// poll, up to a second later), run-share (the attempts the run's process
+// poll, up to 250 ms later), run-share (the attempts the run's process
 // ran itself, over the items), cpu-ms/item, pg-cpu-ms/item, and
 // run-stops and worker-stops: how often a process stopped with exit 1
 // (see run).
@@ -67,25 +69,42 @@ func BenchmarkWorkers(b *testing.B) {
 	if err != nil {
 		b.Fatalf("no echo on PATH: %v", err)
 	}
+	// The agents: echo, all CPU and no wait; and one that waits 100 ms
+	// first, as a real agent mostly waits (for its model), where more
+	// processes can add agents at once while the cores are not busy.
+	agents := map[string]struct {
+		command []string
+		items   int
+	}{
+		"echo":      {[]string{echo, "{}"}, workersBenchItems},
+		"wait100ms": {[]string{"/bin/sh", "-c", "sleep 0.1; echo {}"}, workersBenchItems / 2},
+	}
 	cases := []struct {
+		agent     string
 		engine    string
 		processes int
 		parallel  int
 	}{
-		{"sqlite", 1, 2},
-		{"sqlite", 1, 8},
-		{"postgres", 1, 2},
-		{"postgres", 2, 2},
-		{"postgres", 4, 2},
-		{"postgres", 1, 8},
+		{"echo", "sqlite", 1, 2},
+		{"echo", "sqlite", 1, 8},
+		{"echo", "postgres", 1, 2},
+		{"echo", "postgres", 2, 2},
+		{"echo", "postgres", 4, 2},
+		{"echo", "postgres", 1, 8},
+		{"wait100ms", "sqlite", 1, 2},
+		{"wait100ms", "sqlite", 1, 8},
+		{"wait100ms", "postgres", 1, 2},
+		{"wait100ms", "postgres", 2, 2},
+		{"wait100ms", "postgres", 4, 2},
 	}
 	for _, tc := range cases {
-		name := fmt.Sprintf("engine=%s/processes=%d/max_parallel=%d", tc.engine, tc.processes, tc.parallel)
+		name := fmt.Sprintf("agent=%s/engine=%s/processes=%d/max_parallel=%d", tc.agent, tc.engine, tc.processes, tc.parallel)
+		ag := agents[tc.agent]
 		b.Run(name, func(b *testing.B) {
 			var sum workersPass
 			for b.Loop() {
 				b.StopTimer()
-				m := newWorkersMap(b, bin, echo, tc.engine == "postgres", tc.processes, tc.parallel)
+				m := newWorkersMap(b, bin, ag.command, ag.items, tc.engine == "postgres", tc.processes, tc.parallel)
 				sum.add(m.run(b))
 				b.StartTimer()
 			}
@@ -103,10 +122,11 @@ func BenchmarkWorkers(b *testing.B) {
 	}
 }
 
-// workersMap is a map of workersBenchItems items in one checkout per
+// workersMap is a map of items in one checkout per
 // process, on one state database.
 type workersMap struct {
 	bin       string
+	items     int
 	state     string // a postgres:// URL, or "" for each checkout's SQLite file
 	checkouts []string
 	pg        *sql.DB // a connection to state, for the server's figures
@@ -135,16 +155,16 @@ func (s *workersPass) add(o workersPass) {
 }
 
 // newWorkersMap writes a checkout per process of a project whose map step
-// each runs `echo {}` on workersBenchItems items at max_parallel parallel,
-// on a fresh PostgreSQL database when shared.
-func newWorkersMap(b *testing.B, bin, echo string, shared bool, processes, parallel int) *workersMap {
+// each runs command on n items at max_parallel parallel, on a fresh
+// PostgreSQL database when shared.
+func newWorkersMap(b *testing.B, bin string, command []string, n int, shared bool, processes, parallel int) *workersMap {
 	b.Helper()
 	wf := fmt.Sprintf(`version: 1
 name: workersbench
 agents:
   echo:
     preset: exec
-    command: [%q, "{}"]
+    command: %s
     output: text
 steps:
   - id: each
@@ -152,13 +172,13 @@ steps:
     prompt: 'do {{ .Item.Key }}'
     retry: {max_attempts: 3, backoff: fixed, initial: 1s, jitter: none}
     map: {items: {file: items.json}, max_parallel: %d}
-`, echo, parallel)
-	items := make([]string, workersBenchItems)
+`, flowList(command), parallel)
+	items := make([]string, n)
 	for i := range items {
 		items[i] = fmt.Sprintf(`{"n": %d}`, i)
 	}
 	files := map[string]string{".cadence/workflow.yaml": wf, "items.json": "[" + strings.Join(items, ",") + "]"}
-	m := &workersMap{bin: bin}
+	m := &workersMap{bin: bin, items: n}
 	for range processes {
 		dir := b.TempDir()
 		writeFiles(b, dir, files)
@@ -228,7 +248,7 @@ func (m *workersMap) run(b *testing.B) workersPass {
 		}
 	}
 	m.waitConnections(b, 0)
-	pass.items = workersBenchItems
+	pass.items = m.items
 	pass.cpu, pass.pgCPU = childrenCPU()-cpu0, m.serverCPU(b)-pg0
 	pass.busy, pass.byRun = m.check(b)
 	return pass
@@ -291,8 +311,8 @@ func (m *workersMap) check(b *testing.B) (busy time.Duration, byRun int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep.Run.Status != "succeeded" || len(rep.Steps) != 1 || len(rep.Steps[0].Items) != workersBenchItems {
-		b.Fatalf("run %s: %s with %d steps, want succeeded with %d items", rep.Run.ID, rep.Run.Status, len(rep.Steps), workersBenchItems)
+	if rep.Run.Status != "succeeded" || len(rep.Steps) != 1 || len(rep.Steps[0].Items) != m.items {
+		b.Fatalf("run %s: %s with %d steps, want succeeded with %d items", rep.Run.ID, rep.Run.Status, len(rep.Steps), m.items)
 	}
 	var first, last time.Time
 	for _, it := range rep.Steps[0].Items {
@@ -397,3 +417,12 @@ func childrenCPU() time.Duration {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// flowList renders argv as a YAML flow sequence of quoted strings.
+func flowList(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = strconv.Quote(a)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
