@@ -35,6 +35,10 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		{"Attempt", attemptQuery, []any{"r", "s", "k", 1}, ""},
 		{"Step", stepQuery, []any{"r", "s", ""}, ""},
 		{"UpdateStep status", stepStatusQuery, []any{"r", "s", "k"}, ""},
+		// What a worker reads at every poll, and a claim.
+		{"UnfinishedRuns", unfinishedRunsQuery, nil, "runs_unfinished"},
+		{"ClaimItem", claimableItemQuery, []any{"r", "s", "t", "t"}, "items_open"},
+		{"Lease", leaseQuery, []any{"r", "s", "k"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

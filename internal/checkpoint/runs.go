@@ -15,6 +15,11 @@ const (
 	latestUnfinishedRunQuery = `SELECT ` + runColumns + ` FROM runs
 		WHERE status IN ('running', 'interrupted')
 		ORDER BY started_at DESC, id DESC LIMIT 1`
+	// unfinishedRunsQuery is what a worker reads at every poll: it
+	// repeats runs_unfinished too, so the finished history is not read.
+	unfinishedRunsQuery = `SELECT ` + runColumns + ` FROM runs
+		WHERE status IN ('running', 'interrupted')
+		ORDER BY started_at, id`
 )
 
 // The other run queries, named so the store prepares them once.
@@ -94,9 +99,19 @@ func (t *Tx) LatestUnfinishedRun() (*Run, error) {
 
 // Runs returns every run, oldest first.
 func (t *Tx) Runs() ([]Run, error) {
+	return t.runs("runs", runsQuery)
+}
+
+// UnfinishedRuns returns the runs that are running or interrupted, oldest
+// first, without reading the finished ones.
+func (t *Tx) UnfinishedRuns() ([]Run, error) {
+	return t.runs("unfinished runs", unfinishedRunsQuery)
+}
+
+func (t *Tx) runs(what, query string) ([]Run, error) {
 	var rows []runRow
-	if err := t.selectRows(&rows, runsQuery); err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
+	if err := t.selectRows(&rows, query); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	runs := make([]Run, len(rows))
 	for i, r := range rows {

@@ -163,7 +163,7 @@ func (w *worker) poll() time.Duration {
 func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot, error) {
 	var runs []checkpoint.Run
 	if err := w.store.View(ctx, func(tx *checkpoint.Tx) error {
-		all, err := tx.Runs()
+		all, err := tx.UnfinishedRuns()
 		for _, r := range all {
 			if r.Status == checkpoint.RunRunning {
 				runs = append(runs, r)
