@@ -37,6 +37,11 @@ type Lease struct {
 	ExpiresAt time.Time
 }
 
+// HeldAt reports whether the lease has a holder at now (by the
+// database's clock, Tx.Now): one that has neither released it nor let it
+// expire.
+func (l Lease) HeldAt(now time.Time) bool { return l.Owner != "" && l.ExpiresAt.After(now) }
+
 // Unit returns the run's unit for a run lease, or the item's.
 func (l Lease) Unit() Unit { return Unit{RunID: l.RunID, StepID: l.StepID, Item: l.ItemKey} }
 
@@ -137,6 +142,23 @@ func (t *Tx) LeaseOf(runID, stepID, itemKey string) (*Lease, error) {
 	return &l, nil
 }
 
+// LiveLease returns the lease named by runID, stepID and itemKey if a
+// holder has it now, or nil.
+func (t *Tx) LiveLease(runID, stepID, itemKey string) (*Lease, error) {
+	l, err := t.LeaseOf(runID, stepID, itemKey)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	now, err := t.Now()
+	if err != nil || !l.HeldAt(now) {
+		return nil, err
+	}
+	return l, nil
+}
+
 // AcquireLease takes the lease named by l's RunID, StepID and ItemKey for
 // l.Owner (with l.Host and l.PID) until ttl from now, with the next epoch,
 // and returns it with the previous holder (zero if there was none). A
@@ -159,8 +181,7 @@ func (t *Tx) AcquireLease(l Lease, ttl time.Duration, gone func(holder Lease) bo
 		return Lease{}, Lease{}, fmt.Errorf("take %s: %w", what, err)
 	default:
 		prev = *cur
-		live := cur.Owner != "" && cur.ExpiresAt.After(now)
-		if live && cur.Owner != l.Owner && (gone == nil || !gone(*cur)) {
+		if cur.HeldAt(now) && cur.Owner != l.Owner && (gone == nil || !gone(*cur)) {
 			return Lease{}, Lease{}, &LeaseHeldError{Holder: *cur}
 		}
 		l.Epoch = cur.Epoch

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -194,18 +193,10 @@ func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
 		return false, err
 	}
 	defer store.Close()
-	held := false
-	err = store.View(ctx, func(tx *checkpoint.Tx) error {
-		l, err := tx.LeaseOf(runID, "", "")
-		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		now, err := tx.Now()
-		held = l.Owner != "" && l.ExpiresAt.After(now)
+	var l *checkpoint.Lease
+	err = store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		l, err = tx.LiveLease(runID, "", "")
 		return err
 	})
-	return held, err
+	return l != nil, err
 }

@@ -390,18 +390,11 @@ func (p *project) openItems(ctx context.Context, runID, stepID string) (int, err
 // heldByOther returns a *checkpoint.LeaseHeldError when a live process
 // other than this one holds run runID.
 func (p *project) heldByOther(tx *checkpoint.Tx, runID string) error {
-	l, err := tx.LeaseOf(runID, "", "")
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil
-	}
+	l, err := tx.LiveLease(runID, "", "")
 	if err != nil {
 		return err
 	}
-	now, err := tx.Now()
-	if err != nil {
-		return err
-	}
-	if l.Owner != "" && l.Owner != p.id.owner && l.ExpiresAt.After(now) && !p.id.gone(*l) {
+	if l != nil && l.Owner != p.id.owner && !p.id.gone(*l) {
 		return &checkpoint.LeaseHeldError{Holder: *l}
 	}
 	return nil
