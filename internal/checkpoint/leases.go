@@ -113,6 +113,10 @@ const (
 		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.run_id = s.run_id AND l.step_id = s.step_id
 			AND l.item_key = s.item_key AND l.owner <> '' AND l.expires_at > ?)
 		ORDER BY s.item_idx LIMIT 1`
+	// openItemsQuery counts what claimableItemQuery chooses from, over
+	// the same index.
+	openItemsQuery = `SELECT COUNT(*) FROM steps s
+		WHERE s.run_id = ? AND s.step_id = ? AND s.item_key <> '' AND s.status IN ('pending', 'running', 'waiting')`
 	postgresNowQuery = `SELECT clock_timestamp()`
 )
 
@@ -140,6 +144,16 @@ func (t *Tx) LeaseOf(runID, stepID, itemKey string) (*Lease, error) {
 	}
 	l := r.lease()
 	return &l, nil
+}
+
+// OpenItems counts the items of map step stepID of run runID that have not
+// ended (pending, running or waiting), without reading them.
+func (t *Tx) OpenItems(runID, stepID string) (int, error) {
+	var n int
+	if err := t.getRow(&n, openItemsQuery, runID, stepID); err != nil {
+		return 0, fmt.Errorf("count the open items of step %s/%s: %w", runID, stepID, err)
+	}
+	return n, nil
 }
 
 // LiveLease returns the lease named by runID, stepID and itemKey if a

@@ -173,6 +173,14 @@ func TestClaimItemSkipsUnclaimable(t *testing.T) {
 			}
 			return nil
 		})
+		// Every item but k2 (succeeded) is open, claimable now or not.
+		view(t, s, func(tx *Tx) error {
+			n, err := tx.OpenItems("r", "fix")
+			if err == nil && n != 4 {
+				t.Errorf("%d open items, want 4 (k1, k3, k4, k5)", n)
+			}
+			return err
+		})
 		// k1 is running but unleased (its holder is gone): claimable.
 		var got []string
 		for range 3 {

@@ -38,6 +38,7 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		// What a worker reads at every poll, and a claim.
 		{"UnfinishedRuns", unfinishedRunsQuery, nil, "runs_unfinished"},
 		{"ClaimItem", claimableItemQuery, []any{"r", "s", "t", "t"}, "items_open"},
+		{"OpenItems", openItemsQuery, []any{"r", "s"}, "items_open"},
 		{"Lease", leaseQuery, []any{"r", "s", "k"}, ""},
 	}
 	for _, tt := range tests {

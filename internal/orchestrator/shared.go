@@ -375,15 +375,15 @@ func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *w
 	return firstErr
 }
 
-// openItems counts the items of a step that have not ended.
+// openItems counts the items of a step that have not ended: read at every
+// poll while other processes hold the last items, so it counts through an
+// index instead of reading the items.
 func (p *project) openItems(ctx context.Context, runID, stepID string) (int, error) {
-	states, err := p.itemStates(ctx, runID, stepID)
-	n := 0
-	for _, s := range states {
-		if s != checkpoint.StepSucceeded && s != checkpoint.StepFailed {
-			n++
-		}
-	}
+	var n int
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		n, err = tx.OpenItems(runID, stepID)
+		return err
+	})
 	return n, err
 }
 
