@@ -5,9 +5,14 @@ FUZZTIME ?= 3000x
 AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0
 AGENTS_DIR ?= $(CURDIR)/.cache/agents
 
-.PHONY: test vet unit e2e agents fuzz-smoke browser bench demo
+.PHONY: test deps vet unit e2e agents fuzz-smoke browser bench demo
 
-test: vet unit e2e fuzz-smoke browser
+test: deps vet unit e2e fuzz-smoke browser
+
+# What a fresh machine lacks for the tests (Node.js and npm, Chromium and
+# chromedriver, the PostgreSQL server), installed with apt-get when missing.
+deps:
+	@./scripts/test-deps
 
 vet:
 	@test -z "$$(gofmt -l cmd internal migrations)" || { echo "gofmt needed:"; gofmt -l cmd internal migrations; exit 1; }
