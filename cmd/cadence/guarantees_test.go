@@ -579,3 +579,49 @@ func checkLedger(t *testing.T, p *project) map[string]int {
 	}
 	return out
 }
+
+// TestG5OperatorStopIsNotCounted stops cadence with Ctrl-C (and SIGTERM)
+// while the only attempt a step allows runs: the attempt is recorded as
+// interrupted but not counted, so `cadence resume` runs the step again,
+// continuing the agent's session, and the run succeeds.
+func TestG5OperatorStopIsNotCounted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := newProject(t, simWorkflow(`{max_attempts: 1}`, `
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one:
+    - {hang: true}
+    - answer: '{"ok": true}'
+`})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := p.command(ctx, nil, "run")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+			_ = cmd.Process.Signal(sig)
+			p.finish(cmd, cmd.Wait(), out.String(), errb.String()).exits(t, 3)
+
+			s := step(p.inspect(), "one")
+			if s.AttemptsUsed != 0 || len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" || !s.Attempts[0].Uncounted {
+				t.Fatalf("after %v: used %d, attempts %+v; want one interrupted attempt that is not counted", sig, s.AttemptsUsed, s.Attempts)
+			}
+
+			r := p.cadence(nil, "resume")
+			r.exits(t, 0)
+			s = step(p.inspect(), "one")
+			if s.Status != "succeeded" || s.AttemptsUsed != 1 || len(s.Attempts) != 2 {
+				t.Fatalf("after resume: status %s, used %d, attempts %+v", s.Status, s.AttemptsUsed, s.Attempts)
+			}
+			runs := p.executions("one")
+			if len(runs) != 2 || runs[1].SessionID != runs[0].SessionID || !runs[1].Resume || s.Attempts[1].Kind != "followup" {
+				t.Fatalf("the second attempt did not continue the first one's session: executions %+v, attempt %+v", runs, s.Attempts[1])
+			}
+		})
+	}
+}

@@ -421,7 +421,8 @@ func TestSharedRunIsHeldByALease(t *testing.T) {
 }
 
 // SIGTERM stops a worker cleanly: its items' agents are stopped, their
-// attempts recorded as interrupted (and counted), their leases released,
+// attempts recorded as interrupted (not counted: stopping a worker is not
+// the agent's failure, G5), their leases released,
 // and it exits 3; another process takes the items at once, without
 // waiting for leases that would last ten minutes.
 func TestWorkerStopsCleanlyOnSIGTERM(t *testing.T) {
@@ -444,8 +445,8 @@ func TestWorkerStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	run.wait(t).exits(t, 0)
 	got := s.checkExact(4)
-	if a := got[key].Attempts; len(a) != 2 || a[0].Status != "interrupted" {
-		t.Errorf("item %s of the stopped worker: %+v, want attempt 1 interrupted, then 2", key, a)
+	if a := got[key].Attempts; len(a) != 2 || a[0].Status != "interrupted" || !a[0].Uncounted {
+		t.Errorf("item %s of the stopped worker: %+v, want attempt 1 interrupted and not counted, then 2", key, a)
 	}
 }
 

@@ -566,9 +566,15 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	}
 
 	if j.class == handoff.ClassInterrupted {
+		// cadence stopped the attempt itself, on the operator's SIGINT or
+		// SIGTERM: that is not the agent's failure, so it does not use up
+		// one of max_attempts (G5). An attempt found running after a crash
+		// is settled, and counted, by settle instead.
 		a.Status = checkpoint.AttemptInterrupted
 		a.Class = string(j.class)
 		a.Error = j.diag.Summary()
+		a.Uncounted = true
+		n--
 		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 			return p.finishAttempt(tx, t, cfg, j.class, now, time.Time{}, func(s *checkpoint.Step) {
 				s.Status = checkpoint.StepPending
@@ -578,7 +584,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of %s: %w", a.N, unitLabel(t.unit()), err)
 		}
 		p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
-			Status: a.Status, Class: a.Class, Elapsed: elapsed})
+			Status: a.Status, Class: a.Class, Elapsed: elapsed, Uncounted: true})
 		return stepOutcome{}, errInterrupted
 	}
 
