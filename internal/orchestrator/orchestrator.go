@@ -349,6 +349,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: "workflow_changed_allowed", Detail: detail}); err != nil {
 				return err
 			}
+			if err := p.applyChangedWorkflow(tx, r, now); err != nil {
+				return err
+			}
 			r.WorkflowSHA256, r.WorkflowYAML = p.wf.SHA256, p.wf.Raw
 		}
 		if o.BudgetUSD > 0 {
@@ -378,14 +381,12 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err := tx.UpdateRun(*r); err != nil {
 			return err
 		}
-		if err := p.addNewSteps(tx, r.ID, now); err != nil {
-			return err
-		}
 		run = r
 		return nil
 	}); err != nil {
 		var held *checkpoint.LeaseHeldError
-		if errors.As(err, &held) {
+		var ue *UsageError
+		if errors.As(err, &held) || errors.As(err, &ue) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("reopen run %s: %w", run.ID, err)
@@ -441,26 +442,6 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		}
 		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "step_reopened", Detail: detail}); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// addNewSteps inserts rows for steps that a changed workflow added.
-func (p *project) addNewSteps(tx *checkpoint.Tx, runID string, now time.Time) error {
-	rows, err := tx.Steps(runID)
-	if err != nil {
-		return err
-	}
-	have := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		have[r.ID] = true
-	}
-	for _, s := range p.wf.Steps {
-		if !have[s.ID] {
-			if err := tx.InsertStep(newStepRow(runID, s, now)); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
