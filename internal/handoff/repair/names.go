@@ -25,6 +25,14 @@ const (
 	EscapedQuotes     = "escaped_quotes"      // {\"a\": 1}: JSON cut out of a string literal, without its outer quotes
 	InnerQuotes       = "inner_quotes"        // "a 12" pipe": a '"' inside a string that was not escaped
 	InvalidEscapes    = "invalid_escapes"     // "D:\data", "\d+": a backslash that starts no escape is kept as a backslash
+	UnquotedValue     = "unquoted_value"      // {"name": John}, [0789], /re/: a bare value that is no JSON literal became a string, to the next delimiter or line end
+	MissingQuote      = "missing_quote"       // {"a": "b, "c": 1} and {"a": b"}: a string missing its end or start quote
+	Concatenation     = "concatenation"       // "a" + "b": the parts of a string concatenation were joined
+	MissingValue      = "missing_value"       // {"a": } and {"a": ,}: a member with no value got null
+	LeadingComma      = "leading_comma"       // [,1] and {,"a":1}: a comma before the first member was dropped
+	RedundantCloser   = "redundant_closer"    // [{"a":1}}, ...]: a closer with nothing to close, followed by more members, was dropped
+	SpecialWhitespace = "special_whitespace"  // a no-break, ideographic or zero-width space between tokens
+	FunctionWrapper   = "function_wrapper"    // ObjectId("1"), NumberLong(2), callback({...}): a call around a value was removed
 )
 
 // repairID indexes names; the order here is irrelevant to the output order.
@@ -53,6 +61,14 @@ const (
 	idEscapedQuotes
 	idInnerQuotes
 	idInvalidEscapes
+	idUnquotedValue
+	idMissingQuote
+	idConcatenation
+	idMissingValue
+	idLeadingComma
+	idRedundantCloser
+	idSpecialWhitespace
+	idFunctionWrapper
 	numRepairs
 )
 
@@ -61,12 +77,14 @@ var names = [numRepairs]string{
 	UnquotedKeys, TrailingComma, MissingComma, NonFinite, ControlChars,
 	NumberFormat, StringEncodedJSON, Concatenated, Truncated, MissingColon,
 	Ellipsis, MismatchedCloser, EscapedQuotes, InnerQuotes, InvalidEscapes,
+	UnquotedValue, MissingQuote, Concatenation, MissingValue, LeadingComma,
+	RedundantCloser, SpecialWhitespace, FunctionWrapper,
 }
 
 // repairSet records repairs once each, in order of first application.
 // It is a value type small enough to copy with a candidate.
 type repairSet struct {
-	seen  uint32
+	seen  uint64
 	n     uint8
 	order [numRepairs]repairID
 }

@@ -89,8 +89,10 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		return i
 	}
 	j := skipWS(s.in, p.pos)
-	cutString := p.truncated && p.out[0] == '"'
-	if cutString || j < len(s.in) && !(fence != fenceNone && hasFence(s.in, j)) {
+	if j < len(s.in) && s.in[j] == ';' && p.reps.has(idFunctionWrapper) {
+		j = skipWS(s.in, j+1) // callback(2);
+	}
+	if p.bareTop || j < len(s.in) && !(fence != fenceNone && hasFence(s.in, j)) {
 		return i
 	}
 	kind := byte(0)
@@ -98,7 +100,7 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		kind = '"'
 	}
 	s.found++
-	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence})
+	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence, start: i, end: p.pos})
 	return p.pos
 }
 
@@ -114,7 +116,7 @@ func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	err := p.parse()
 	if err == nil {
 		s.found++
-		s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: s.in[i], fence: fence})
+		s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: s.in[i], fence: fence, start: i, end: p.pos})
 		return p.pos, nil
 	}
 	if err.fatal {
@@ -156,4 +158,32 @@ func skipBrackets(in []byte, i, depth int) int {
 		}
 	}
 	return len(in)
+}
+
+// listGap reports whether gap, the text between two top-level values (or
+// before the first or after the last), holds nothing but whitespace,
+// commas and comments; sep reports whether it also separates: a line
+// break or a comma.
+func listGap(gap []byte) (ok, sep bool) {
+	for i := 0; i < len(gap); i++ {
+		switch c := gap[i]; {
+		case c == '\n' || c == ',':
+			sep = true
+		case isSpace(c):
+		case c == '/' && i+1 < len(gap) && gap[i+1] == '/':
+			for i < len(gap) && gap[i] != '\n' {
+				i++
+			}
+			sep = true
+		case c == '/' && i+1 < len(gap) && gap[i+1] == '*':
+			end := bytes.Index(gap[i+2:], []byte("*/"))
+			if end < 0 {
+				return false, sep
+			}
+			i += end + 3
+		default:
+			return false, sep
+		}
+	}
+	return true, sep
 }

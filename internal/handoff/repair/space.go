@@ -30,6 +30,13 @@ func (p *parser) skipSpace() {
 			default:
 				return
 			}
+		case 0xC2, 0xE1, 0xE2, 0xE3, 0xEF:
+			n := specialSpaceAt(in, p.pos)
+			if n == 0 {
+				return
+			}
+			p.reps.add(idSpecialWhitespace)
+			p.pos += n
 		case '\\':
 			// In escaped mode, the literal's escaped whitespace.
 			if !p.esc || p.pos+1 >= len(in) || in[p.pos+1] != 'n' && in[p.pos+1] != 't' && in[p.pos+1] != 'r' {
@@ -40,6 +47,29 @@ func (p *parser) skipSpace() {
 			return
 		}
 	}
+}
+
+// specialSpaceAt returns the length of a Unicode space at in[i] that
+// agents and editors put between tokens: U+00A0, U+180E, U+2000 to U+200B,
+// U+202F, U+205F, U+3000 and a byte order mark; 0 when there is none.
+// Between tokens it is whitespace; inside strings it is kept.
+func specialSpaceAt(in []byte, i int) int {
+	if i+1 < len(in) && in[i] == 0xC2 && in[i+1] == 0xA0 {
+		return 2
+	}
+	if i+2 >= len(in) {
+		return 0
+	}
+	a, b, c := in[i], in[i+1], in[i+2]
+	switch {
+	case a == 0xE2 && b == 0x80 && (c >= 0x80 && c <= 0x8B || c == 0xAF),
+		a == 0xE2 && b == 0x81 && c == 0x9F,
+		a == 0xE3 && b == 0x80 && c == 0x80,
+		a == 0xEF && b == 0xBB && c == 0xBF,
+		a == 0xE1 && b == 0xA0 && c == 0x8E:
+		return 3
+	}
+	return 0
 }
 
 // skipWS returns the first position at or after i that is not JSON

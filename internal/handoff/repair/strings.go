@@ -1,5 +1,7 @@
 package repair
 
+import "bytes"
+
 // quoteKind is the delimiter that opened a string.
 type quoteKind uint8
 
@@ -55,6 +57,7 @@ func init() {
 // is read at most twice, so the parse stays linear.
 func (p *parser) dqString(key bool) *parseError {
 	in := p.in
+	start, outStart, repsStart := p.pos, len(p.out), p.reps
 	i := p.pos + 1
 	p.out = append(p.out, '"')
 	g := innerGuess{at: -1}
@@ -65,6 +68,11 @@ func (p *parser) dqString(key bool) *parseError {
 		}
 		p.out = append(p.out, in[i:j]...)
 		if j >= len(in) {
+			if g.at < 0 && !key {
+				if d := p.missingEndQuote(start); d >= 0 {
+					return p.endStringAt(start, d, outStart, repsStart)
+				}
+			}
 			return p.cutString(g)
 		}
 		switch c := in[j]; c {
@@ -73,6 +81,14 @@ func (p *parser) dqString(key bool) *parseError {
 				p.out = append(p.out, '"')
 				p.pos = j + 1
 				return nil
+			}
+			if g.at < 0 {
+				if b := delimiterBefore(in, start+1, j); b >= 0 {
+					// ["a,"b"] and "a +\n "b": the quote opens the next
+					// string; this one lacks its end quote before the ','
+					// or '+'.
+					return p.endStringAt(start, b, outStart, repsStart)
+				}
 			}
 			if g.at < 0 {
 				g = innerGuess{at: j, out: len(p.out), reps: p.reps}
@@ -91,6 +107,96 @@ func (p *parser) dqString(key bool) *parseError {
 			i = j + 1
 		}
 	}
+}
+
+// delimiterBefore returns the index of a ',' or '+' that comes last before
+// in[j] in in[from:j], past spaces, line breaks and a block comment, or -1.
+func delimiterBefore(in []byte, from, j int) int {
+	k := j - 1
+	for {
+		for k >= from && isSpace(in[k]) {
+			k--
+		}
+		if k-1 >= from && in[k] == '/' && in[k-1] == '*' {
+			open := bytes.LastIndex(in[from:k-1], []byte("/*"))
+			if open < 0 {
+				return -1
+			}
+			k = from + open - 1
+			continue
+		}
+		break
+	}
+	if k >= from && (in[k] == ',' || in[k] == '+') {
+		return k
+	}
+	return -1
+}
+
+// missingEndQuote returns where a string value that starts at in[start]
+// and runs to the end of input ends when its end quote is missing rather
+// than the input cut off: that is so when the input ends in a closer of an
+// open container (["abc], {"a":"b}). The string then ends at the first ','
+// , closer or line break; -1 when the input does not end so.
+func (p *parser) missingEndQuote(start int) int {
+	in := p.in
+	e := len(in) - 1
+	for e > start && isSpace(in[e]) {
+		e--
+	}
+	if len(p.stack) == 0 || e <= start || in[e] != '}' && in[e] != ']' {
+		return -1
+	}
+	for i := start + 1; i <= e; i++ {
+		switch in[i] {
+		case ',', '}', ']', '\n', '\r':
+			return i
+		}
+	}
+	return -1
+}
+
+// endStringAt rewrites the string that starts at in[start] as ending just
+// before in[end], trailing spaces dropped: its end quote is missing.
+func (p *parser) endStringAt(start, end, outStart int, reps repairSet) *parseError {
+	p.out, p.reps = p.out[:outStart], reps
+	p.reps.add(idMissingQuote)
+	e := trimEnd(p.in, start+1, end)
+	if e-2 > start && p.in[e-1] == '+' && isSpace(p.in[e-2]) {
+		e = trimEnd(p.in, start+1, e-1) // "hello +]: a '+' with nothing after it
+	}
+	p.out = append(p.out, '"')
+	for i := start + 1; i < e; {
+		if p.in[i] == '\\' && i+1 < e {
+			i = p.escape(i, false)
+			continue
+		}
+		p.copyRaw(i, i+1)
+		i++
+	}
+	p.out = append(p.out, '"')
+	p.pos = end
+	return nil
+}
+
+// trimEnd returns the end of in[from:end] without trailing spaces, line
+// breaks and block comments.
+func trimEnd(in []byte, from, end int) int {
+	for end > from {
+		switch {
+		case isSpace(in[end-1]):
+			end--
+		case end-2 >= from && in[end-1] == '/' && in[end-2] == '*':
+			open := bytes.LastIndex(in[from:end-2], []byte("/*"))
+			if open < 0 {
+				return end
+			}
+			end = from + open
+		default:
+			return end
+		}
+	}
+	return end
 }
 
 // innerGuess remembers the first quote of a string taken for an inner
@@ -145,6 +251,8 @@ func (p *parser) quoteCloses(j int) bool {
 	switch c := in[k]; {
 	case c == ',' || c == '}' || c == ']' || c == ':' || c == '\n' || c == '\r' || c == '\'' || c == '`':
 		return true
+	case c == '+':
+		return concatFollows(in, k)
 	case c == '"':
 		// Two quotes in a row before the end of the value ("he said
 		// "hi"", ...): the first one is inside.
@@ -159,6 +267,27 @@ func (p *parser) quoteCloses(j int) bool {
 		return unquotedMemberAt(in, k)
 	}
 	return elementAt(in, k)
+}
+
+// concatFollows reports whether in[k], a '+', joins the string before it
+// to another: after spaces, line breaks and block comments a quote
+// follows.
+func concatFollows(in []byte, k int) bool {
+	for k++; k < len(in); {
+		switch {
+		case isSpace(in[k]):
+			k++
+		case in[k] == '/' && k+1 < len(in) && in[k+1] == '*':
+			end := bytes.Index(in[k+2:], []byte("*/"))
+			if end < 0 {
+				return false
+			}
+			k += end + 4
+		default:
+			return isStringStart(in, k)
+		}
+	}
+	return false
 }
 
 // endsValue reports whether, after spaces, in[i] is the end of input or a
@@ -301,6 +430,8 @@ func closesString(in []byte, i int) bool {
 			continue
 		case '\n', '\r', ',', ':', '}', ']', '\'', '"', '`', '/':
 			return true
+		case '+':
+			return concatFollows(in, i)
 		case 0xE2:
 			return smartOpen(in, i) != quoteNone || i+2 < len(in) && in[i+1] == 0x80 && in[i+2] == rightSingle
 		}
@@ -332,6 +463,13 @@ func (p *parser) escape(j int, alt bool) int {
 	switch e := in[j+1]; e {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		p.out = append(p.out, '\\', e)
+		return j + 2
+	case '\n':
+		// A backslash at the end of a line continues the string on the
+		// next (JavaScript, Python): the line break is kept, the
+		// backslash was only there to allow it.
+		p.reps.add(idInvalidEscapes)
+		p.out = append(p.out, '\\', 'n')
 		return j + 2
 	case '\'':
 		if !alt {
