@@ -190,7 +190,7 @@ var repairCases = []repairCase{
 	{"cut after minus", `[-`, `[-0]`, "truncated", true},
 	{"cut mid key", `{"a": 1, "ke`, `{"a":1}`, "truncated", true},
 	{"cut mid unquoted key", `{"a": 1, ke`, `{"a":1}`, "unquoted_keys truncated", true},
-	{"cut after key", `{"a": 1, "b"`, `{"a":1}`, "truncated", true},
+	{"cut after key", `{"a": 1, "b"`, `{"a":1,"b":null}`, "missing_value truncated", true},
 	{"cut after colon", `{"a": 1, "b":`, `{"a":1,"b":null}`, "missing_value truncated", true},
 	{"cut after first colon", `{"a":`, `{"a":null}`, "missing_value truncated", true},
 	{"cut after comma", `{"a": 1,`, `{"a":1}`, "truncated", true},

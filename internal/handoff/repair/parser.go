@@ -56,6 +56,9 @@ type parser struct {
 	esc       bool // the value's quotes are escaped (\"a\"): see escString
 	bareTop   bool // the value is a bare top-level text with spaces: prose, unless a container holds it
 	keyEnd    int  // p.pos after the current key
+	virtual   bool // the outermost '[' is not in the input: a list of top-level scalars
+	inCall    bool // the value is inside a call: a ')' may end a string
+	keyCut    bool // the current key was cut off by the end of input
 	bare      bool // a bare value was quoted (unquoted_value)
 	evidence  bool // a token only JSON has was read: a quoted string, a number, a literal, a key and its ':'
 }
@@ -78,6 +81,9 @@ func (p *parser) reset(pos int, out []byte) {
 	p.keyEnd = 0
 	p.bare = false
 	p.evidence = false
+	p.inCall = false
+	p.keyCut = false
+	p.virtual = false
 }
 
 // fail records the failure of the current value; the returned error stays
@@ -135,12 +141,12 @@ func (p *parser) parse() *parseError {
 }
 
 // checkEvidence refuses a container, starting at in[start], that holds
-// bare values and nothing that only JSON has: no quoted string, number,
+// one bare value and nothing that only JSON has: no quoted string, number,
 // literal or key followed by ':'. Such brackets are prose ("[INFO]",
-// "{see below}", a "- [x]" checkbox), and scanning goes on after the
-// opening bracket.
+// "[see below]", a "- [x]" checkbox), and scanning goes on after the
+// opening bracket. Two members or more ([a, b]) are a list.
 func (p *parser) checkEvidence(start int) *parseError {
-	if !p.bare || p.evidence || start >= len(p.in) || p.in[start] != '{' && p.in[start] != '[' {
+	if !p.bare || p.evidence || p.members >= 2 || start >= len(p.in) || p.in[start] != '{' && p.in[start] != '[' {
 		return nil
 	}
 	p.members = 0
@@ -298,15 +304,15 @@ func (p *parser) key(c byte) (state, *parseError) {
 		}
 	case c == '\'':
 		p.reps.add(idSingleQuotes)
-		return stColon, p.altString(quoteSingle)
+		return p.keyDone(p.altString(quoteSingle))
 	case c == 0xE2 && smartOpen(p.in, p.pos) != quoteNone:
 		p.reps.add(idSmartQuotes)
-		return stColon, p.altString(smartOpen(p.in, p.pos))
+		return p.keyDone(p.altString(smartOpen(p.in, p.pos)))
 	case c == '\\' && p.escQuoteAt(p.pos):
-		return stColon, p.escString()
+		return p.keyDone(p.escString())
 	case c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '{' && p.escapedStart():
 		p.reps.add(idEscapedQuotes)
-		return stColon, p.escString()
+		return p.keyDone(p.escString())
 	case isKeyByte(c):
 		p.keyQuoted = false
 		p.reps.add(idUnquotedKeys)
@@ -326,8 +332,15 @@ func (p *parser) key(c byte) (state, *parseError) {
 	default:
 		return stKey, p.fail(p.pos, "expected an object key, found %q", p.runeAt(p.pos))
 	}
+	return p.keyDone(nil)
+}
+
+// keyDone notes where the key just read ends and whether the end of input
+// cut it off.
+func (p *parser) keyDone(err *parseError) (state, *parseError) {
 	p.keyEnd = p.pos
-	return stColon, nil
+	p.keyCut = p.truncated || !p.keyQuoted && p.pos >= len(p.in)
+	return stColon, err
 }
 
 // colon handles a byte where the ':' after a key is expected. A quoted key
@@ -528,9 +541,17 @@ func (p *parser) closeAtEnd(st state) *parseError {
 		}
 		return p.fail(p.pos, "expected a value, found end of input")
 	}
+	if p.virtual && len(p.stack) == 1 && (st == stNext || st == stValue && p.comma) {
+		if p.comma {
+			p.reps.add(idTrailingComma)
+		}
+		p.out = append(p.out, ']')
+		p.stack = p.stack[:0]
+		return nil
+	}
 	top := p.stack[len(p.stack)-1]
 	switch {
-	case st == stColon && p.keyEnd < len(p.in) && !p.truncated:
+	case st == stColon && !p.keyCut:
 		// {"a": 1, "b": the key is whole, its value is missing.
 		p.reps.add(idMissingValue)
 		p.out = append(p.out, ":null"...)

@@ -189,7 +189,10 @@ func (p *parser) wrapper(i int) *parseError {
 	if c := p.in[p.pos]; c == '{' || c == '[' || c == ')' {
 		return p.fail(p.pos, "expected a value inside a call, found %q", p.runeAt(p.pos))
 	}
-	if err := p.scalar(p.in[p.pos]); err != nil {
+	p.inCall = true
+	err := p.scalar(p.in[p.pos])
+	p.inCall = false
+	if err != nil {
 		return err
 	}
 	p.skipSpace()

@@ -80,6 +80,11 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 	p := &s.p
 	p.reset(i, s.fresh(i))
 	p.stopFence = fence != fenceNone
+	if i+1 < len(s.in) && s.in[i] == '\\' && s.in[i+1] == '"' {
+		// \"hello\": a string cut out of a string literal.
+		p.esc = true
+		p.reps.add(idEscapedQuotes)
+	}
 	if err := p.parse(); err != nil {
 		// A bare word or number that fails is prose; a string that fails
 		// (a bad escape) is broken JSON worth reporting.
@@ -88,11 +93,23 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		}
 		return i
 	}
-	j := skipWS(s.in, p.pos)
-	if j < len(s.in) && s.in[j] == ';' && p.reps.has(idFunctionWrapper) {
-		j = skipWS(s.in, j+1) // callback(2);
+	end := len(s.in)
+	if fence != fenceNone {
+		if f := bytes.Index(s.in[p.pos:], []byte("```")); f >= 0 {
+			end = p.pos + f
+		}
 	}
-	if p.bareTop || j < len(s.in) && !(fence != fenceNone && hasFence(s.in, j)) {
+	j := skipWS(s.in, p.pos)
+	switch {
+	case j < end && s.in[j] == ';' && p.reps.has(idFunctionWrapper):
+		j = skipWS(s.in, j+1) // callback(2);
+	case j < end && s.in[j] == ',' && skipWS(s.in, j+1) >= end:
+		p.reps.add(idTrailingComma) // 4,
+		j = skipWS(s.in, j+1)
+	case j < end && !p.bareTop && (s.in[j] == ',' || bytes.IndexByte(s.in[p.pos:j], '\n') >= 0):
+		return s.tryList(i, end, fence)
+	}
+	if p.bareTop || j < end {
 		return i
 	}
 	kind := byte(0)
@@ -101,6 +118,27 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 	}
 	s.found++
 	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence, start: i, end: p.pos})
+	return p.pos
+}
+
+// tryList accepts the scalars at i, separated by commas or line breaks
+// up to end (1,2,3 or one number a line), as one array when they are all
+// JSON scalars: bare words stay prose.
+func (s *scanner) tryList(i, end int, fence fenceKind) int {
+	p := &s.p
+	p.reset(i, s.fresh(i))
+	p.stopFence = fence != fenceNone
+	p.out = append(p.out, '[')
+	p.stack = append(p.stack, '[')
+	p.virtual = true
+	err := p.parse()
+	p.virtual = false
+	if err != nil || p.bare || p.truncated || p.members < 2 || skipWS(s.in, p.pos) < end {
+		return i
+	}
+	p.reps.add(idConcatenated)
+	s.found++
+	s.emit(&candidate{json: p.out, reps: p.reps, kind: '[', fence: fence, start: i, end: p.pos})
 	return p.pos
 }
 

@@ -239,7 +239,7 @@ func (p *parser) quoteCloses(j int) bool {
 			return true
 		}
 	}
-	if p.esc {
+	if p.esc || p.inCall && k < len(in) && in[k] == ')' {
 		return true
 	}
 	for k < len(in) && (in[k] == ' ' || in[k] == '\t') {
