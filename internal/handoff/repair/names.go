@@ -33,6 +33,7 @@ const (
 	RedundantCloser   = "redundant_closer"    // [{"a":1}}, ...]: a closer with nothing to close, followed by more members, was dropped
 	SpecialWhitespace = "special_whitespace"  // a no-break, ideographic or zero-width space between tokens
 	FunctionWrapper   = "function_wrapper"    // ObjectId("1"), NumberLong(2), callback({...}): a call around a value was removed
+	BacktickQuotes    = "backtick_quotes"     // `text` (or `text´) used as string quotes
 )
 
 // repairID indexes names; the order here is irrelevant to the output order.
@@ -69,6 +70,7 @@ const (
 	idRedundantCloser
 	idSpecialWhitespace
 	idFunctionWrapper
+	idBacktickQuotes
 	numRepairs
 )
 
@@ -78,7 +80,7 @@ var names = [numRepairs]string{
 	NumberFormat, StringEncodedJSON, Concatenated, Truncated, MissingColon,
 	Ellipsis, MismatchedCloser, EscapedQuotes, InnerQuotes, InvalidEscapes,
 	UnquotedValue, MissingQuote, Concatenation, MissingValue, LeadingComma,
-	RedundantCloser, SpecialWhitespace, FunctionWrapper,
+	RedundantCloser, SpecialWhitespace, FunctionWrapper, BacktickQuotes,
 }
 
 // repairSet records repairs once each, in order of first application.

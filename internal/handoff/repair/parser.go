@@ -308,6 +308,9 @@ func (p *parser) key(c byte) (state, *parseError) {
 	case c == 0xE2 && smartOpen(p.in, p.pos) != quoteNone:
 		p.reps.add(idSmartQuotes)
 		return p.keyDone(p.altString(smartOpen(p.in, p.pos)))
+	case c == '`' && !hasFence(p.in, p.pos):
+		p.reps.add(idBacktickQuotes)
+		return p.keyDone(p.altString(quoteBacktick))
 	case c == '\\' && p.escQuoteAt(p.pos):
 		return p.keyDone(p.escString())
 	case c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '{' && p.escapedStart():

@@ -36,6 +36,9 @@ func (p *parser) scalarPart(c byte) *parseError {
 		return p.word(p.pos, false)
 	case c == '/':
 		return p.regex()
+	case c == '`' && !hasFence(p.in, p.pos):
+		p.reps.add(idBacktickQuotes)
+		return p.altString(quoteBacktick)
 	}
 	if q := smartOpen(p.in, p.pos); q != quoteNone {
 		p.reps.add(idSmartQuotes)
@@ -91,7 +94,7 @@ func (p *parser) concatenation() {
 
 // isStringStart reports whether a quoted string starts at in[i].
 func isStringStart(in []byte, i int) bool {
-	return in[i] == '"' || in[i] == '\'' || smartOpen(in, i) != quoteNone
+	return in[i] == '"' || in[i] == '\'' || in[i] == '`' && !hasFence(in, i) || smartOpen(in, i) != quoteNone
 }
 
 // unquoted writes the bare value that starts at start as a string: it

@@ -10,6 +10,7 @@ const (
 	quoteSingle                // 'text'
 	quoteSmartDouble           // “text”
 	quoteSmartSingle           // ‘text’
+	quoteBacktick              // `text`, `text´ and `text'
 )
 
 // UTF-8 encodings of the typographic quotes, all three bytes long and all
@@ -44,6 +45,7 @@ func init() {
 	}
 	dqStop['"'], dqStop['\\'] = true, true
 	altStop['"'], altStop['\\'], altStop['\''], altStop[0xE2] = true, true, true, true
+	altStop['`'], altStop[0xC2] = true, true
 }
 
 // dqString copies a double-quoted string starting at p.pos, escaping raw
@@ -359,7 +361,7 @@ func isLiteral(w []byte) bool {
 func (p *parser) altString(q quoteKind) *parseError {
 	in := p.in
 	i := p.pos + 1
-	if q != quoteSingle {
+	if q != quoteSingle && q != quoteBacktick {
 		i = p.pos + 3
 	}
 	p.out = append(p.out, '"')
@@ -383,12 +385,24 @@ func (p *parser) altString(q quoteKind) *parseError {
 			}
 			i = next
 		case c == '\'':
-			if q == quoteSingle && closesString(in, j+1) {
+			if (q == quoteSingle || q == quoteBacktick) && closesString(in, j+1) {
 				p.out = append(p.out, '"')
 				p.pos = j + 1
 				return nil
 			}
 			p.out = append(p.out, '\'')
+			i = j + 1
+		case c == '`' || c == 0xC2:
+			n := 1
+			if c == 0xC2 {
+				n = 2
+			}
+			if q == quoteBacktick && (c == '`' || j+1 < len(in) && in[j+1] == 0xB4) && closesString(in, j+n) {
+				p.out = append(p.out, '"')
+				p.pos = j + n
+				return nil
+			}
+			p.out = append(p.out, c)
 			i = j + 1
 		case c == 0xE2:
 			if p.closesSmart(q, j) {
