@@ -35,6 +35,8 @@ func (k ErrorKind) String() string {
 // Error describes one failed candidate.
 type Error struct {
 	Kind ErrorKind
+	// Start is the byte offset of the failed candidate's opening bracket.
+	Start int64
 	// Offset and Line locate the byte at which the candidate failed: the
 	// offending byte of a malformed candidate, the first byte beyond
 	// MaxBytes, or the bracket that exceeded MaxDepth.

@@ -317,6 +317,7 @@ var errorCases = []errorCase{
 	{"lone dot", `[1, .]`, 1, 5},
 	{"bad key", `{"a": 1, [1]: 2}`, 1, 10},
 	{"nested fragment not taken", `{"a": {"b": 1}, x} and no more`, 1, 18},
+	{"inner value of a failed value not taken", `{"a": @, "b": {"c": 1}}`, 1, 7},
 }
 
 // deep nests value in n arrays.

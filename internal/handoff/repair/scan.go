@@ -144,8 +144,9 @@ func (s *scanner) tryList(i, end int, fence fenceKind) int {
 
 // tryContainer parses the object or array at i and returns where scanning
 // goes on: after the value, or after the point where it failed. When a
-// failed value had complete members it was JSON, not prose with a brace in
-// it, and scanning resumes after its closing bracket, so that no fragment of
+// failed value had complete members, or a token only JSON has (a quoted
+// string, a key and its ':'), it was JSON, not prose with a brace in it,
+// and scanning resumes after its closing bracket, so that no fragment of
 // it is mistaken for the handoff.
 func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	p := &s.p
@@ -162,7 +163,7 @@ func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	}
 	s.prose = true
 	s.remember(err, i)
-	if p.members > 0 {
+	if p.members > 0 || p.evidence {
 		return skipBrackets(s.in, err.off, len(p.stack)), nil
 	}
 	return max(err.off, i+1), nil
