@@ -283,6 +283,8 @@ var repairCases = []repairCase{
 	{"valid escapes keep their meaning", `{"p": "C:\new\table\b\f\r\/\"\\\u00e9"}`, `{"p":"C:\new\table\b\f\r\/\"\\\u00e9"}`, "", false},
 	{"not hex after u", `{"p": "C:\users"}`, `{"p":"C:\\users"}`, "invalid_escapes", false},
 	{"bad unicode escape", `["\u12G4"]`, `["\\u12G4"]`, "invalid_escapes", false},
+	{"unicode escape ended by the quote", `"\u26"`, `"\\u26"`, "invalid_escapes", false},
+	{"python hex escape ended by the quote", `["\x4"]`, `["\\x4"]`, "invalid_escapes", false},
 	{"bad escape", `{"a": "x\qy"}`, `{"a":"x\\qy"}`, "invalid_escapes", false},
 	{"bad escape top string", `"abc\q"`, `"abc\\q"`, "invalid_escapes", false},
 	{"bad python hex", `{"a": "\xZZ"}`, `{"a":"\\xZZ"}`, "invalid_escapes", false},

@@ -493,7 +493,7 @@ func (p *parser) escape(j int, alt bool) int {
 		return j + 2
 	case 'u':
 		end, ok := hexDigits(in, j+2, 4)
-		if end > len(in) {
+		if ok && end > len(in) {
 			return len(in)
 		}
 		if ok {
@@ -502,7 +502,7 @@ func (p *parser) escape(j int, alt bool) int {
 		}
 	case 'x':
 		end, ok := hexDigits(in, j+2, 2)
-		if end > len(in) {
+		if ok && end > len(in) {
 			p.reps.add(idPythonLiterals)
 			return len(in)
 		}
