@@ -131,7 +131,7 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 	}
 	if e := firstJSONError(output, errs); e != nil {
 		line, col := lineColumn(output, e.Offset)
-		return failed(invalidDiagnosis(output, line, col, e.Msg, excerptAround(output, e.Offset)))
+		return failed(invalidDiagnosis(output, line, col, e.MsgIn(output), excerptAround(output, e.Offset)))
 	}
 	return failed(emptyDiagnosis(output))
 }

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,18 @@ func TestCheckNeverHandsOverFragment(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInvalidJSONNamesCharacter checks that the diagnosis of output that
+// is not JSON names the character at fault, not its first byte.
+func TestInvalidJSONNamesCharacter(t *testing.T) {
+	r := Check([]byte("{\"a\":\u00a01}"), nil, Options{})
+	d := wantClass(t, r, ClassInvalidJSON)
+	if want := "'\u00a0' (U+00A0)"; !strings.Contains(d.Details, want) {
+		t.Errorf("Details %q do not name %s", d.Details, want)
+	}
+	if strings.Contains(d.Details, "0xc2") || strings.Contains(d.Details, "Â") {
+		t.Errorf("Details %q name a byte, not the character", d.Details)
 	}
 }

@@ -1,10 +1,6 @@
 package extract
 
-import (
-	"fmt"
-	"unicode"
-	"unicode/utf8"
-)
+import "fmt"
 
 // state is the position of the strict JSON state machine inside a candidate.
 type state uint8
@@ -82,7 +78,6 @@ type machine struct {
 	maxDepth int
 	failMsg  string // why the last outFail happened
 	failByte byte   // the byte that caused it
-	failRune rune   // the character it starts, or utf8.RuneError when the chunk cut it
 }
 
 // open starts a candidate at its opening bracket c ('{' or '[').
@@ -99,7 +94,6 @@ func (m *machine) open(c byte) {
 func (m *machine) fail(p []byte, i int, msg string) (int, outcome) {
 	m.failMsg = msg
 	m.failByte = p[i]
-	m.failRune, _ = utf8.DecodeRune(p[i:])
 	return i + 1, outFail
 }
 
@@ -332,17 +326,4 @@ func quoteByte(c byte) string {
 		return "'" + string(rune(c)) + "'"
 	}
 	return fmt.Sprintf("0x%02x", c)
-}
-
-// quoteChar names the character that starts with byte c: the character
-// itself when r decodes it (a no-break space is U+00A0, not 0xc2),
-// otherwise the byte.
-func quoteChar(c byte, r rune) string {
-	if c >= 0x80 && r != utf8.RuneError && unicode.IsGraphic(r) {
-		return fmt.Sprintf("'%c' (U+%04X)", r, r)
-	}
-	if c >= 0x80 && r != utf8.RuneError {
-		return fmt.Sprintf("U+%04X", r)
-	}
-	return quoteByte(c)
 }

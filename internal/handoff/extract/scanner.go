@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // mode is what a Scanner is doing with the bytes it reads.
@@ -248,7 +247,6 @@ func (s *Scanner) deepValue(rest []byte) {
 	}
 	at := min(max(se.Offset, 1), int64(len(s.buf)))
 	s.m.failByte = s.buf[at-1]
-	s.m.failRune, _ = utf8.DecodeRune(s.buf[at-1:])
 	s.m.failMsg = "in a value nested deeper than " + strconv.Itoa(strictDepth) + " levels"
 	s.line = s.candLine + bytes.Count(s.buf[:at], newline)
 	s.buf = s.buf[:0]
@@ -311,13 +309,13 @@ func (s *Scanner) report(kind ErrorKind, off int64) {
 	var msg string
 	switch kind {
 	case ErrMalformed:
-		msg = fmt.Sprintf("invalid character %s %s", quoteChar(s.m.failByte, s.m.failRune), s.m.failMsg)
+		msg = fmt.Sprintf("invalid character %s %s", quoteByte(s.m.failByte), s.m.failMsg)
 	case ErrTooLarge:
 		msg = fmt.Sprintf("value starting at offset %d exceeds %d bytes", s.candOff, s.opts.MaxBytes)
 	case ErrTooDeep:
 		msg = fmt.Sprintf("value starting at offset %d nests deeper than %d", s.candOff, s.opts.MaxDepth)
 	}
-	s.onError(&Error{Kind: kind, Start: s.candOff, Offset: off, Line: s.line, Msg: msg})
+	s.onError(&Error{Kind: kind, Start: s.candOff, Offset: off, Line: s.line, Msg: msg, reason: s.m.failMsg})
 }
 
 // indexFrom returns the index of the first c in p at or after i, or len(p).

@@ -56,6 +56,7 @@ type parser struct {
 	esc       bool // the value's quotes are escaped (\"a\"): see escString
 	bareTop   bool // the value is a bare top-level text with spaces: prose, unless a container holds it
 	keyEnd    int  // p.pos after the current key
+	reread    bool // a string was read again up to its first guessed inner quote
 	virtual   bool // the outermost '[' is not in the input: a list of top-level scalars
 	inCall    bool // the value is inside a call: a ')' may end a string
 	keyCut    bool // the current key was cut off by the end of input
@@ -84,6 +85,7 @@ func (p *parser) reset(pos int, out []byte) {
 	p.inCall = false
 	p.keyCut = false
 	p.virtual = false
+	p.reread = false
 }
 
 // fail records the failure of the current value; the returned error stays

@@ -98,7 +98,7 @@ func isStringStart(in []byte, i int) bool {
 }
 
 // unquoted writes the bare value that starts at start as a string: it
-// runs to the next ',', closer or line break, trailing spaces dropped
+// runs to the next ',', bracket or line break, trailing spaces dropped
 // ({"name": John Smith}, [https://x.org/a, 2], 2024-10-18T18:35:22Z). A
 // '"' right before such a delimiter is the value's end quote, its start
 // quote missing ({"a": foo"}). A word followed by '(' is a call around a
@@ -117,7 +117,7 @@ func (p *parser) unquoted(start int) *parseError {
 scan:
 	for i = start; i < len(in); i++ {
 		switch in[i] {
-		case ',', '}', ']', '\n', '\r':
+		case ',', '}', ']', '\n', '\r', '{', '[':
 			break scan
 		case '"':
 			if endsValue(in, i+1) {
@@ -210,18 +210,23 @@ func (p *parser) wrapper(i int) *parseError {
 	return p.fail(p.pos, "expected ')' after the value of a call, found %q", p.runeAt(p.pos))
 }
 
+// maxRegex bounds the length of a regular expression literal, so that a
+// line of '/' in prose costs a bounded look each, never a scan to its end.
+const maxRegex = 256
+
 // regex writes a JavaScript regular expression literal (/a+b/i) as a
 // string holding its text. It ends at the next '/' that no backslash
-// escapes, on the same line.
+// escapes, on the same line, within maxRegex bytes.
 func (p *parser) regex() *parseError {
 	in := p.in
 	i := p.pos + 1
-	for ; i < len(in) && in[i] != '/' && in[i] != '\n'; i++ {
+	limit := min(len(in), p.pos+maxRegex)
+	for ; i < limit && in[i] != '/' && in[i] != '\n'; i++ {
 		if in[i] == '\\' {
 			i++
 		}
 	}
-	if i >= len(in) || in[i] != '/' {
+	if i >= limit || in[i] != '/' {
 		return p.fail(p.pos, "expected a value, found %q", '/')
 	}
 	i++

@@ -212,10 +212,18 @@ type innerGuess struct {
 // cutString ends a double-quoted string that the end of input cut off: it
 // is closed, unless a guessed inner quote left it open, in which case it
 // ends at that quote instead.
+//
+// Only one string of a value may be read again so: after a second, what
+// follows the guessed quote would be read once more for every string, and
+// the value is refused instead, which keeps the parse linear.
 func (p *parser) cutString(g innerGuess) *parseError {
 	if g.at < 0 {
 		return p.endCutString()
 	}
+	if p.reread {
+		return p.fail(g.at, "a second string with an unescaped '\"' runs to the end of input")
+	}
+	p.reread = true
 	p.out = append(p.out[:g.out], '"')
 	p.reps = g.reps
 	p.pos = g.at + 1
@@ -272,24 +280,16 @@ func (p *parser) quoteCloses(j int) bool {
 }
 
 // concatFollows reports whether in[k], a '+', joins the string before it
-// to another: after spaces, line breaks and block comments a quote
-// follows.
+// to another: after spaces and line breaks comes a quote, or a comment
+// (which a '+' between values has no other use for). It never looks past
+// the first byte that is not a space, so it stays linear.
 func concatFollows(in []byte, k int) bool {
-	for k++; k < len(in); {
-		switch {
-		case isSpace(in[k]):
-			k++
-		case in[k] == '/' && k+1 < len(in) && in[k+1] == '*':
-			end := bytes.Index(in[k+2:], []byte("*/"))
-			if end < 0 {
-				return false
-			}
-			k += end + 4
-		default:
-			return isStringStart(in, k)
-		}
+	for k++; k < len(in) && isSpace(in[k]); k++ {
 	}
-	return false
+	if k >= len(in) {
+		return false
+	}
+	return isStringStart(in, k) || in[k] == '/' && k+1 < len(in) && (in[k+1] == '*' || in[k+1] == '/')
 }
 
 // endsValue reports whether, after spaces, in[i] is the end of input or a
