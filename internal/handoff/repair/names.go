@@ -100,6 +100,18 @@ func (s *repairSet) add(id repairID) {
 	s.n++
 }
 
+// repairMark is the state of a repairSet at one point, to go back to: a
+// set only grows, so its count and bits say all.
+type repairMark struct {
+	seen uint64
+	n    uint8
+}
+
+func (s *repairSet) mark() repairMark { return repairMark{s.seen, s.n} }
+
+// undo forgets the repairs added since m.
+func (s *repairSet) undo(m repairMark) { s.seen, s.n = m.seen, m.n }
+
 func (s *repairSet) has(id repairID) bool { return s.seen&(1<<id) != 0 }
 
 // merge appends the repairs of o not yet in s, keeping o's order.

@@ -48,20 +48,22 @@ type parser struct {
 	members   int // container members completed; >0 means the text looked like JSON
 	keyMark   int // len(out) before the current key and its comma
 	err       parseError
-	comma     bool // a ',' was read and its element has not started yet
-	stopFence bool // treat a ``` where a token is expected as the end of input
-	objects   int  // open objects on the stack
-	keyQuoted bool // the current key was quoted (a missing ':' may follow it)
-	elided    bool // an ellipsis was dropped in the innermost array; a ']' may follow
-	esc       bool // the value's quotes are escaped (\"a\"): see escString
-	bareTop   bool // the value is a bare top-level text with spaces: prose, unless a container holds it
-	keyEnd    int  // p.pos after the current key
-	reread    bool // a string was read again up to its first guessed inner quote
-	virtual   bool // the outermost '[' is not in the input: a list of top-level scalars
-	inCall    bool // the value is inside a call: a ')' may end a string
-	keyCut    bool // the current key was cut off by the end of input
-	bare      bool // a bare value was quoted (unquoted_value)
-	evidence  bool // a token only JSON has was read: a quoted string, a number, a literal, a key and its ':'
+	comma     bool       // a ',' was read and its element has not started yet
+	stopFence bool       // treat a ``` where a token is expected as the end of input
+	objects   int        // open objects on the stack
+	keyQuoted bool       // the current key was quoted (a missing ':' may follow it)
+	elided    bool       // an ellipsis was dropped in the innermost array; a ']' may follow
+	esc       bool       // the value's quotes are escaped (\"a\"): see escString
+	bareTop   bool       // the value is a bare top-level text with spaces: prose, unless a container holds it
+	keyEnd    int        // p.pos after the current key
+	strOut    int        // len(out) where the current double-quoted string began
+	strReps   repairMark // the repairs before it
+	reread    bool       // a string was read again up to its first guessed inner quote
+	virtual   bool       // the outermost '[' is not in the input: a list of top-level scalars
+	inCall    bool       // the value is inside a call: a ')' may end a string
+	keyCut    bool       // the current key was cut off by the end of input
+	bare      bool       // a bare value was quoted (unquoted_value)
+	evidence  bool       // a token only JSON has was read: a quoted string, a number, a literal, a key and its ':'
 }
 
 // reset prepares p to parse a value starting at pos, appending to out.
@@ -137,6 +139,9 @@ func (p *parser) parse() *parseError {
 			return err
 		}
 		if len(p.stack) == 0 && st == stNext {
+			if p.lastOut() == '"' {
+				p.concatenation() // "a" + "b" at the top level
+			}
 			return p.checkEvidence(start)
 		}
 	}
@@ -159,44 +164,16 @@ func (p *parser) checkEvidence(start int) *parseError {
 func (p *parser) value(c byte) (state, *parseError) {
 	inArray := len(p.stack) > 0 && p.stack[len(p.stack)-1] == '['
 	if inArray {
-		if n := ellipsisAt(p.in, p.pos); n > 0 {
-			return p.elide(n)
-		}
-		if c == ',' && p.lastOut() == '[' && !p.comma {
-			p.reps.add(idLeadingComma)
-			p.pos++
-			return stValue, nil
-		}
-		if c == '}' && p.lastOut() == '[' {
-			return p.mismatched(c)
-		}
-		if c == ']' && (p.comma || p.elided || p.lastOut() == '[') {
-			if p.comma {
-				p.reps.add(idTrailingComma)
+		if arrayEdge[c] {
+			st, err, done := p.arrayEdge(c)
+			if done {
+				return st, err
 			}
-			return p.close(c)
-		}
-		if c == '}' && (p.comma || p.elided) && p.lastOut() != '[' {
-			if p.comma {
-				p.reps.add(idTrailingComma)
-			}
-			return p.mismatched(c)
-		}
-		if c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '[' && p.escapedStart() {
-			p.reps.add(idEscapedQuotes)
 			c = p.in[p.pos]
 		}
 		if p.lastOut() != '[' {
 			p.out = append(p.out, ',')
 		}
-	}
-	if !inArray && len(p.stack) > 0 && (c == ',' || c == '}') {
-		// {"a": } and {"a": , "b": 1}: the value is missing, and null says
-		// so where any invented value might pass for the agent's.
-		p.reps.add(idMissingValue)
-		p.out = append(p.out, "null"...)
-		p.comma, p.elided = false, false
-		return p.completed(), nil
 	}
 	p.comma, p.elided = false, false
 	switch c {
@@ -217,12 +194,60 @@ func (p *parser) value(c byte) (state, *parseError) {
 		}
 		return stValue, nil
 	case ',', ']', '}', ':':
+		if !inArray && len(p.stack) > 0 && (c == ',' || c == '}') {
+			// {"a": } and {"a": , "b": 1}: the value is missing, and null
+			// says so where any invented value might pass for the agent's.
+			p.reps.add(idMissingValue)
+			p.out = append(p.out, "null"...)
+			return p.completed(), nil
+		}
 		return stValue, p.fail(p.pos, "expected a value, found %q", rune(c))
 	}
 	if err := p.scalar(c); err != nil {
 		return stValue, err
 	}
 	return p.completed(), nil
+}
+
+// arrayEdge marks the bytes that may begin something other than an
+// element where an array element is expected: a closer, a comma, an
+// ellipsis, an escaped quote. Valid elements start with none but '\\',
+// so the common path costs one table lookup.
+var arrayEdge = [256]bool{',': true, ']': true, '}': true, '.': true, 0xE2: true, '\\': true}
+
+// arrayEdge handles a byte c that arrayEdge marks, where an array element
+// is expected. done reports that it was handled (st and err are the
+// result); otherwise the element starts at p.pos, which it may have
+// moved past an escaped opening.
+func (p *parser) arrayEdge(c byte) (st state, err *parseError, done bool) {
+	if n := ellipsisAt(p.in, p.pos); n > 0 {
+		st, err = p.elide(n)
+		return st, err, true
+	}
+	switch {
+	case c == ',' && p.lastOut() == '[' && !p.comma:
+		p.reps.add(idLeadingComma)
+		p.pos++
+		return stValue, nil, true
+	case c == '}' && p.lastOut() == '[':
+		st, err = p.mismatched(c)
+		return st, err, true
+	case c == ']' && (p.comma || p.elided || p.lastOut() == '['):
+		if p.comma {
+			p.reps.add(idTrailingComma)
+		}
+		st, err = p.close(c)
+		return st, err, true
+	case c == '}' && (p.comma || p.elided):
+		if p.comma {
+			p.reps.add(idTrailingComma)
+		}
+		st, err = p.mismatched(c)
+		return st, err, true
+	case c == '\\' && !p.esc && len(p.stack) == 1 && p.lastOut() == '[' && p.escapedStart():
+		p.reps.add(idEscapedQuotes)
+	}
+	return stValue, nil, false
 }
 
 // elide drops the ellipsis of n bytes at p.pos that stands for more
@@ -281,8 +306,10 @@ func (p *parser) key(c byte) (state, *parseError) {
 		}
 		return p.mismatched(c)
 	}
-	if n := ellipsisAt(p.in, p.pos); n > 0 {
-		return p.elide(n)
+	if c == '.' || c == 0xE2 {
+		if n := ellipsisAt(p.in, p.pos); n > 0 {
+			return p.elide(n)
+		}
 	}
 	if c == ',' && p.lastOut() == '{' && !p.comma {
 		p.reps.add(idLeadingComma)
@@ -358,6 +385,11 @@ func (p *parser) colon(c byte) (state, *parseError) {
 		p.pos++
 		return stValue, nil
 	}
+	return p.noColon(c)
+}
+
+// noColon handles a byte other than ':' after a key.
+func (p *parser) noColon(c byte) (state, *parseError) {
 	if p.keyQuoted && (isValueStart(p.in, p.pos) || p.escQuoteAt(p.pos)) || p.pos > p.keyEnd && isStringStart(p.in, p.pos) {
 		p.reps.add(idMissingColon)
 		p.out = append(p.out, ':')
@@ -382,6 +414,8 @@ func (p *parser) next(c byte) (state, *parseError) {
 			return p.mismatched(c)
 		}
 		return p.close(c)
+	case c == '+' && p.lastOut() == '"' && p.concatenation():
+		return stNext, nil
 	case ellipsisAt(p.in, p.pos) > 0:
 		return p.elide(ellipsisAt(p.in, p.pos))
 	case top == '{' && c == '{' && p.inArrayParent():

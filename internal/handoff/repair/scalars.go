@@ -8,26 +8,24 @@ import (
 
 // scalar parses a string, number or bare word at p.pos, whose first byte is c.
 func (p *parser) scalar(c byte) *parseError {
-	if err := p.scalarPart(c); err != nil {
-		return err
+	if c == '"' {
+		p.evidence = true
+		return p.dqString(false)
 	}
-	if p.lastOut() == '"' {
-		p.concatenation()
-	}
-	return nil
+	return p.scalarPart(c)
 }
 
 // scalarPart parses one scalar, without a concatenation after it.
 func (p *parser) scalarPart(c byte) *parseError {
-	if isStringStart(p.in, p.pos) || p.escQuoteAt(p.pos) {
-		p.evidence = true
-	}
 	switch {
 	case c == '"':
+		p.evidence = true
 		return p.dqString(false)
 	case c == '\\' && p.escQuoteAt(p.pos):
+		p.evidence = true
 		return p.escString()
 	case c == '\'':
+		p.evidence = true
 		p.reps.add(idSingleQuotes)
 		return p.altString(quoteSingle)
 	case c == '-' || c == '+' || c == '.' || isDigit(c):
@@ -37,10 +35,12 @@ func (p *parser) scalarPart(c byte) *parseError {
 	case c == '/':
 		return p.regex()
 	case c == '`' && !hasFence(p.in, p.pos):
+		p.evidence = true
 		p.reps.add(idBacktickQuotes)
 		return p.altString(quoteBacktick)
 	}
 	if q := smartOpen(p.in, p.pos); q != quoteNone {
+		p.evidence = true
 		p.reps.add(idSmartQuotes)
 		return p.altString(q)
 	}
@@ -65,31 +65,52 @@ func (p *parser) runeIsLetter(i int) bool {
 
 // concatenation joins the strings of a JavaScript concatenation ("a" +
 // "b", with spaces, line breaks and comments around the '+') into the
-// string just written, which ends p.out. Each part is read once.
-func (p *parser) concatenation() {
+// string just written, which ends p.out, and reports whether it joined
+// any. Each part is read once. It is called where a '+' follows a string
+// (next, and parse for a top-level string), never on the common path.
+func (p *parser) concatenation() bool {
+	joined := false
 	for {
-		save, reps := p.pos, p.reps
+		if !p.plusAhead() {
+			return joined
+		}
+		save, reps := p.pos, p.reps.mark()
 		p.skipSpace()
 		if p.pos >= len(p.in) || p.in[p.pos] != '+' {
-			p.pos, p.reps = save, reps
-			return
+			p.pos = save
+			p.reps.undo(reps)
+			return joined
 		}
 		p.pos++
 		p.skipSpace()
 		if p.pos >= len(p.in) || !isStringStart(p.in, p.pos) {
-			p.pos, p.reps = save, reps
-			return
+			p.pos = save
+			p.reps.undo(reps)
+			return joined
 		}
 		p.reps.add(idConcatenation)
 		p.out = p.out[:len(p.out)-1] // the first part's closing quote
 		mark := len(p.out)
 		if err := p.scalarPart(p.in[p.pos]); err != nil {
-			p.pos, p.reps = save, reps
+			p.pos = save
+			p.reps.undo(reps)
 			p.out = append(p.out[:mark], '"')
-			return
+			return joined
 		}
 		p.out = append(p.out[:mark], p.out[mark+1:]...) // the next part's opening quote
+		joined = true
 	}
+}
+
+// plusAhead reports whether, after plain whitespace, a '+' or a comment
+// (which may hide one) comes next: the cheap test that spares a string
+// not followed by a concatenation the full look.
+func (p *parser) plusAhead() bool {
+	k := p.pos
+	for k < len(p.in) && isSpace(p.in[k]) {
+		k++
+	}
+	return k < len(p.in) && (p.in[k] == '+' || p.in[k] == '/')
 }
 
 // isStringStart reports whether a quoted string starts at in[i].

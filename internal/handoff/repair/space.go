@@ -4,6 +4,27 @@ package repair
 // (and, in escaped mode, the escapes \n, \t and \r).
 // An unterminated block comment runs to the end of input.
 func (p *parser) skipSpace() {
+	// Most tokens follow one another with no space between (compact
+	// JSON): that case stays small enough to be inlined.
+	if p.pos < len(p.in) && !spaceStart[p.in[p.pos]] {
+		return
+	}
+	p.skipSpaceSlow()
+}
+
+// spaceStart marks the bytes that may start whitespace or a comment.
+var spaceStart = func() (t [256]bool) {
+	for _, c := range []byte{' ', '\t', '\n', '\r', '/', '\\'} {
+		t[c] = true
+	}
+	for c := 0xC2; c < 256; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// skipSpaceSlow is skipSpace past at least one byte that may start space.
+func (p *parser) skipSpaceSlow() {
 	in := p.in
 	for p.pos < len(in) {
 		switch in[p.pos] {
@@ -30,13 +51,6 @@ func (p *parser) skipSpace() {
 			default:
 				return
 			}
-		case 0xC2, 0xE1, 0xE2, 0xE3, 0xEF:
-			n := specialSpaceAt(in, p.pos)
-			if n == 0 {
-				return
-			}
-			p.reps.add(idSpecialWhitespace)
-			p.pos += n
 		case '\\':
 			// In escaped mode, the literal's escaped whitespace.
 			if !p.esc || p.pos+1 >= len(in) || in[p.pos+1] != 'n' && in[p.pos+1] != 't' && in[p.pos+1] != 'r' {
@@ -44,9 +58,23 @@ func (p *parser) skipSpace() {
 			}
 			p.pos += 2
 		default:
-			return
+			if in[p.pos] < 0xC2 || !p.skipSpecialSpace() {
+				return
+			}
 		}
 	}
+}
+
+// skipSpecialSpace moves past a Unicode space at p.pos and reports
+// whether there was one.
+func (p *parser) skipSpecialSpace() bool {
+	n := specialSpaceAt(p.in, p.pos)
+	if n == 0 {
+		return false
+	}
+	p.reps.add(idSpecialWhitespace)
+	p.pos += n
+	return true
 }
 
 // specialSpaceAt returns the length of a Unicode space at in[i] that

@@ -59,7 +59,9 @@ func init() {
 // is read at most twice, so the parse stays linear.
 func (p *parser) dqString(key bool) *parseError {
 	in := p.in
-	start, outStart, repsStart := p.pos, len(p.out), p.reps
+	// Where the string began, for a second reading; kept in p, not in
+	// registers the copy loop needs.
+	p.strOut, p.strReps = len(p.out), p.reps.mark()
 	i := p.pos + 1
 	p.out = append(p.out, '"')
 	g := innerGuess{at: -1}
@@ -71,8 +73,8 @@ func (p *parser) dqString(key bool) *parseError {
 		p.out = append(p.out, in[i:j]...)
 		if j >= len(in) {
 			if g.at < 0 && !key {
-				if d := p.missingEndQuote(start); d >= 0 {
-					return p.endStringAt(start, d, outStart, repsStart)
+				if d := p.missingEndQuote(p.pos); d >= 0 {
+					return p.endStringAt(p.pos, d)
 				}
 			}
 			return p.cutString(g)
@@ -85,15 +87,15 @@ func (p *parser) dqString(key bool) *parseError {
 				return nil
 			}
 			if g.at < 0 {
-				if b := delimiterBefore(in, start+1, j); b >= 0 {
+				if b := delimiterBefore(in, p.pos+1, j); b >= 0 {
 					// ["a,"b"] and "a +\n "b": the quote opens the next
 					// string; this one lacks its end quote before the ','
 					// or '+'.
-					return p.endStringAt(start, b, outStart, repsStart)
+					return p.endStringAt(p.pos, b)
 				}
 			}
 			if g.at < 0 {
-				g = innerGuess{at: j, out: len(p.out), reps: p.reps}
+				g = innerGuess{at: j, out: len(p.out), reps: p.reps.mark()}
 			}
 			p.reps.add(idInnerQuotes)
 			p.out = append(p.out, '\\', '"')
@@ -160,8 +162,9 @@ func (p *parser) missingEndQuote(start int) int {
 
 // endStringAt rewrites the string that starts at in[start] as ending just
 // before in[end], trailing spaces dropped: its end quote is missing.
-func (p *parser) endStringAt(start, end, outStart int, reps repairSet) *parseError {
-	p.out, p.reps = p.out[:outStart], reps
+func (p *parser) endStringAt(start, end int) *parseError {
+	p.out = p.out[:p.strOut]
+	p.reps.undo(p.strReps)
 	p.reps.add(idMissingQuote)
 	e := trimEnd(p.in, start+1, end)
 	if e-2 > start && p.in[e-1] == '+' && isSpace(p.in[e-2]) {
@@ -206,7 +209,7 @@ func trimEnd(in []byte, from, end int) int {
 type innerGuess struct {
 	at   int // -1 when there is none
 	out  int
-	reps repairSet
+	reps repairMark
 }
 
 // cutString ends a double-quoted string that the end of input cut off: it
@@ -225,7 +228,7 @@ func (p *parser) cutString(g innerGuess) *parseError {
 	}
 	p.reread = true
 	p.out = append(p.out[:g.out], '"')
-	p.reps = g.reps
+	p.reps.undo(g.reps)
 	p.pos = g.at + 1
 	return nil
 }
