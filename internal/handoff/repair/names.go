@@ -15,9 +15,9 @@ const (
 	MissingComma      = "missing_comma"       // [1 2] and {"a":1 "b":2}
 	NonFinite         = "non_finite"          // NaN, Infinity, -Infinity, undefined became null
 	ControlChars      = "control_chars"       // raw control characters inside strings were escaped
-	NumberFormat      = "number_format"       // 007, .5, +1, 1.
+	NumberFormat      = "number_format"       // .5, +1, 1., 2e: a number in a form JSON forbids (leading zeros are unquoted_value: 0789 keeps its digits)
 	StringEncodedJSON = "string_encoded_json" // "{\"a\":1}" became {"a":1}
-	Concatenated      = "concatenated"        // several top-level values, no prose; the last complete one was kept
+	Concatenated      = "concatenated"        // several top-level values, no prose: one a line or comma-separated, gathered into an array; otherwise the last complete one was kept
 	Truncated         = "truncated"           // open strings, arrays and objects were closed
 	MissingColon      = "missing_colon"       // {"count" 3}: a quoted key and its value with no ':' between
 	Ellipsis          = "ellipsis"            // [1, 2, ...] and [1, …]: an ellipsis standing for more members was dropped
