@@ -74,7 +74,11 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 	}
 	values, errs, tail := extract.Scan(output, extract.Options{MaxBytes: opts.MaxBytes, MaxDepth: opts.MaxDepth})
 	strict := make([]candidate, 0, len(values))
-	for _, v := range values {
+	fragment := fragments(output, values, errs)
+	for i, v := range values {
+		if fragment[i] {
+			continue
+		}
 		if c, ok := newCandidate(v.Data, nil, false, schema); ok {
 			strict = append(strict, c)
 		}
@@ -127,7 +131,7 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 	}
 	if e := firstJSONError(output, errs); e != nil {
 		line, col := lineColumn(output, e.Offset)
-		return failed(invalidDiagnosis(output, line, col, e.Msg, excerptAround(output, e.Offset)))
+		return failed(invalidDiagnosis(output, line, col, e.MsgIn(output), excerptAround(output, e.Offset)))
 	}
 	return failed(emptyDiagnosis(output))
 }

@@ -1,6 +1,10 @@
 package extract
 
-import "fmt"
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
 
 // ErrorKind tells apart the ways a candidate can fail.
 type ErrorKind int
@@ -35,13 +39,37 @@ func (k ErrorKind) String() string {
 // Error describes one failed candidate.
 type Error struct {
 	Kind ErrorKind
+	// Start is the byte offset of the failed candidate's opening bracket.
+	Start int64
 	// Offset and Line locate the byte at which the candidate failed: the
 	// offending byte of a malformed candidate, the first byte beyond
 	// MaxBytes, or the bracket that exceeded MaxDepth.
 	Offset int64
 	Line   int
-	// Msg says what was wrong, in the style of encoding/json.
+	// Msg says what was wrong, in the style of encoding/json. It names
+	// the offending byte: a stream cut into chunks may not hold the rest
+	// of its character. MsgIn names the character.
 	Msg string
+
+	reason string // what Msg says after the byte, for MsgIn
+}
+
+// MsgIn is Msg with the offending character named from data, the whole
+// stream the error was found in: a no-break space is '\u00a0' (U+00A0),
+// not its first byte 0xc2. It is Msg when data does not hold the
+// character.
+func (e *Error) MsgIn(data []byte) string {
+	if e.Kind != ErrMalformed || e.reason == "" || e.Offset < 0 || e.Offset >= int64(len(data)) || data[e.Offset] < 0x80 {
+		return e.Msg
+	}
+	r, n := utf8.DecodeRune(data[e.Offset:])
+	if r == utf8.RuneError && n <= 1 {
+		return e.Msg
+	}
+	if unicode.IsGraphic(r) {
+		return fmt.Sprintf("invalid character '%c' (U+%04X) %s", r, r, e.reason)
+	}
+	return fmt.Sprintf("invalid character U+%04X %s", r, e.reason)
 }
 
 // Error implements the error interface.

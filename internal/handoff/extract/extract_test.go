@@ -389,3 +389,24 @@ func TestErrorStrings(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// TestErrorNamesCharacter checks that a malformed candidate's message
+// read against the whole output names the character at fault, not the
+// first byte of its encoding, and that the error says where the
+// candidate began.
+func TestErrorNamesCharacter(t *testing.T) {
+	_, errs, _ := Scan([]byte("x {\"a\":\u00a01}"), Options{})
+	if len(errs) != 1 {
+		t.Fatalf("errors = %v", errs)
+	}
+	in := []byte("x {\"a\":\u00a01}")
+	if want := "invalid character '\u00a0' (U+00A0)"; !strings.Contains(errs[0].MsgIn(in), want) {
+		t.Errorf("MsgIn = %q, want it to contain %q", errs[0].MsgIn(in), want)
+	}
+	if want := "invalid character 0xc2"; !strings.Contains(errs[0].Msg, want) {
+		t.Errorf("Msg = %q, want it to contain %q (the byte: a chunk may not hold the rest)", errs[0].Msg, want)
+	}
+	if errs[0].Start != 2 || errs[0].Offset != 7 {
+		t.Errorf("Start, Offset = %d, %d, want 2, 7", errs[0].Start, errs[0].Offset)
+	}
+}

@@ -315,7 +315,7 @@ func (s *Scanner) report(kind ErrorKind, off int64) {
 	case ErrTooDeep:
 		msg = fmt.Sprintf("value starting at offset %d nests deeper than %d", s.candOff, s.opts.MaxDepth)
 	}
-	s.onError(&Error{Kind: kind, Offset: off, Line: s.line, Msg: msg})
+	s.onError(&Error{Kind: kind, Start: s.candOff, Offset: off, Line: s.line, Msg: msg, reason: s.m.failMsg})
 }
 
 // indexFrom returns the index of the first c in p at or after i, or len(p).

@@ -18,6 +18,8 @@ type candidate struct {
 	truncated bool
 	kind      byte // '{', '[' or '"' for strings; 0 for other scalars
 	fence     fenceKind
+	start     int // offset of the value's first byte in the input
+	end       int // offset just past the value
 }
 
 // kindRank orders values of the same completeness and fence: a handoff is

@@ -27,6 +27,14 @@
 // cut-off value only turns out invalid at its very end; the single pass
 // reads valid input faster than encoding/json decodes it.
 //
+// Bare text is read as a value only where JSON evidently surrounds it: a
+// bare value inside a container ({"name": John Smith}, [0789, 2]) becomes
+// a string up to the next delimiter or line break, but brackets around one
+// bare word and nothing JSON-only ("[INFO]", "[x]") are prose, and so is
+// top-level text with spaces. Nothing is invented: a missing value is
+// null, a key cut off by the end of input is dropped. docs/repair-policy.md
+// lists where these choices differ from general-purpose repairers.
+//
 // Nesting is bounded by Options.MaxDepth and tracked on an explicit stack,
 // so hostile input yields an *Error, never a stack overflow.
 package repair

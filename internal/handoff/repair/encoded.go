@@ -14,6 +14,11 @@ func decodeStringJSON(c *candidate, maxDepth int) {
 		return
 	}
 	in := []byte(content)
+	if !json.Valid(in) {
+		// Only strictly valid content is a value the agent encoded (as
+		// json.dumps would): "{a:2,}" is text that looks like JSON.
+		return
+	}
 	i := skipWS(in, 0)
 	if i >= len(in) || in[i] != '{' && in[i] != '[' {
 		return

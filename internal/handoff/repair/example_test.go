@@ -29,13 +29,13 @@ func ExampleRepair_truncated() {
 }
 
 func ExampleError() {
-	_, err := repair.Repair([]byte("{\n  \"ok\": yes\n}"), repair.Options{})
+	_, err := repair.Repair([]byte("{\n  \"ok\": [1, 2,,]\n}"), repair.Options{})
 	var e *repair.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Line, e.Column, e.Msg)
 		fmt.Printf("%q\n", e.Excerpt)
 	}
 	// Output:
-	// 2 9 unexpected word "yes"
-	// "{\n  \"ok\": >>>yes\n}"
+	// 2 15 expected a value, found ','
+	// "{\n  \"ok\": [1, 2,>>>,]\n}"
 }

@@ -52,7 +52,12 @@ func Repair(input []byte, opts Options) (Result, error) {
 		}
 		return spare[:0]
 	}
+	// Several complete values, one a line or separated by commas, with
+	// nothing but comments between them (NDJSON, a MongoDB export) are one
+	// list: they are gathered into an array, so that none is lost.
+	var list listBuilder
 	s.emit = func(c *candidate) {
+		list.add(input, best, c)
 		if best != nil && !c.supersedes(best) {
 			spare = c.json
 			return
@@ -72,6 +77,9 @@ func Repair(input []byte, opts Options) (Result, error) {
 	}
 	if best == nil {
 		return Result{}, s.notFound()
+	}
+	if list.done(input, s.found) {
+		return s.listResult(&list), nil
 	}
 	r := s.result(best)
 	if s.found > 1 && !s.prose {
@@ -182,4 +190,60 @@ func withDocRepair(list []string, id repairID) []string {
 	out = append(out, list[:at]...)
 	out = append(out, names[id])
 	return append(out, list[at:]...)
+}
+
+// listBuilder gathers the top-level values of an input into one array
+// while they may still form a list.
+type listBuilder struct {
+	json   []byte
+	reps   repairSet
+	ok     bool // every value so far is complete, outside fences, and the gaps are list gaps
+	first  int  // where the first value starts
+	lastAt int  // where the last value ends
+}
+
+// add takes the value c, found after prev (nil for the first).
+func (l *listBuilder) add(input []byte, prev, c *candidate) {
+	if prev == nil {
+		l.ok = !c.truncated && c.fence == fenceNone
+		l.first, l.lastAt = c.start, c.end
+		l.reps = c.reps
+		return
+	}
+	if !l.ok {
+		return
+	}
+	ok, sep := listGap(input[l.lastAt:c.start])
+	if !ok || !sep || c.truncated || c.fence != fenceNone {
+		l.ok = false
+		l.json = nil
+		return
+	}
+	if l.json == nil {
+		l.json = append(append(make([]byte, 0, len(prev.json)+len(c.json)+16), '['), prev.json...)
+	}
+	l.json = append(append(l.json, ','), c.json...)
+	l.reps.merge(c.reps)
+	l.lastAt = c.end
+}
+
+// done reports whether the input was such a list of found values.
+func (l *listBuilder) done(input []byte, found int) bool {
+	if !l.ok || found < 2 || l.json == nil {
+		return false
+	}
+	head, _ := listGap(bytes.TrimPrefix(input[:l.first], bom))
+	tail, _ := listGap(input[l.lastAt:])
+	return head && tail
+}
+
+// listResult is the result for a list of values.
+func (d *docScanner) listResult(l *listBuilder) Result {
+	var reps repairSet
+	if d.bodyAt > 0 {
+		reps.add(idBOM)
+	}
+	reps.add(idConcatenated)
+	reps.merge(l.reps)
+	return Result{JSON: append(l.json, ']'), Repairs: reps.names()}
 }

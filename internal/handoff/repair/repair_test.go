@@ -66,7 +66,8 @@ var noJSONCases = []string{
 	"   \n\t ",
 	"I could not complete the task.",
 	"It's 5 o'clock and None of it worked",
-	`"abc`,
+	"She said: no way",
+	"hello world",
 	"```json\n```",
 	"\ufeff",
 }
@@ -169,6 +170,24 @@ func TestDeterministic(t *testing.T) {
 			if !reflect.DeepEqual(first, again) || (err1 == nil) != (err2 == nil) {
 				t.Fatalf("Repair(%q) differs between runs", tc.in)
 			}
+		}
+	}
+}
+
+// TestErrorShowsCharacter checks that an error names the character found,
+// not the first byte of its UTF-8 encoding ('Â' for a no-break space).
+func TestErrorShowsCharacter(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"[1, 2 \u00bb]", "found '»'"},
+		{"{\"a\" \u00bb 1}", "found '»'"},
+	} {
+		_, err := Repair([]byte(tc.in), Options{})
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("Repair(%q) error = %v, want *Error", tc.in, err)
+		}
+		if !strings.Contains(e.Msg, tc.want) {
+			t.Errorf("Repair(%q) message %q lacks %q", tc.in, e.Msg, tc.want)
 		}
 	}
 }

@@ -80,6 +80,11 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 	p := &s.p
 	p.reset(i, s.fresh(i))
 	p.stopFence = fence != fenceNone
+	if i+1 < len(s.in) && s.in[i] == '\\' && s.in[i+1] == '"' {
+		// \"hello\": a string cut out of a string literal.
+		p.esc = true
+		p.reps.add(idEscapedQuotes)
+	}
 	if err := p.parse(); err != nil {
 		// A bare word or number that fails is prose; a string that fails
 		// (a bad escape) is broken JSON worth reporting.
@@ -88,9 +93,23 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		}
 		return i
 	}
+	end := len(s.in)
+	if fence != fenceNone {
+		if f := bytes.Index(s.in[p.pos:], []byte("```")); f >= 0 {
+			end = p.pos + f
+		}
+	}
 	j := skipWS(s.in, p.pos)
-	cutString := p.truncated && p.out[0] == '"'
-	if cutString || j < len(s.in) && !(fence != fenceNone && hasFence(s.in, j)) {
+	switch {
+	case j < end && s.in[j] == ';' && p.reps.has(idFunctionWrapper):
+		j = skipWS(s.in, j+1) // callback(2);
+	case j < end && s.in[j] == ',' && skipWS(s.in, j+1) >= end:
+		p.reps.add(idTrailingComma) // 4,
+		j = skipWS(s.in, j+1)
+	case j < end && !p.bareTop && (s.in[j] == ',' || bytes.IndexByte(s.in[p.pos:j], '\n') >= 0):
+		return s.tryList(i, end, fence)
+	}
+	if p.bareTop || j < end {
 		return i
 	}
 	kind := byte(0)
@@ -98,14 +117,36 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		kind = '"'
 	}
 	s.found++
-	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence})
+	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence, start: i, end: p.pos})
+	return p.pos
+}
+
+// tryList accepts the scalars at i, separated by commas or line breaks
+// up to end (1,2,3 or one number a line), as one array when they are all
+// JSON scalars: bare words stay prose.
+func (s *scanner) tryList(i, end int, fence fenceKind) int {
+	p := &s.p
+	p.reset(i, s.fresh(i))
+	p.stopFence = fence != fenceNone
+	p.out = append(p.out, '[')
+	p.stack = append(p.stack, '[')
+	p.virtual = true
+	err := p.parse()
+	p.virtual = false
+	if err != nil || p.bare || p.truncated || p.members < 2 || skipWS(s.in, p.pos) < end {
+		return i
+	}
+	p.reps.add(idConcatenated)
+	s.found++
+	s.emit(&candidate{json: p.out, reps: p.reps, kind: '[', fence: fence, start: i, end: p.pos})
 	return p.pos
 }
 
 // tryContainer parses the object or array at i and returns where scanning
 // goes on: after the value, or after the point where it failed. When a
-// failed value had complete members it was JSON, not prose with a brace in
-// it, and scanning resumes after its closing bracket, so that no fragment of
+// failed value had complete members, or a token only JSON has (a quoted
+// string, a key and its ':'), it was JSON, not prose with a brace in it,
+// and scanning resumes after its closing bracket, so that no fragment of
 // it is mistaken for the handoff.
 func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	p := &s.p
@@ -114,7 +155,7 @@ func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	err := p.parse()
 	if err == nil {
 		s.found++
-		s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: s.in[i], fence: fence})
+		s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: s.in[i], fence: fence, start: i, end: p.pos})
 		return p.pos, nil
 	}
 	if err.fatal {
@@ -122,7 +163,7 @@ func (s *scanner) tryContainer(i int, fence fenceKind) (int, *parseError) {
 	}
 	s.prose = true
 	s.remember(err, i)
-	if p.members > 0 {
+	if p.members > 0 || p.evidence {
 		return skipBrackets(s.in, err.off, len(p.stack)), nil
 	}
 	return max(err.off, i+1), nil
@@ -156,4 +197,32 @@ func skipBrackets(in []byte, i, depth int) int {
 		}
 	}
 	return len(in)
+}
+
+// listGap reports whether gap, the text between two top-level values (or
+// before the first or after the last), holds nothing but whitespace,
+// commas and comments; sep reports whether it also separates: a line
+// break or a comma.
+func listGap(gap []byte) (ok, sep bool) {
+	for i := 0; i < len(gap); i++ {
+		switch c := gap[i]; {
+		case c == '\n' || c == ',':
+			sep = true
+		case isSpace(c):
+		case c == '/' && i+1 < len(gap) && gap[i+1] == '/':
+			for i < len(gap) && gap[i] != '\n' {
+				i++
+			}
+			sep = true
+		case c == '/' && i+1 < len(gap) && gap[i+1] == '*':
+			end := bytes.Index(gap[i+2:], []byte("*/"))
+			if end < 0 {
+				return false, sep
+			}
+			i += end + 3
+		default:
+			return false, sep
+		}
+	}
+	return true, sep
 }

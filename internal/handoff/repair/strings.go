@@ -1,5 +1,7 @@
 package repair
 
+import "bytes"
+
 // quoteKind is the delimiter that opened a string.
 type quoteKind uint8
 
@@ -8,6 +10,7 @@ const (
 	quoteSingle                // 'text'
 	quoteSmartDouble           // “text”
 	quoteSmartSingle           // ‘text’
+	quoteBacktick              // `text`, `text´ and `text'
 )
 
 // UTF-8 encodings of the typographic quotes, all three bytes long and all
@@ -42,6 +45,7 @@ func init() {
 	}
 	dqStop['"'], dqStop['\\'] = true, true
 	altStop['"'], altStop['\\'], altStop['\''], altStop[0xE2] = true, true, true, true
+	altStop['`'], altStop[0xC2] = true, true
 }
 
 // dqString copies a double-quoted string starting at p.pos, escaping raw
@@ -55,6 +59,9 @@ func init() {
 // is read at most twice, so the parse stays linear.
 func (p *parser) dqString(key bool) *parseError {
 	in := p.in
+	// Where the string began, for a second reading; kept in p, not in
+	// registers the copy loop needs.
+	p.strOut, p.strReps = len(p.out), p.reps.mark()
 	i := p.pos + 1
 	p.out = append(p.out, '"')
 	g := innerGuess{at: -1}
@@ -65,6 +72,11 @@ func (p *parser) dqString(key bool) *parseError {
 		}
 		p.out = append(p.out, in[i:j]...)
 		if j >= len(in) {
+			if g.at < 0 && !key {
+				if d := p.missingEndQuote(p.pos); d >= 0 {
+					return p.endStringAt(p.pos, d)
+				}
+			}
 			return p.cutString(g)
 		}
 		switch c := in[j]; c {
@@ -75,7 +87,15 @@ func (p *parser) dqString(key bool) *parseError {
 				return nil
 			}
 			if g.at < 0 {
-				g = innerGuess{at: j, out: len(p.out), reps: p.reps}
+				if b := delimiterBefore(in, p.pos+1, j); b >= 0 {
+					// ["a,"b"] and "a +\n "b": the quote opens the next
+					// string; this one lacks its end quote before the ','
+					// or '+'.
+					return p.endStringAt(p.pos, b)
+				}
+			}
+			if g.at < 0 {
+				g = innerGuess{at: j, out: len(p.out), reps: p.reps.mark()}
 			}
 			p.reps.add(idInnerQuotes)
 			p.out = append(p.out, '\\', '"')
@@ -93,23 +113,122 @@ func (p *parser) dqString(key bool) *parseError {
 	}
 }
 
+// delimiterBefore returns the index of a ',' or '+' that comes last before
+// in[j] in in[from:j], past spaces, line breaks and a block comment, or -1.
+func delimiterBefore(in []byte, from, j int) int {
+	k := j - 1
+	for {
+		for k >= from && isSpace(in[k]) {
+			k--
+		}
+		if k-1 >= from && in[k] == '/' && in[k-1] == '*' {
+			open := bytes.LastIndex(in[from:k-1], []byte("/*"))
+			if open < 0 {
+				return -1
+			}
+			k = from + open - 1
+			continue
+		}
+		break
+	}
+	if k >= from && (in[k] == ',' || in[k] == '+') {
+		return k
+	}
+	return -1
+}
+
+// missingEndQuote returns where a string value that starts at in[start]
+// and runs to the end of input ends when its end quote is missing rather
+// than the input cut off: that is so when the input ends in a closer of an
+// open container (["abc], {"a":"b}). The string then ends at the first ','
+// , closer or line break; -1 when the input does not end so.
+func (p *parser) missingEndQuote(start int) int {
+	in := p.in
+	e := len(in) - 1
+	for e > start && isSpace(in[e]) {
+		e--
+	}
+	if len(p.stack) == 0 || e <= start || in[e] != '}' && in[e] != ']' {
+		return -1
+	}
+	for i := start + 1; i <= e; i++ {
+		switch in[i] {
+		case ',', '}', ']', '\n', '\r':
+			return i
+		}
+	}
+	return -1
+}
+
+// endStringAt rewrites the string that starts at in[start] as ending just
+// before in[end], trailing spaces dropped: its end quote is missing.
+func (p *parser) endStringAt(start, end int) *parseError {
+	p.out = p.out[:p.strOut]
+	p.reps.undo(p.strReps)
+	p.reps.add(idMissingQuote)
+	e := trimEnd(p.in, start+1, end)
+	if e-2 > start && p.in[e-1] == '+' && isSpace(p.in[e-2]) {
+		e = trimEnd(p.in, start+1, e-1) // "hello +]: a '+' with nothing after it
+	}
+	p.out = append(p.out, '"')
+	for i := start + 1; i < e; {
+		if p.in[i] == '\\' && i+1 < e {
+			i = p.escape(i, false)
+			continue
+		}
+		p.copyRaw(i, i+1)
+		i++
+	}
+	p.out = append(p.out, '"')
+	p.pos = end
+	return nil
+}
+
+// trimEnd returns the end of in[from:end] without trailing spaces, line
+// breaks and block comments.
+func trimEnd(in []byte, from, end int) int {
+	for end > from {
+		switch {
+		case isSpace(in[end-1]):
+			end--
+		case end-2 >= from && in[end-1] == '/' && in[end-2] == '*':
+			open := bytes.LastIndex(in[from:end-2], []byte("/*"))
+			if open < 0 {
+				return end
+			}
+			end = from + open
+		default:
+			return end
+		}
+	}
+	return end
+}
+
 // innerGuess remembers the first quote of a string taken for an inner
 // one: where it is, and the output and repairs before it.
 type innerGuess struct {
 	at   int // -1 when there is none
 	out  int
-	reps repairSet
+	reps repairMark
 }
 
 // cutString ends a double-quoted string that the end of input cut off: it
 // is closed, unless a guessed inner quote left it open, in which case it
 // ends at that quote instead.
+//
+// Only one string of a value may be read again so: after a second, what
+// follows the guessed quote would be read once more for every string, and
+// the value is refused instead, which keeps the parse linear.
 func (p *parser) cutString(g innerGuess) *parseError {
 	if g.at < 0 {
 		return p.endCutString()
 	}
+	if p.reread {
+		return p.fail(g.at, "a second string with an unescaped '\"' runs to the end of input")
+	}
+	p.reread = true
 	p.out = append(p.out[:g.out], '"')
-	p.reps = g.reps
+	p.reps.undo(g.reps)
 	p.pos = g.at + 1
 	return nil
 }
@@ -133,7 +252,7 @@ func (p *parser) quoteCloses(j int) bool {
 			return true
 		}
 	}
-	if p.esc {
+	if p.esc || p.inCall && k < len(in) && in[k] == ')' {
 		return true
 	}
 	for k < len(in) && (in[k] == ' ' || in[k] == '\t') {
@@ -145,6 +264,8 @@ func (p *parser) quoteCloses(j int) bool {
 	switch c := in[k]; {
 	case c == ',' || c == '}' || c == ']' || c == ':' || c == '\n' || c == '\r' || c == '\'' || c == '`':
 		return true
+	case c == '+':
+		return concatFollows(in, k)
 	case c == '"':
 		// Two quotes in a row before the end of the value ("he said
 		// "hi"", ...): the first one is inside.
@@ -159,6 +280,19 @@ func (p *parser) quoteCloses(j int) bool {
 		return unquotedMemberAt(in, k)
 	}
 	return elementAt(in, k)
+}
+
+// concatFollows reports whether in[k], a '+', joins the string before it
+// to another: after spaces and line breaks comes a quote, or a comment
+// (which a '+' between values has no other use for). It never looks past
+// the first byte that is not a space, so it stays linear.
+func concatFollows(in []byte, k int) bool {
+	for k++; k < len(in) && isSpace(in[k]); k++ {
+	}
+	if k >= len(in) {
+		return false
+	}
+	return isStringStart(in, k) || in[k] == '/' && k+1 < len(in) && (in[k+1] == '*' || in[k+1] == '/')
 }
 
 // endsValue reports whether, after spaces, in[i] is the end of input or a
@@ -230,7 +364,7 @@ func isLiteral(w []byte) bool {
 func (p *parser) altString(q quoteKind) *parseError {
 	in := p.in
 	i := p.pos + 1
-	if q != quoteSingle {
+	if q != quoteSingle && q != quoteBacktick {
 		i = p.pos + 3
 	}
 	p.out = append(p.out, '"')
@@ -254,12 +388,24 @@ func (p *parser) altString(q quoteKind) *parseError {
 			}
 			i = next
 		case c == '\'':
-			if q == quoteSingle && closesString(in, j+1) {
+			if (q == quoteSingle || q == quoteBacktick) && closesString(in, j+1) {
 				p.out = append(p.out, '"')
 				p.pos = j + 1
 				return nil
 			}
 			p.out = append(p.out, '\'')
+			i = j + 1
+		case c == '`' || c == 0xC2:
+			n := 1
+			if c == 0xC2 {
+				n = 2
+			}
+			if q == quoteBacktick && (c == '`' || j+1 < len(in) && in[j+1] == 0xB4) && closesString(in, j+n) {
+				p.out = append(p.out, '"')
+				p.pos = j + n
+				return nil
+			}
+			p.out = append(p.out, c)
 			i = j + 1
 		case c == 0xE2:
 			if p.closesSmart(q, j) {
@@ -301,6 +447,8 @@ func closesString(in []byte, i int) bool {
 			continue
 		case '\n', '\r', ',', ':', '}', ']', '\'', '"', '`', '/':
 			return true
+		case '+':
+			return concatFollows(in, i)
 		case 0xE2:
 			return smartOpen(in, i) != quoteNone || i+2 < len(in) && in[i+1] == 0x80 && in[i+2] == rightSingle
 		}
@@ -333,6 +481,13 @@ func (p *parser) escape(j int, alt bool) int {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		p.out = append(p.out, '\\', e)
 		return j + 2
+	case '\n':
+		// A backslash at the end of a line continues the string on the
+		// next (JavaScript, Python): the line break is kept, the
+		// backslash was only there to allow it.
+		p.reps.add(idInvalidEscapes)
+		p.out = append(p.out, '\\', 'n')
+		return j + 2
 	case '\'':
 		if !alt {
 			p.reps.add(idSingleQuotes)
@@ -341,7 +496,7 @@ func (p *parser) escape(j int, alt bool) int {
 		return j + 2
 	case 'u':
 		end, ok := hexDigits(in, j+2, 4)
-		if end > len(in) {
+		if ok && end > len(in) {
 			return len(in)
 		}
 		if ok {
@@ -350,7 +505,7 @@ func (p *parser) escape(j int, alt bool) int {
 		}
 	case 'x':
 		end, ok := hexDigits(in, j+2, 2)
-		if end > len(in) {
+		if ok && end > len(in) {
 			p.reps.add(idPythonLiterals)
 			return len(in)
 		}
