@@ -175,6 +175,10 @@ type Result struct {
 	// SessionID is the agent session: Claude's system/init (or else the
 	// result), Codex's thread.started, Gemini's init, or ChatSpec.SessionID.
 	SessionID string
+	// SessionIDRejected says why a session id the stream reported was not
+	// used: it was not a plain token (see CheckSessionID). SessionID is
+	// then empty, unless an earlier event named a good one.
+	SessionIDRejected string
 
 	IsError      bool   // the result event said is_error
 	ErrorMessage string // provider or agent error text, if any

@@ -129,8 +129,8 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	}
 	switch ev.typ {
 	case "system":
-		if ev.subtype == "init" && c.res.SessionID == "" {
-			c.res.SessionID = ev.sessionID
+		if ev.subtype == "init" {
+			takeSessionID(c.res, ev.sessionID)
 		}
 		// api_retry and other system events only show the agent is alive;
 		// any output already resets the idle timer.
@@ -273,9 +273,7 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	c.gotResult = true
 	c.res.SkippedResult = false
 	c.res.IsError = ev.isError
-	if c.res.SessionID == "" {
-		c.res.SessionID = ev.sessionID
-	}
+	takeSessionID(c.res, ev.sessionID)
 	if v, ok := jsonNumber(value(e, clCost)); ok && v >= 0 {
 		c.res.CostUSD = v
 	}

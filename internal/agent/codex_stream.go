@@ -63,9 +63,7 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 	}
 	switch typ {
 	case "thread.started":
-		if c.res.SessionID == "" {
-			c.res.SessionID = stringValue(value(e, cxThreadID))
-		}
+		takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	case "item.completed":
 		// Items of other types (command output, file changes) are the
 		// bulk of a transcript; only their type was read.

@@ -86,9 +86,7 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 	}
 	switch typ {
 	case "init":
-		if g.res.SessionID == "" {
-			g.res.SessionID = stringValue(value(e, gmSessionID))
-		}
+		takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	case "message":
 		if stringValue(value(e, gmRole)) == "assistant" {
 			f, _ := e.get(gmContent)

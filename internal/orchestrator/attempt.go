@@ -423,6 +423,28 @@ func (p *project) recordUsage(t *try, res *agent.Result) {
 	}
 }
 
+// sessionNote says why an attempt did not use a session id it would have
+// used: the step's, not a plain token (plan.note), or the one the agent
+// reported, which the next attempt would have continued. "" when none.
+func sessionNote(plan attemptPlan, res *agent.Result) string {
+	note := plan.note
+	if res != nil && res.SessionIDRejected != "" {
+		note = withNote(note, "the session id the agent reported was not used, the next attempt starts a fresh session: "+res.SessionIDRejected)
+	}
+	return note
+}
+
+// withNote appends a note, on a line of its own, to an attempt's error.
+func withNote(text, note string) string {
+	switch {
+	case note == "":
+		return text
+	case text == "":
+		return note
+	}
+	return text + "\n" + note
+}
+
 // handoffOptions are the handoff pipeline's settings of a step.
 func handoffOptions(ws *workflow.Step) handoff.Options {
 	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated, Coerce: ws.Handoff.Coerce,
@@ -565,10 +587,11 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		elapsed = res.Elapsed.Seconds()
 	}
 
+	note := sessionNote(plan, res)
 	if j.class == handoff.ClassInterrupted {
 		a.Status = checkpoint.AttemptInterrupted
 		a.Class = string(j.class)
-		a.Error = j.diag.Summary()
+		a.Error = withNote(j.diag.Summary(), note)
 		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 			return p.finishAttempt(tx, t, cfg, j.class, now, time.Time{}, func(s *checkpoint.Step) {
 				s.Status = checkpoint.StepPending
@@ -583,13 +606,14 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	}
 
 	if j.ok {
+		a.Error = note
 		return p.commitSuccess(ctx, t, j, cfg, elapsed)
 	}
 
 	// Failure.
 	a.Status = checkpoint.AttemptFailed
 	a.Class = string(j.class)
-	a.Error = j.diag.Summary()
+	a.Error = withNote(j.diag.Summary(), note)
 	a.Repairs = j.result.Repairs
 	details, err := json.Marshal(j.diag)
 	if err != nil {
@@ -680,7 +704,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		}
 		return p.finishAttempt(tx, t, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
 			s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
-				(res != nil && (res.SessionNotFound || res.SessionNotSaved))
+				(res != nil && (res.SessionNotFound || res.SessionNotSaved || res.SessionIDRejected != ""))
 			if retry {
 				s.Status = checkpoint.StepWaiting
 				s.NextRetryAt, s.DelayMS = a.NextRetryAt, a.DelayMS
