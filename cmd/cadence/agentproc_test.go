@@ -2,15 +2,20 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeEnv names the variable that turns this test binary into one of the
@@ -62,10 +67,75 @@ func fakeAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 		default:
 			return 2
 		}
+	case "escape":
+		// An agent that starts a process which leaves its process group
+		// (FAKE_ESCAPE: setsid, setpgid, or doublefork: a setsid child
+		// whose parent exits at once), writes that process's pid to
+		// FAKE_RECORD, then answers (FAKE_THEN answer) or hangs.
+		pid, err := startEscaped(os.Getenv("FAKE_ESCAPE"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := writeAtomic(os.Getenv("FAKE_RECORD"), strconv.Itoa(pid)+"\n"); err != nil {
+			return 1
+		}
+		if os.Getenv("FAKE_THEN") != "answer" {
+			time.Sleep(time.Hour)
+		}
+		fmt.Fprintln(w, `{"ok": true}`)
+	case "middle":
+		// The first fork of a double fork: start the escaped process in a
+		// session of its own, print its pid, exit.
+		pid, err := startEscaped("setsid")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(w, pid)
+	case "sleeper":
+		time.Sleep(time.Hour)
 	default:
 		return 2
 	}
 	return 0
+}
+
+// startEscaped starts this binary as a sleeper that leaves the caller's
+// process group the given way, and returns its pid.
+func startEscaped(how string) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	env := append(os.Environ(), fakeEnv+"=sleeper")
+	switch how {
+	case "setsid", "setpgid":
+		cmd := exec.Command(exe)
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: how == "setsid", Setpgid: how == "setpgid"}
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	case "doublefork":
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), fakeEnv+"=middle")
+		out, err := cmd.Output()
+		if err != nil {
+			return 0, fmt.Errorf("double fork: %w", err)
+		}
+		return strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	return 0, fmt.Errorf("escape %q: want setsid, setpgid or doublefork", how)
+}
+
+// writeAtomic writes a small file that appears whole or not at all.
+func writeAtomic(path, content string) error {
+	if err := os.WriteFile(path+".tmp", []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // jsonText is s as a JSON string.
@@ -148,5 +218,90 @@ agents:
 				t.Fatalf("inspect --attempt 1 does not say why the session was not continued:\n%s", r.stdout)
 			}
 		})
+	}
+}
+
+// TestEscapedProcessesDieWithTheAttempt: a process the agent starts
+// outside its process group (setsid, setpgid, or a double fork that
+// orphans it in a session of its own, as daemonising tools and Node's
+// detached spawn do) does not outlive the attempt: not when the agent
+// answers and exits, not on timeout, not on Ctrl-C of cadence, not when
+// cadence is killed with SIGKILL (G6).
+func TestEscapedProcessesDieWithTheAttempt(t *testing.T) {
+	for _, how := range []string{"setsid", "setpgid", "doublefork"} {
+		for _, when := range []string{"success", "timeout", "sigint", "kill9"} {
+			t.Run(how+"/"+when, func(t *testing.T) {
+				record := filepath.Join(t.TempDir(), "escaped.pid")
+				then, timeout := "hang", "2m"
+				switch when {
+				case "success":
+					then = "answer"
+				case "timeout":
+					timeout = "1s"
+				}
+				p := newProject(t, `version: 1
+defaults:
+  agent: fake
+  retry: {max_attempts: 1}
+  timeout: `+timeout+`
+agents:
+  fake:
+    preset: exec
+    command: [`+strconv.Quote(selfPath(t))+`]
+    env: {`+fakeEnv+`: escape, FAKE_ESCAPE: `+how+`, FAKE_THEN: `+then+`, FAKE_RECORD: `+strconv.Quote(record)+`}
+steps:
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`, map[string]string{"s.json": boolSchema})
+				escaped := 0
+				t.Cleanup(func() {
+					if escaped > 0 && alive(escaped) {
+						_ = syscall.Kill(escaped, syscall.SIGKILL)
+					}
+				})
+				recorded := func() bool {
+					b, err := os.ReadFile(record)
+					if err != nil {
+						return false
+					}
+					escaped, err = strconv.Atoi(strings.TrimSpace(string(b)))
+					return err == nil
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				cmd := p.command(ctx, nil, "run")
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				switch when {
+				case "sigint":
+					waitFor(t, "the escaped process", recorded)
+					_ = cmd.Process.Signal(syscall.SIGINT)
+				case "kill9":
+					waitFor(t, "the escaped process", recorded)
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+				}
+				r := p.finish(cmd, cmd.Wait(), out.String(), errb.String())
+				switch when {
+				case "success":
+					r.exits(t, 0)
+				case "timeout":
+					r.exits(t, 1)
+				case "sigint":
+					r.exits(t, 3)
+				case "kill9":
+					r.killed(t)
+				}
+				if !recorded() {
+					t.Fatalf("the agent recorded no escaped process\nstderr:\n%s", r.stderr)
+				}
+				if when != "kill9" && !alive(escaped) {
+					// Gone already when cadence exits: nothing waits for it.
+					return
+				}
+				waitFor(t, fmt.Sprintf("escaped process %d to be gone", escaped), func() bool { return !alive(escaped) })
+			})
+		}
 	}
 }

@@ -132,7 +132,10 @@ type Spec struct {
 	// Supervisor, when set, is the path of a cadence binary: the agent then
 	// runs under `cadence agent supervise`, which kills the agent's whole
 	// process group if cadence dies, descendants that the parent-death
-	// signal alone would miss included (see Supervise).
+	// signal alone would miss included, and every descendant that left
+	// the group (setsid, setpgid, a double fork) when the agent ends or is
+	// stopped (see Supervise). Without it only the group is killed; the
+	// cadence command always sets it.
 	Supervisor string
 	// OnSession, when set, is called once, from the goroutine reading
 	// stdout, as soon as the stream first names the agent's session

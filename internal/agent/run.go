@@ -251,6 +251,7 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 	}()
 
 	stop := StopNone
+	askedSupervisor := false
 	terminate := func(reason StopReason) {
 		if stop != StopNone {
 			return
@@ -287,6 +288,17 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			}
 		case <-killC:
 			killC = nil
+			if s.spec.Supervisor != "" && !askedSupervisor {
+				// A SIGKILL of the group would kill the supervisor too,
+				// before it could kill the descendants that left the
+				// group. Asked first, it kills them all, then the group;
+				// the SIGKILL follows only if it does not.
+				askedSupervisor = true
+				_ = syscall.Kill(pid, syscall.SIGUSR1)
+				kill.Reset(killDescendantsBound + time.Second)
+				killC = kill.C
+				continue
+			}
 			_ = signalGroup(pid, syscall.SIGKILL)
 		}
 	}

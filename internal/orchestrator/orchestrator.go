@@ -44,7 +44,7 @@ type Options struct {
 	MaxWait time.Duration
 	// BudgetUSD, when positive, replaces the run's budget (resume --budget).
 	BudgetUSD float64
-	SelfExe   string   // the cadence binary, for the sim preset
+	SelfExe   string   // the cadence binary: the sim preset, and the supervisor of every agent and check
 	Env       []string // base environment of agents; nil means os.Environ()
 	Clock     retrystate.Clock
 	Rand      func() float64 // jitter source; nil means math/rand/v2
