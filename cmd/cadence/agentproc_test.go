@@ -51,22 +51,29 @@ func fakeAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 		if n == "1" {
 			answer = `{"ok": "not yet"}`
 		}
-		sid, text := jsonText(os.Getenv("FAKE_SESSION")), jsonText(answer)
-		switch os.Getenv("FAKE_PROTO") {
-		case "codex":
-			fmt.Fprintf(w, `{"type":"thread.started","thread_id":%s}`+"\n", sid)
-			fmt.Fprintf(w, `{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":%s}}`+"\n", text)
-			fmt.Fprintln(w, `{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`)
-		case "gemini":
-			fmt.Fprintf(w, `{"type":"init","session_id":%s,"model":"m"}`+"\n", sid)
-			fmt.Fprintf(w, `{"type":"message","role":"assistant","content":%s,"delta":true}`+"\n", text)
-			fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":1}}`)
-		case "claude":
-			fmt.Fprintf(w, `{"type":"system","subtype":"init","session_id":%s}`+"\n", sid)
-			fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"session_id":%s}`+"\n", text, sid)
-		default:
+		if !writeAnswer(w, os.Getenv("FAKE_PROTO"), os.Getenv("FAKE_SESSION"), answer) {
 			return 2
 		}
+	case "linger":
+		// An agent that gives a valid final answer in FAKE_PROTO, then
+		// does not exit (a CLI waiting on an MCP server or a background
+		// child): a stream agent keeps stdout open, a text agent closes
+		// it. Its pid goes to FAKE_RECORD.
+		_, _ = io.Copy(io.Discard, stdin)
+		if err := writeAtomic(os.Getenv("FAKE_RECORD"), strconv.Itoa(os.Getpid())+"\n"); err != nil {
+			return 1
+		}
+		proto := os.Getenv("FAKE_PROTO")
+		if !writeAnswer(w, proto, "5e55a1d0-0000-4000-8000-00000000000a", `{"ok": true}`) {
+			return 2
+		}
+		if err := w.Flush(); err != nil {
+			return 1
+		}
+		if proto == "text" {
+			os.Stdout.Close()
+		}
+		time.Sleep(time.Hour)
 	case "escape":
 		// An agent that starts a process which leaves its process group
 		// (FAKE_ESCAPE: setsid, setpgid, or doublefork: a setsid child
@@ -136,6 +143,31 @@ func writeAtomic(path, content string) error {
 		return err
 	}
 	return os.Rename(path+".tmp", path)
+}
+
+// writeAnswer writes a whole turn of an agent speaking proto (codex,
+// gemini, claude, or text: the answer alone) that names session sid and
+// answers answer. It reports false for an unknown proto.
+func writeAnswer(w io.Writer, proto, sid, answer string) bool {
+	q, text := jsonText(sid), jsonText(answer)
+	switch proto {
+	case "codex":
+		fmt.Fprintf(w, `{"type":"thread.started","thread_id":%s}`+"\n", q)
+		fmt.Fprintf(w, `{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":%s}}`+"\n", text)
+		fmt.Fprintln(w, `{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`)
+	case "gemini":
+		fmt.Fprintf(w, `{"type":"init","session_id":%s,"model":"m"}`+"\n", q)
+		fmt.Fprintf(w, `{"type":"message","role":"assistant","content":%s,"delta":true}`+"\n", text)
+		fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":1}}`)
+	case "claude":
+		fmt.Fprintf(w, `{"type":"system","subtype":"init","session_id":%s}`+"\n", q)
+		fmt.Fprintf(w, `{"type":"result","subtype":"success","is_error":false,"result":%s,"session_id":%s}`+"\n", text, q)
+	case "text":
+		fmt.Fprintln(w, answer)
+	default:
+		return false
+	}
+	return true
 }
 
 // jsonText is s as a JSON string.
@@ -303,5 +335,65 @@ steps:
 				waitFor(t, fmt.Sprintf("escaped process %d to be gone", escaped), func() bool { return !alive(escaped) })
 			})
 		}
+	}
+}
+
+// TestFinishedAnswerKeptWhenTheAgentHangs: an agent that gave its final
+// answer (a stream agent's result event, a text agent's stdout closed) and
+// then does not exit is stopped after exit_grace, and the attempt keeps
+// its answer: the step succeeds on attempt 1, well before idle_timeout
+// would have called the agent stuck, and the process is gone.
+func TestFinishedAnswerKeptWhenTheAgentHangs(t *testing.T) {
+	const idle = 4 * time.Second
+	for _, tt := range []struct{ preset, proto, output string }{
+		{"claude", "claude", ""},
+		{"codex", "codex", ""},
+		{"gemini", "gemini", ""},
+		{"exec", "text", ""},
+		{"exec", "claude", "claude-stream"},
+	} {
+		t.Run(tt.preset+"/"+tt.proto, func(t *testing.T) {
+			record := filepath.Join(t.TempDir(), "agent.pid")
+			output := ""
+			if tt.output != "" {
+				output = "\n    output: " + tt.output
+			}
+			p := newProject(t, `version: 1
+defaults:
+  agent: fake
+  retry: {max_attempts: 1}
+  idle_timeout: `+idle.String()+`
+  exit_grace: 300ms
+agents:
+  fake:
+    preset: `+tt.preset+`
+    command: [`+strconv.Quote(selfPath(t))+`]`+output+`
+    env: {`+fakeEnv+`: linger, FAKE_PROTO: `+tt.proto+`, FAKE_RECORD: `+strconv.Quote(record)+`}
+steps:
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+`, map[string]string{"s.json": boolSchema})
+			start := time.Now()
+			r := p.cadence(nil, "run")
+			took := time.Since(start)
+			pid := 0
+			if b, err := os.ReadFile(record); err == nil {
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			if pid > 0 {
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			}
+			r.exits(t, 0)
+			s := step(p.inspect(), "one")
+			if len(s.Attempts) != 1 || s.Attempts[0].Status != "succeeded" {
+				t.Fatalf("attempts %+v, want attempt 1 succeeded", s.Attempts)
+			}
+			if took >= idle {
+				t.Fatalf("the run took %s, as long as idle_timeout %s", took, idle)
+			}
+			if pid == 0 {
+				t.Fatal("the agent recorded no pid")
+			}
+			waitFor(t, "the agent to be gone", func() bool { return !alive(pid) })
+		})
 	}
 }

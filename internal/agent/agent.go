@@ -53,11 +53,15 @@ const (
 	StopStuck       StopReason = "stuck"       // no output for Spec.IdleTimeout
 	StopTooLarge    StopReason = "too_large"   // a text agent's stdout exceeded Spec.MaxBytes
 	StopInterrupted StopReason = "interrupted" // the caller's context ended
+	// StopLingered: the agent gave its final answer (or closed stdout)
+	// but had not exited Spec.ExitGrace later. The answer stands.
+	StopLingered StopReason = "lingered"
 )
 
 // Defaults applied by Run to zero Spec fields.
 const (
 	DefaultGrace         = 5 * time.Second
+	DefaultExitGrace     = 5 * time.Second
 	DefaultHelpMarker    = ">>>HELP<<<"
 	DefaultMaxBytes      = 8 << 20
 	DefaultMaxEventBytes = 64 << 20
@@ -113,6 +117,15 @@ type Spec struct {
 	IdleTimeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
+	// ExitGrace is how long an agent may take to exit once it has given
+	// its final answer: the final event of a stream protocol (Claude's
+	// result, Codex's turn.completed or turn.failed, Gemini's result), or
+	// the end of a text agent's stdout. Timeout and IdleTimeout no longer
+	// apply then; an agent still running ExitGrace later (waiting on an
+	// MCP server, or on a child that holds it) is stopped like any other
+	// (SIGTERM, SIGKILL after Grace) with StopLingered, and its answer is
+	// kept. Zero means DefaultExitGrace. Not used with ProtocolNone.
+	ExitGrace time.Duration
 	// HelpMarker is the help signal; empty means DefaultHelpMarker.
 	HelpMarker string
 	// TailLines, when positive, keeps the last TailLines lines of stdout

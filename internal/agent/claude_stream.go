@@ -145,6 +145,10 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	// nothing in them concerns cadence.
 }
 
+// ended reports whether the result event, the last of a `claude -p` run,
+// was seen.
+func (c *claudeStream) ended() bool { return c.gotResult }
+
 // raw handles a line that is not a protocol event: agents print warnings
 // and errors as plain text too.
 func (c *claudeStream) raw(line []byte) {

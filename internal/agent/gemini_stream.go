@@ -111,6 +111,10 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 
 func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
 
+// ended reports whether the result event, the last of a headless run,
+// was seen.
+func (g *geminiStream) ended() bool { return g.gotResult }
+
 // addAnswer appends an assistant delta to the answer, or only measures it
 // once the answer is over maxBytes.
 func (g *geminiStream) addAnswer(f field) {

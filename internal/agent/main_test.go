@@ -183,6 +183,17 @@ func helperMain(args []string) int {
 		}
 		fmt.Printf("escaped %d\n", child.Process.Pid)
 		return 0
+	case "answer-hang":
+		// A final answer (Claude Code's result event), then no exit.
+		fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"{\"ok\": true}","session_id":"5e55a1d0-0000-4000-8000-000000000002"}`)
+		time.Sleep(time.Hour)
+		return 0
+	case "close-hang":
+		// A text answer, stdout closed, then no exit.
+		fmt.Println(`{"ok": true}`)
+		os.Stdout.Close()
+		time.Sleep(time.Hour)
+		return 0
 	case "escape-hang":
 		// A descendant in a session of its own, then the agent hangs
 		// (ignoring SIGTERM when the last argument says so).

@@ -171,6 +171,9 @@ func withDefaults(spec Spec) Spec {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
 	}
+	if spec.ExitGrace <= 0 {
+		spec.ExitGrace = DefaultExitGrace
+	}
 	if spec.HelpMarker == "" {
 		spec.HelpMarker = DefaultHelpMarker
 	}
@@ -243,10 +246,14 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			cpu = newGroupCPU(pid)
 		}
 	}
-	var kill *time.Timer
+	var kill, exit *time.Timer
+	var exitC <-chan time.Time
 	defer func() {
 		if kill != nil {
 			kill.Stop()
+		}
+		if exit != nil {
+			exit.Stop()
 		}
 	}()
 
@@ -276,6 +283,17 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			terminate(StopStuck)
 		case <-s.tooLarge:
 			terminate(StopTooLarge)
+		case <-s.answered:
+			// The answer is in: the agent has ExitGrace to exit, and is
+			// neither timed out nor stuck meanwhile.
+			if stop == StopNone {
+				timeoutC, idleC, cpuC = nil, nil, nil
+				exit = time.NewTimer(s.spec.ExitGrace)
+				exitC = exit.C
+			}
+		case <-exitC:
+			exitC = nil
+			terminate(StopLingered)
 		case <-s.activity:
 			if idle != nil && stop == StopNone {
 				idle.Reset(s.spec.IdleTimeout)

@@ -78,6 +78,10 @@ func Supervise(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cadence agent supervise: start %s: %v\n", argv[0], err)
 		return 127
 	}
+	// The agent holds stdin and stdout now; the supervisor lets go of
+	// them, so that cadence sees the end of the agent's stdout when the
+	// agent closes it, not only when the supervisor exits.
+	releaseStdio()
 	// Not cmd.Wait: orphans reparented to the supervisor are its children
 	// too, and are reaped as they exit.
 	done := make(chan waitResult, 1)
@@ -94,6 +98,18 @@ func Supervise(args []string, stderr io.Writer) int {
 			return 1
 		}
 		return exitLike(r.status)
+	}
+}
+
+// releaseStdio points the supervisor's own stdin and stdout at /dev/null.
+func releaseStdio() {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer null.Close()
+	for _, fd := range []int{0, 1} {
+		_ = dupTo(int(null.Fd()), fd)
 	}
 }
 

@@ -398,7 +398,7 @@ func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (age
 	return agent.Spec{
 		Argv: argv, Env: env, Dir: p.workDir(t.item), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
-		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: p.opts.SelfExe,
 	}, nil
 }
@@ -423,13 +423,21 @@ func (p *project) recordUsage(t *try, res *agent.Result) {
 	}
 }
 
-// sessionNote says why an attempt did not use a session id it would have
-// used: the step's, not a plain token (plan.note), or the one the agent
-// reported, which the next attempt would have continued. "" when none.
-func sessionNote(plan attemptPlan, res *agent.Result) string {
+// attemptNote says what an attempt's outcome alone does not: why it did
+// not use a session id it would have used (the step's, not a plain token,
+// plan.note; or the one the agent reported, which the next attempt would
+// have continued), and that the agent was stopped after its final answer
+// because it did not exit. "" when there is nothing to say.
+func attemptNote(ws *workflow.Step, plan attemptPlan, res *agent.Result) string {
 	note := plan.note
-	if res != nil && res.SessionIDRejected != "" {
+	if res == nil {
+		return note
+	}
+	if res.SessionIDRejected != "" {
 		note = withNote(note, "the session id the agent reported was not used, the next attempt starts a fresh session: "+res.SessionIDRejected)
+	}
+	if res.Stop == agent.StopLingered {
+		note = withNote(note, fmt.Sprintf("the agent had given its final answer but had not exited %s later (exit_grace); it was stopped, and its answer judged", ws.ExitGrace))
 	}
 	return note
 }
@@ -491,6 +499,9 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
 	case agent.StopInterrupted:
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
+	case agent.StopLingered:
+		// The agent answered and then did not exit: its answer is judged
+		// as if it had (attemptNote records the stop).
 	}
 	opts := handoffOptions(ws)
 	var hr handoff.Result
@@ -587,7 +598,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		elapsed = res.Elapsed.Seconds()
 	}
 
-	note := sessionNote(plan, res)
+	note := attemptNote(ws, plan, res)
 	if j.class == handoff.ClassInterrupted {
 		a.Status = checkpoint.AttemptInterrupted
 		a.Class = string(j.class)
