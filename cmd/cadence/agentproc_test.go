@@ -102,6 +102,14 @@ func fakeAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(w, pid)
 	case "sleeper":
 		time.Sleep(time.Hour)
+	case "env":
+		// Record the environment in FAKE_RECORD, then answer.
+		_, _ = io.Copy(io.Discard, stdin)
+		rec, _ := json.Marshal(os.Environ())
+		if err := writeAtomic(os.Getenv("FAKE_RECORD"), string(rec)); err != nil {
+			return 1
+		}
+		fmt.Fprintln(w, `{"ok": true}`)
 	default:
 		return 2
 	}
@@ -395,5 +403,103 @@ steps:
 			}
 			waitFor(t, "the agent to be gone", func() bool { return !alive(pid) })
 		})
+	}
+}
+
+// TestCadenceVariablesAreCadencesOwn: cadence running inside a cadence
+// step (or under any environment with CADENCE_* variables) gives its
+// agents and checks exactly the CADENCE_* variables it sets for them, once
+// each: an inherited CADENCE_ITEM_KEY must not tell a non-map step's
+// agent it works on an item, nor an inherited CADENCE_STATE or
+// CADENCE_FAILPOINT reach a cadence the agent runs. A variable the
+// workflow sets in the agent's env: is the workflow's choice, and kept.
+func TestCadenceVariablesAreCadencesOwn(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "agent.env")
+	p := newProject(t, `version: 1
+defaults:
+  agent: fake
+  retry: {max_attempts: 1}
+agents:
+  fake:
+    preset: exec
+    command: [`+strconv.Quote(selfPath(t))+`]
+    env: {`+fakeEnv+`: env, FAKE_RECORD: `+strconv.Quote(record)+`, CADENCE_CHOSEN: by-the-workflow}
+steps:
+  - id: one
+    prompt: go
+    handoff: {schema: s.json}
+    checks:
+      - {name: env, run: env > check.env}
+`, map[string]string{"s.json": boolSchema})
+	inherited := []string{"CADENCE_ITEM_KEY=outer-item", "CADENCE_STEP=outer-step", "CADENCE_SESSION_ID=outer-session",
+		"CADENCE_HANDOFF_PATH=/outer/handoff.json", "CADENCE_CHECK=outer-check", "CADENCE_OUTER_ONLY=1",
+		"CADENCE_FAILPOINT=", "CADENCE_STOREFAULT=", "CADENCE_DEBUG="}
+	p.cadence(inherited, "run").exits(t, 0)
+	rep := p.inspect()
+	s := step(rep, "one")
+	if len(s.Attempts) != 1 {
+		t.Fatalf("attempts %+v, want one", s.Attempts)
+	}
+	want := map[string]string{
+		"CADENCE_RUN_ID":          rep.Run.ID,
+		"CADENCE_STEP":            "one",
+		"CADENCE_ATTEMPT":         "1",
+		"CADENCE_IDEMPOTENCY_KEY": rep.Run.ID + "/one",
+		"CADENCE_SESSION_ID":      s.Attempts[0].SessionID,
+		"CADENCE_PROJECT_DIR":     p.dir,
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentEnv []string
+	if err := json.Unmarshal(b, &agentEnv); err != nil {
+		t.Fatal(err)
+	}
+	agentWant := map[string]string{"CADENCE_CHOSEN": "by-the-workflow"}
+	for k, v := range want {
+		agentWant[k] = v
+	}
+	checkEnvOf(t, "agent", agentEnv, agentWant)
+	b, err = os.ReadFile(filepath.Join(p.dir, "check.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWant := map[string]string{"CADENCE_CHECK": "env"}
+	for k, v := range want {
+		checkWant[k] = v
+	}
+	var checkEnv []string
+	for _, kv := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == "CADENCE_HANDOFF_PATH" {
+			if !strings.HasPrefix(v, filepath.Join(p.dir, ".cadence")) {
+				t.Errorf("check: CADENCE_HANDOFF_PATH=%s, not the stored handoff", v)
+			}
+			continue
+		}
+		checkEnv = append(checkEnv, kv)
+	}
+	checkEnvOf(t, "check", checkEnv, checkWant)
+}
+
+// checkEnvOf compares the CADENCE_* variables of env with want: each set
+// once, to its value, and no other.
+func checkEnvOf(t *testing.T, who string, env []string, want map[string]string) {
+	t.Helper()
+	got := map[string][]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "CADENCE_") {
+			got[k] = append(got[k], v)
+		}
+	}
+	for k, v := range want {
+		if vs := got[k]; len(vs) != 1 || vs[0] != v {
+			t.Errorf("%s: %s = %q, want %q once", who, k, vs, v)
+		}
+	}
+	for k, vs := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %s = %q, which cadence did not set", who, k, vs)
+		}
 	}
 }

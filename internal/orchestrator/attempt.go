@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -457,6 +458,23 @@ func withNote(text, note string) string {
 func handoffOptions(ws *workflow.Step) handoff.Options {
 	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated, Coerce: ws.Handoff.Coerce,
 		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+}
+
+// withoutCadenceVars returns env without its CADENCE_* variables. An agent
+// or a check gets only the CADENCE_* variables cadence sets for it
+// (cadenceEnv, CADENCE_HANDOFF_PATH, CADENCE_CHECK) and those the
+// workflow gives the agent in its env:: a variable inherited from
+// cadence's own environment would describe another run, step or item
+// (cadence running inside a cadence step), or steer a cadence the agent
+// runs (CADENCE_STATE, CADENCE_FAILPOINT) into the outer run's state.
+func withoutCadenceVars(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CADENCE_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
