@@ -23,10 +23,9 @@ type claudeStream struct {
 	now      func() time.Time
 	maxBytes int64
 
-	assistant      [][]byte // the latest assistant text blocks, at most maxBytes in all
-	assistantBytes int64
-	gotResult      bool
-	result         string
+	assistant tailText // the latest assistant text blocks, joined, at most maxBytes
+	gotResult bool
+	result    string
 }
 
 // The fields of a Claude Code event that cadence reads, as capture indices.
@@ -115,7 +114,7 @@ type claudeRateLimitInfo struct {
 const noConversation = "No conversation found"
 
 func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes}
+	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
 }
 
 // event handles one line that is a JSON object; line is its beginning.
@@ -234,17 +233,8 @@ func cutText(s string, n int) string {
 }
 
 // addAssistant keeps an assistant text block for the fallback answer (the
-// text of a stream that ended without a result event), dropping the oldest
-// blocks past maxBytes.
-func (c *claudeStream) addAssistant(text string) {
-	c.assistant = append(c.assistant, []byte(text))
-	c.assistantBytes += int64(len(text)) + 1
-	for c.assistantBytes > c.maxBytes+1 && len(c.assistant) > 0 {
-		c.assistantBytes -= int64(len(c.assistant[0])) + 1
-		c.assistant[0] = nil
-		c.assistant = c.assistant[1:]
-	}
-}
+// text of a stream that ended without a result event).
+func (c *claudeStream) addAssistant(text string) { c.assistant.add(text) }
 
 func (c *claudeStream) rateLimitEvent(e *eventScanner) {
 	var info claudeRateLimitInfo
@@ -368,7 +358,7 @@ func (c *claudeStream) finish(string) {
 		c.res.Text = []byte(c.result)
 		return
 	}
-	c.res.Text = bytes.Join(c.assistant, []byte("\n"))
+	c.res.Text = c.assistant.bytes()
 	c.res.TextBytes = int64(len(c.res.Text))
 }
 
