@@ -100,6 +100,17 @@ func hostileAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 			_, _ = w.WriteString(`{"type":"system","subtype":"api_retry","attempt":1}` + "\n")
 		}
 		writeResult(w, `{\"ok\": true}`)
+	case "emptytext":
+		// HOSTILE_EVENTS assistant events whose one text block is empty
+		// (71 bytes each), then the answer.
+		n, _ := strconv.Atoi(os.Getenv("HOSTILE_EVENTS"))
+		_, _ = w.WriteString(transcriptInit)
+		for range n {
+			if _, err := w.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":""}]}}` + "\n"); err != nil {
+				return 1
+			}
+		}
+		writeResult(w, `{\"ok\": true}`)
 	case "endless":
 		chunk := bytes.Repeat([]byte("y"), 64<<10)
 		for {
@@ -484,6 +495,8 @@ func TestBadInputHostileOutput(t *testing.T) {
 		{name: "a 100 MiB event line, then the answer", mode: "longevent", output: "claude-stream", wantExit: 0},
 		{name: "a final answer over max_bytes", mode: "bigresult", output: "claude-stream", wantExit: 1, classes: []string{"too_large"}},
 		{name: "10^6 tiny events, then the answer", mode: "tinyevents", output: "claude-stream", wantExit: 0},
+		{name: "3*10^6 empty assistant text events, then the answer", mode: "emptytext", output: "claude-stream", wantExit: 0,
+			extraEnv: map[string]string{"HOSTILE_EVENTS": "3000000"}, killAbove: 4 * peakRSSLimitKiB},
 		{name: "an endless stream without newlines", mode: "endless", timeout: "20s", wantExit: 1, classes: []string{"too_large", "timeout"}},
 		{name: "the help marker 10,000 times", mode: "helpspam", wantExit: 1, classes: []string{"help"}},
 		{name: "handoff path made a symlink to a file outside", mode: "symlink", wantExit: 1, classes: []string{"missing"},

@@ -14,8 +14,8 @@ import (
 
 // BenchmarkPeakRSS runs cadence (built without the race detector) on one
 // step whose exec agent streams a Claude Code transcript of 20 MB, 200 MB
-// and 1 GiB with a 1 KiB answer, or prints 1 GiB of text with max_bytes
-// 2GiB, and reports the peak resident set (VmHWM) of the cadence process
+// and 1 GiB with a 1 KiB answer, prints 1 GiB of text with max_bytes 2GiB,
+// or streams 3 or 9 million empty assistant text events, and reports the peak resident set (VmHWM) of the cadence process
 // and of the supervisor between it and the agent, and the rate of the
 // whole run. SPEC §15 wants both under 64 MiB whatever the output.
 //
@@ -31,6 +31,8 @@ func BenchmarkPeakRSS(b *testing.B) {
 		{"claude-stream 200 MB", transcriptCase(200), 200 << 20},
 		{"claude-stream 1 GiB", transcriptCase(1024), 1 << 30},
 		{"text 1 GiB, max_bytes 2GiB", hostileCase{mode: "gib", maxBytes: "2GiB", transcriptCap: 64 << 20}, 1 << 30},
+		{"claude-stream 3M empty text events", emptyTextCase(3_000_000), 3_000_000 * emptyTextEventBytes},
+		{"claude-stream 9M empty text events", emptyTextCase(9_000_000), 9_000_000 * emptyTextEventBytes},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -55,6 +57,16 @@ func BenchmarkPeakRSS(b *testing.B) {
 			b.ReportMetric(float64(tc.bytes)/1e6/(elapsed.Seconds()/float64(b.N)), "MB/s")
 		})
 	}
+}
+
+// emptyTextEventBytes is the length of one event of emptyTextCase.
+const emptyTextEventBytes = 71
+
+// emptyTextCase is n assistant events whose one text block is empty, the
+// shape that costs the most per byte of transcript, then the answer.
+func emptyTextCase(n int) hostileCase {
+	return hostileCase{mode: "emptytext", output: "claude-stream", transcriptCap: 64 << 20,
+		extraEnv: map[string]string{"HOSTILE_EVENTS": strconv.Itoa(n)}}
 }
 
 func transcriptCase(mib int) hostileCase {

@@ -53,11 +53,15 @@ const (
 	StopStuck       StopReason = "stuck"       // no output for Spec.IdleTimeout
 	StopTooLarge    StopReason = "too_large"   // a text agent's stdout exceeded Spec.MaxBytes
 	StopInterrupted StopReason = "interrupted" // the caller's context ended
+	// StopLingered: the agent gave its final answer (or closed stdout)
+	// but had not exited Spec.ExitGrace later. The answer stands.
+	StopLingered StopReason = "lingered"
 )
 
 // Defaults applied by Run to zero Spec fields.
 const (
 	DefaultGrace         = 5 * time.Second
+	DefaultExitGrace     = 5 * time.Second
 	DefaultHelpMarker    = ">>>HELP<<<"
 	DefaultMaxBytes      = 8 << 20
 	DefaultMaxEventBytes = 64 << 20
@@ -113,6 +117,15 @@ type Spec struct {
 	IdleTimeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
+	// ExitGrace is how long an agent may take to exit once it has given
+	// its final answer: the final event of a stream protocol (Claude's
+	// result, Codex's turn.completed or turn.failed, Gemini's result), or
+	// the end of a text agent's stdout. Timeout and IdleTimeout no longer
+	// apply then; an agent still running ExitGrace later (waiting on an
+	// MCP server, or on a child that holds it) is stopped like any other
+	// (SIGTERM, SIGKILL after Grace) with StopLingered, and its answer is
+	// kept. Zero means DefaultExitGrace. Not used with ProtocolNone.
+	ExitGrace time.Duration
 	// HelpMarker is the help signal; empty means DefaultHelpMarker.
 	HelpMarker string
 	// TailLines, when positive, keeps the last TailLines lines of stdout
@@ -132,7 +145,10 @@ type Spec struct {
 	// Supervisor, when set, is the path of a cadence binary: the agent then
 	// runs under `cadence agent supervise`, which kills the agent's whole
 	// process group if cadence dies, descendants that the parent-death
-	// signal alone would miss included (see Supervise).
+	// signal alone would miss included, and every descendant that left
+	// the group (setsid, setpgid, a double fork) when the agent ends or is
+	// stopped (see Supervise). Without it only the group is killed; the
+	// cadence command always sets it.
 	Supervisor string
 	// OnSession, when set, is called once, from the goroutine reading
 	// stdout, as soon as the stream first names the agent's session
@@ -175,6 +191,10 @@ type Result struct {
 	// SessionID is the agent session: Claude's system/init (or else the
 	// result), Codex's thread.started, Gemini's init, or ChatSpec.SessionID.
 	SessionID string
+	// SessionIDRejected says why a session id the stream reported was not
+	// used: it was not a plain token (see CheckSessionID). SessionID is
+	// then empty, unless an earlier event named a good one.
+	SessionIDRejected string
 
 	IsError      bool   // the result event said is_error
 	ErrorMessage string // provider or agent error text, if any

@@ -23,10 +23,9 @@ type claudeStream struct {
 	now      func() time.Time
 	maxBytes int64
 
-	assistant      [][]byte // the latest assistant text blocks, at most maxBytes in all
-	assistantBytes int64
-	gotResult      bool
-	result         string
+	assistant tailText // the latest assistant text blocks, joined, at most maxBytes
+	gotResult bool
+	result    string
 }
 
 // The fields of a Claude Code event that cadence reads, as capture indices.
@@ -115,7 +114,7 @@ type claudeRateLimitInfo struct {
 const noConversation = "No conversation found"
 
 func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes}
+	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
 }
 
 // event handles one line that is a JSON object; line is its beginning.
@@ -129,8 +128,8 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	}
 	switch ev.typ {
 	case "system":
-		if ev.subtype == "init" && c.res.SessionID == "" {
-			c.res.SessionID = ev.sessionID
+		if ev.subtype == "init" {
+			takeSessionID(c.res, ev.sessionID)
 		}
 		// api_retry and other system events only show the agent is alive;
 		// any output already resets the idle timer.
@@ -144,6 +143,10 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	// "user" events carry tool results, usually the bulk of a transcript;
 	// nothing in them concerns cadence.
 }
+
+// ended reports whether the result event, the last of a `claude -p` run,
+// was seen.
+func (c *claudeStream) ended() bool { return c.gotResult }
 
 // raw handles a line that is not a protocol event: agents print warnings
 // and errors as plain text too.
@@ -230,17 +233,8 @@ func cutText(s string, n int) string {
 }
 
 // addAssistant keeps an assistant text block for the fallback answer (the
-// text of a stream that ended without a result event), dropping the oldest
-// blocks past maxBytes.
-func (c *claudeStream) addAssistant(text string) {
-	c.assistant = append(c.assistant, []byte(text))
-	c.assistantBytes += int64(len(text)) + 1
-	for c.assistantBytes > c.maxBytes+1 && len(c.assistant) > 0 {
-		c.assistantBytes -= int64(len(c.assistant[0])) + 1
-		c.assistant[0] = nil
-		c.assistant = c.assistant[1:]
-	}
-}
+// text of a stream that ended without a result event).
+func (c *claudeStream) addAssistant(text string) { c.assistant.add(text) }
 
 func (c *claudeStream) rateLimitEvent(e *eventScanner) {
 	var info claudeRateLimitInfo
@@ -273,9 +267,7 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	c.gotResult = true
 	c.res.SkippedResult = false
 	c.res.IsError = ev.isError
-	if c.res.SessionID == "" {
-		c.res.SessionID = ev.sessionID
-	}
+	takeSessionID(c.res, ev.sessionID)
 	if v, ok := jsonNumber(value(e, clCost)); ok && v >= 0 {
 		c.res.CostUSD = v
 	}
@@ -366,7 +358,7 @@ func (c *claudeStream) finish(string) {
 		c.res.Text = []byte(c.result)
 		return
 	}
-	c.res.Text = bytes.Join(c.assistant, []byte("\n"))
+	c.res.Text = c.assistant.bytes()
 	c.res.TextBytes = int64(len(c.res.Text))
 }
 

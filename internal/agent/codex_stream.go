@@ -26,6 +26,7 @@ type codexStream struct {
 	answer            string // text of the last agent_message item
 	gotAnswer         bool
 	lastError         string // message of the last error event
+	turnEnded         bool   // a turn.completed or turn.failed was seen
 }
 
 // The fields of a Codex event that cadence reads, as capture indices.
@@ -63,9 +64,7 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 	}
 	switch typ {
 	case "thread.started":
-		if c.res.SessionID == "" {
-			c.res.SessionID = stringValue(value(e, cxThreadID))
-		}
+		takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	case "item.completed":
 		// Items of other types (command output, file changes) are the
 		// bulk of a transcript; only their type was read.
@@ -77,8 +76,10 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 			c.help.text(c.answer)
 		}
 	case "turn.completed":
+		c.turnEnded = true
 		c.turnCompleted(value(e, cxUsage))
 	case "turn.failed":
+		c.turnEnded = true
 		msg := c.lastError
 		if m := stringValue(value(e, cxErrorMessage)); m != "" {
 			msg = m
@@ -94,6 +95,9 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 }
 
 func (c *codexStream) raw(line []byte) { c.help.line(string(line)) }
+
+// ended reports whether the turn ended: `codex exec` runs one.
+func (c *codexStream) ended() bool { return c.turnEnded }
 
 // skipped handles an event line too long to parse: an agent_message item
 // among them was the final answer, lost unless a later one replaces it.

@@ -86,9 +86,7 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 	}
 	switch typ {
 	case "init":
-		if g.res.SessionID == "" {
-			g.res.SessionID = stringValue(value(e, gmSessionID))
-		}
+		takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	case "message":
 		if stringValue(value(e, gmRole)) == "assistant" {
 			f, _ := e.get(gmContent)
@@ -112,6 +110,10 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 }
 
 func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
+
+// ended reports whether the result event, the last of a headless run,
+// was seen.
+func (g *geminiStream) ended() bool { return g.gotResult }
 
 // addAnswer appends an assistant delta to the answer, or only measures it
 // once the answer is over maxBytes.

@@ -27,10 +27,19 @@ func helperSpec(t *testing.T, args ...string) agent.Spec {
 	}
 }
 
-// helperEnviron is the environment of helper processes. The race runtime
-// otherwise sleeps a second at every successful exit of the test binary.
+// helperEnviron is the environment of helper processes: this test's, but
+// for CADENCE_* variables (the test may itself run inside a cadence step),
+// so that the simulated agent sees only those a test sets. The race
+// runtime otherwise sleeps a second at every successful exit of the test
+// binary.
 func helperEnviron(extra ...string) []string {
-	env := append(os.Environ(), helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CADENCE_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
 	return append(env, extra...)
 }
 

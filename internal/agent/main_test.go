@@ -183,6 +183,34 @@ func helperMain(args []string) int {
 		}
 		fmt.Printf("escaped %d\n", child.Process.Pid)
 		return 0
+	case "answer-hang":
+		// A final answer (Claude Code's result event), then no exit.
+		fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"{\"ok\": true}","session_id":"5e55a1d0-0000-4000-8000-000000000002"}`)
+		time.Sleep(time.Hour)
+		return 0
+	case "close-hang":
+		// A text answer, stdout closed, then no exit.
+		fmt.Println(`{"ok": true}`)
+		os.Stdout.Close()
+		time.Sleep(time.Hour)
+		return 0
+	case "escape-hang":
+		// A descendant in a session of its own, then the agent hangs
+		// (ignoring SIGTERM when the last argument says so).
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		child := exec.Command(exe, "sleep")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Printf("escaped %d\n", child.Process.Pid)
+		time.Sleep(time.Hour)
+		return 0
 	case "tree":
 		// A child that starts a grandchild in its own process group, as a
 		// real agent starting a tool would.

@@ -58,23 +58,35 @@ type Invocation struct {
 // never appears in a preset's argv.
 //
 //	claude: claude -p --output-format stream-json --verbose
-//	        (--session-id ID | --resume=ID) [--json-schema SCHEMA] ARGS…
+//	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
 //	codex:  codex exec --json --skip-git-repo-check ARGS… -
 //	        codex exec --json --skip-git-repo-check ARGS…
 //	              resume [-c sandbox_mode=MODE] ID -
 //	gemini: gemini -o stream-json --approval-mode yolo --skip-trust
-//	        [--resume ID] ARGS…
+//	        [--resume=ID] ARGS…
 //	sim:    SELF agent sim --scenario FILE
-//	        (--session-id ID | --resume ID) ARGS…
+//	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
 //
 // Every preset but exec with prompt_via arg gets the prompt on stdin. Codex
 // and Gemini CLI choose the id of a new session themselves: SessionID is
 // used only to resume, and the new id comes from the stream
 // (Result.SessionID, Spec.OnSession).
+//
+// A session id must pass CheckSessionID, or Command fails with
+// ErrInvocation; it is given as --flag=ID wherever the CLI takes that
+// form, and codex, whose resume takes it as a positional argument, gets
+// one that cannot be read as an option.
 func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err error) {
 	if inv.Resume && inv.SessionID == "" {
 		return nil, nil, "", fmt.Errorf("%w: %s: resume without a session id", ErrInvocation, inv.Preset)
+	}
+	if inv.SessionID != "" {
+		// The caller checked it already; a session id reaches argv only
+		// as a plain token, whatever its source.
+		if err := CheckSessionID(inv.SessionID); err != nil {
+			return nil, nil, "", fmt.Errorf("%w: %s: %w", ErrInvocation, inv.Preset, err)
+		}
 	}
 	switch inv.Preset {
 	case PresetClaude:
@@ -84,7 +96,7 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		case inv.Resume:
 			argv = append(argv, "--resume="+inv.SessionID)
 		case inv.SessionID != "":
-			argv = append(argv, "--session-id", inv.SessionID)
+			argv = append(argv, "--session-id="+inv.SessionID)
 		}
 		if inv.NativeSchema && len(inv.SchemaJSON) > 0 {
 			schema, err := compactJSON(inv.SchemaJSON)
@@ -111,9 +123,9 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		argv = append(argv, "agent", "sim", "--scenario", inv.Scenario)
 		switch {
 		case inv.Resume:
-			argv = append(argv, "--resume", inv.SessionID)
+			argv = append(argv, "--resume="+inv.SessionID)
 		case inv.SessionID != "":
-			argv = append(argv, "--session-id", inv.SessionID)
+			argv = append(argv, "--session-id="+inv.SessionID)
 		}
 		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolClaudeStream, nil
 	case PresetExec:

@@ -57,7 +57,7 @@ func geminiArgv(inv Invocation) []string {
 	}
 	argv = append(argv, "--skip-trust")
 	if inv.Resume {
-		argv = append(argv, "--resume", inv.SessionID)
+		argv = append(argv, "--resume="+inv.SessionID)
 	}
 	return append(argv, inv.Args...)
 }

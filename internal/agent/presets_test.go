@@ -20,7 +20,7 @@ func TestCommand(t *testing.T) {
 		{
 			name:      "claude new session",
 			inv:       agent.Invocation{Preset: "claude", Prompt: "plan it", SessionID: "S1", Args: []string{"--model", "sonnet"}},
-			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id", "S1", "--model", "sonnet"},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id=S1", "--model", "sonnet"},
 			wantStdin: "plan it", wantProto: agent.ProtocolClaudeStream,
 		},
 		{
@@ -39,7 +39,7 @@ func TestCommand(t *testing.T) {
 			name: "claude native schema",
 			inv: agent.Invocation{Preset: "claude", Prompt: "p", SessionID: "S1", NativeSchema: true,
 				SchemaJSON: []byte("{\n  \"type\": \"object\"\n}\n"), Args: []string{"--model", "opus"}},
-			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id", "S1", "--json-schema", `{"type":"object"}`, "--model", "opus"},
+			wantArgv:  []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--session-id=S1", "--json-schema", `{"type":"object"}`, "--model", "opus"},
 			wantStdin: "p", wantProto: agent.ProtocolClaudeStream,
 		},
 		{
@@ -75,19 +75,19 @@ func TestCommand(t *testing.T) {
 		{
 			name:      "gemini resume with its own approval mode",
 			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
-			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume", "G1", "--approval-mode=auto_edit"},
+			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume=G1", "--approval-mode=auto_edit"},
 			wantStdin: "fix", wantProto: agent.ProtocolGeminiStream,
 		},
 		{
 			name:      "sim new session",
 			inv:       agent.Invocation{Preset: "sim", SelfExe: "/usr/bin/cadence", Scenario: "sc.yaml", SessionID: "S2", Prompt: "go", Args: []string{"--ledger", "l.jsonl"}},
-			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--session-id", "S2", "--ledger", "l.jsonl"},
+			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--session-id=S2", "--ledger", "l.jsonl"},
 			wantStdin: "go", wantProto: agent.ProtocolClaudeStream,
 		},
 		{
 			name:      "sim resume",
 			inv:       agent.Invocation{Preset: "sim", SelfExe: "/usr/bin/cadence", Scenario: "sc.yaml", SessionID: "S2", Resume: true},
-			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--resume", "S2"},
+			wantArgv:  []string{"/usr/bin/cadence", "agent", "sim", "--scenario", "sc.yaml", "--resume=S2"},
 			wantStdin: "", wantProto: agent.ProtocolClaudeStream,
 		},
 		{

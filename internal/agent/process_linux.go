@@ -30,6 +30,9 @@ func raise(sig syscall.Signal) {
 	_ = syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
 }
 
+// dupTo makes descriptor to a copy of from (dup2).
+func dupTo(from, to int) error { return syscall.Dup3(from, to, 0) }
+
 // fSetPipeSize is F_SETPIPE_SZ of fcntl(2), which package syscall does not
 // name.
 const fSetPipeSize = 1031

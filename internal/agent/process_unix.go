@@ -25,5 +25,8 @@ func raise(sig syscall.Signal) {
 	_ = syscall.Kill(syscall.Getpid(), sig)
 }
 
+// dupTo makes descriptor to a copy of from (dup2).
+func dupTo(from, to int) error { return syscall.Dup2(from, to) }
+
 // growPipe leaves the pipe as it is: only Linux can enlarge one.
 func growPipe(*os.File) {}

@@ -171,6 +171,9 @@ func withDefaults(spec Spec) Spec {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
 	}
+	if spec.ExitGrace <= 0 {
+		spec.ExitGrace = DefaultExitGrace
+	}
 	if spec.HelpMarker == "" {
 		spec.HelpMarker = DefaultHelpMarker
 	}
@@ -243,14 +246,19 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			cpu = newGroupCPU(pid)
 		}
 	}
-	var kill *time.Timer
+	var kill, exit *time.Timer
+	var exitC <-chan time.Time
 	defer func() {
 		if kill != nil {
 			kill.Stop()
 		}
+		if exit != nil {
+			exit.Stop()
+		}
 	}()
 
 	stop := StopNone
+	askedSupervisor := false
 	terminate := func(reason StopReason) {
 		if stop != StopNone {
 			return
@@ -275,6 +283,17 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			terminate(StopStuck)
 		case <-s.tooLarge:
 			terminate(StopTooLarge)
+		case <-s.answered:
+			// The answer is in: the agent has ExitGrace to exit, and is
+			// neither timed out nor stuck meanwhile.
+			if stop == StopNone {
+				timeoutC, idleC, cpuC = nil, nil, nil
+				exit = time.NewTimer(s.spec.ExitGrace)
+				exitC = exit.C
+			}
+		case <-exitC:
+			exitC = nil
+			terminate(StopLingered)
 		case <-s.activity:
 			if idle != nil && stop == StopNone {
 				idle.Reset(s.spec.IdleTimeout)
@@ -287,6 +306,17 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			}
 		case <-killC:
 			killC = nil
+			if s.spec.Supervisor != "" && !askedSupervisor {
+				// A SIGKILL of the group would kill the supervisor too,
+				// before it could kill the descendants that left the
+				// group. Asked first, it kills them all, then the group;
+				// the SIGKILL follows only if it does not.
+				askedSupervisor = true
+				_ = syscall.Kill(pid, syscall.SIGUSR1)
+				kill.Reset(killDescendantsBound + time.Second)
+				killC = kill.C
+				continue
+			}
 			_ = signalGroup(pid, syscall.SIGKILL)
 		}
 	}

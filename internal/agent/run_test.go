@@ -347,3 +347,41 @@ func TestRunDoesNotWaitForEscapedDescendant(t *testing.T) {
 		t.Errorf("Run took %v: it waited for a process outside the group", res.Elapsed)
 	}
 }
+
+// TestExitGraceAfterTheAnswer: an agent that gave its final answer and
+// does not exit is stopped ExitGrace later, with its answer, whether or
+// not it runs under the supervisor; Timeout and IdleTimeout no longer
+// apply once the answer is in.
+func TestExitGraceAfterTheAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		mode  string
+		proto agent.Protocol
+	}{
+		{"answer-hang", agent.ProtocolClaudeStream},
+		{"close-hang", agent.ProtocolText},
+	} {
+		for _, supervised := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/supervised=%v", tt.mode, supervised), func(t *testing.T) {
+				spec := helperSpec(t, tt.mode)
+				spec.Protocol = tt.proto
+				if supervised {
+					spec.Supervisor = selfExe(t)
+				}
+				spec.ExitGrace = 200 * time.Millisecond
+				spec.IdleTimeout = time.Minute
+				spec.Timeout = 2 * time.Minute
+				res := mustRun(t, context.Background(), spec)
+				if res.Stop != agent.StopLingered {
+					t.Fatalf("Stop = %q, want lingered", res.Stop)
+				}
+				if strings.TrimSpace(string(res.Text)) != `{"ok": true}` {
+					t.Fatalf("Text = %q, want the answer", res.Text)
+				}
+				if res.Elapsed > 10*time.Second {
+					t.Fatalf("the stop took %v", res.Elapsed)
+				}
+				waitGone(t, res.PID)
+			})
+		}
+	}
+}

@@ -26,6 +26,9 @@ type session struct {
 
 	activity chan struct{} // a read returned data (buffered, coalesced)
 	tooLarge chan struct{} // stdout went past MaxBytes (buffered, sent once)
+	// answered: the agent's final event came, or its stdout ended
+	// (buffered, sent once; never for ProtocolNone).
+	answered chan struct{}
 
 	stdinDone, stdoutDone, stderrDone chan struct{}
 
@@ -34,6 +37,7 @@ type session struct {
 	help        helpScanner
 	events      lineStream   // the protocol's parser; nil for ProtocolText
 	sessionSeen bool         // OnSession has been called
+	answerSent  bool         // answered has been signalled
 	text        bytes.Buffer // a text agent's output, when Spec.Candidate is nil
 	stdoutBytes int64
 	overflow    bool   // a text agent's output went past MaxBytes
@@ -56,6 +60,7 @@ func newSession(spec Spec, p *pipes) *session {
 		out:        newOutputCopy(spec.Output, spec.OutputCap, spec.TailLines),
 		activity:   make(chan struct{}, 1),
 		tooLarge:   make(chan struct{}, 1),
+		answered:   make(chan struct{}, 1),
 		stdinDone:  make(chan struct{}),
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -140,6 +145,17 @@ func (s *session) readStdout() {
 		}
 	}
 	s.endStdout()
+	s.answer()
+}
+
+// answer tells supervise that the agent has given its answer: the final
+// event of a stream protocol, or the end of stdout.
+func (s *session) answer() {
+	if s.answerSent || s.spec.Protocol == ProtocolNone {
+		return
+	}
+	s.answerSent = true
+	s.signal(s.answered)
 }
 
 // maxTextLine bounds how much of one line of a text agent's output is kept
@@ -241,6 +257,9 @@ func (s *session) endLine() {
 	}
 	s.scan.reset()
 	s.prefix, s.lineLen, s.skipping = s.prefix[:0], 0, false
+	if s.events.ended() {
+		s.answer()
+	}
 	if !s.sessionSeen && s.res.SessionID != "" {
 		s.sessionSeen = true
 		if s.spec.OnSession != nil {
@@ -285,6 +304,10 @@ type lineStream interface {
 	// finish sets what only the whole stream decides (the candidate text,
 	// fallbacks read from the stderr tail).
 	finish(stderrTail string)
+	// ended reports whether the agent's final event (its final answer,
+	// or the failure that ends its turn) has been seen: the process is
+	// then expected to exit (see Spec.ExitGrace).
+	ended() bool
 }
 
 // answerLimit is how many raw bytes of a final answer a protocol captures:

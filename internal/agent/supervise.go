@@ -19,10 +19,19 @@ import (
 // leaves its real work to a child that would survive a SIGKILLed cadence.
 // The supervisor leads the agent's process group, gets the parent-death
 // signal itself (SIGUSR1, which it can catch), and answers it by killing
-// the whole group. It catches and drops SIGTERM, SIGINT and SIGHUP, which
-// cadence sends to the whole group anyway, so that it outlives the agent and
-// reports its end: the agent's exit code, or the same signal raised on
-// itself.
+// every process descended from it and then the whole group. It catches and
+// drops SIGTERM, SIGINT and SIGHUP, which cadence sends to the whole group
+// anyway, so that it outlives the agent and reports its end: the agent's
+// exit code, or the same signal raised on itself.
+//
+// A process can leave the group (setsid, setpgid: a daemonising tool,
+// Node's detached spawn, an agent's background shell), and one whose
+// parent exits is reparented. So the supervisor is a child subreaper
+// (Linux): every orphan among its descendants is reparented to it, not to
+// init, and stays its descendant. When the agent ends, however it ends,
+// and when cadence sends SIGUSR1 instead of a SIGKILL of the group, the
+// supervisor kills all its descendants, waits for them, and only then
+// exits: nothing the agent started outlives the attempt.
 //
 // Catching, not ignoring: an ignored signal stays ignored across exec, so
 // an agent started by a supervisor that ignored SIGTERM could not be
@@ -54,6 +63,10 @@ func Supervise(args []string, stderr io.Writer) int {
 		killOwnGroup()
 		return 1
 	}
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
+		return 1
+	}
 	if gated && !waitGate() {
 		// cadence never recorded this agent's start, or died: the agent
 		// must not run unrecorded.
@@ -65,15 +78,98 @@ func Supervise(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cadence agent supervise: start %s: %v\n", argv[0], err)
 		return 127
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// The agent holds stdin and stdout now; the supervisor lets go of
+	// them, so that cadence sees the end of the agent's stdout when the
+	// agent closes it, not only when the supervisor exits.
+	releaseStdio()
+	// Not cmd.Wait: orphans reparented to the supervisor are its children
+	// too, and are reaped as they exit.
+	done := make(chan waitResult, 1)
+	go func() { done <- reapUntil(cmd.Process.Pid) }()
 	select {
 	case <-orphaned:
+		killDescendants()
 		killOwnGroup()
-		<-done
 		return 1
-	case err := <-done:
-		return exitLike(cmd, err)
+	case r := <-done:
+		killDescendants()
+		if r.err != nil {
+			fmt.Fprintf(stderr, "cadence agent supervise: wait for %s: %v\n", argv[0], r.err)
+			return 1
+		}
+		return exitLike(r.status)
+	}
+}
+
+// releaseStdio points the supervisor's own stdin and stdout at /dev/null.
+func releaseStdio() {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer null.Close()
+	for _, fd := range []int{0, 1} {
+		_ = dupTo(int(null.Fd()), fd)
+	}
+}
+
+// waitResult is how the agent ended.
+type waitResult struct {
+	status syscall.WaitStatus
+	err    error
+}
+
+// reapUntil reaps this process's children, the orphans reparented to it
+// included, until pid has exited, and returns pid's status.
+func reapUntil(pid int) waitResult {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return waitResult{err: err}
+		case got == pid:
+			return waitResult{status: ws}
+		}
+	}
+}
+
+// killDescendantsBound bounds how long the supervisor keeps killing its
+// descendants: a process that forks as fast as it is killed is still
+// killed with the group by cadence afterwards.
+const killDescendantsBound = 5 * time.Second
+
+// killDescendants kills every process descended from the supervisor,
+// waits for those reparented to it, and repeats until none is left: a
+// process started between a scan and the kill is found by the next scan.
+func killDescendants() {
+	deadline := time.Now().Add(killDescendantsBound)
+	for {
+		pids := descendants(os.Getpid())
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		reapAll()
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// reapAll reaps the children that have exited, without waiting.
+func reapAll() {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || got <= 0 {
+			return
+		}
 	}
 }
 
@@ -108,13 +204,8 @@ func killOwnGroup() {
 
 // exitLike ends the supervisor the way the agent ended, so that cadence
 // reads the agent's own exit status.
-func exitLike(cmd *exec.Cmd, err error) int {
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		return 1
-	}
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
+func exitLike(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
 		sig := ws.Signal()
 		signal.Reset(sig)
 		raise(sig)
@@ -124,7 +215,7 @@ func exitLike(cmd *exec.Cmd, err error) int {
 		time.Sleep(time.Second)
 		return 128 + int(sig)
 	}
-	return cmd.ProcessState.ExitCode()
+	return ws.ExitStatus()
 }
 
 // gateFD is the descriptor of the start gate in the supervisor: the first

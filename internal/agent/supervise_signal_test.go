@@ -133,3 +133,24 @@ func TestSupervisedAgentWaitsForItsStartToBeRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestSupervisorKillsEscapedDescendantsOnKill: an agent that ignores
+// SIGTERM is killed after the grace period; a process it started in a
+// session of its own dies with it. A SIGKILL of the group would have
+// killed the supervisor first, leaving the escaped process to init.
+func TestSupervisorKillsEscapedDescendantsOnKill(t *testing.T) {
+	spec := helperSpec(t, "escape-hang", "ignore-term")
+	spec.Supervisor = selfExe(t)
+	spec.Timeout = 500 * time.Millisecond
+	spec.Grace = 200 * time.Millisecond
+	res := mustRun(t, context.Background(), spec)
+	if res.Stop != agent.StopTimeout {
+		t.Fatalf("Stop = %q, want timeout", res.Stop)
+	}
+	var escaped int
+	if _, err := fmt.Sscanf(string(res.Text), "escaped %d", &escaped); err != nil {
+		t.Fatalf("no escaped pid in %q: %v", res.Text, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+	waitGone(t, res.PID, escaped)
+}

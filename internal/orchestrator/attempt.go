@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -398,7 +399,7 @@ func (p *project) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (age
 	return agent.Spec{
 		Argv: argv, Env: env, Dir: p.workDir(t.item), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
-		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: p.opts.SelfExe,
 	}, nil
 }
@@ -423,10 +424,57 @@ func (p *project) recordUsage(t *try, res *agent.Result) {
 	}
 }
 
+// attemptNote says what an attempt's outcome alone does not: why it did
+// not use a session id it would have used (the step's, not a plain token,
+// plan.note; or the one the agent reported, which the next attempt would
+// have continued), and that the agent was stopped after its final answer
+// because it did not exit. "" when there is nothing to say.
+func attemptNote(ws *workflow.Step, plan attemptPlan, res *agent.Result) string {
+	note := plan.note
+	if res == nil {
+		return note
+	}
+	if res.SessionIDRejected != "" {
+		note = withNote(note, "the session id the agent reported was not used, the next attempt starts a fresh session: "+res.SessionIDRejected)
+	}
+	if res.Stop == agent.StopLingered {
+		note = withNote(note, fmt.Sprintf("the agent had given its final answer but had not exited %s later (exit_grace); it was stopped, and its answer judged", ws.ExitGrace))
+	}
+	return note
+}
+
+// withNote appends a note, on a line of its own, to an attempt's error.
+func withNote(text, note string) string {
+	switch {
+	case note == "":
+		return text
+	case text == "":
+		return note
+	}
+	return text + "\n" + note
+}
+
 // handoffOptions are the handoff pipeline's settings of a step.
 func handoffOptions(ws *workflow.Step) handoff.Options {
 	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated, Coerce: ws.Handoff.Coerce,
 		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+}
+
+// withoutCadenceVars returns env without its CADENCE_* variables. An agent
+// or a check gets only the CADENCE_* variables cadence sets for it
+// (cadenceEnv, CADENCE_HANDOFF_PATH, CADENCE_CHECK) and those the
+// workflow gives the agent in its env:: a variable inherited from
+// cadence's own environment would describe another run, step or item
+// (cadence running inside a cadence step), or steer a cadence the agent
+// runs (CADENCE_STATE, CADENCE_FAILPOINT) into the outer run's state.
+func withoutCadenceVars(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CADENCE_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
@@ -469,6 +517,9 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
 	case agent.StopInterrupted:
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
+	case agent.StopLingered:
+		// The agent answered and then did not exit: its answer is judged
+		// as if it had (attemptNote records the stop).
 	}
 	opts := handoffOptions(ws)
 	var hr handoff.Result
@@ -565,6 +616,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		elapsed = res.Elapsed.Seconds()
 	}
 
+	note := attemptNote(ws, plan, res)
 	if j.class == handoff.ClassInterrupted {
 		// cadence stopped the attempt itself, on the operator's SIGINT or
 		// SIGTERM: that is not the agent's failure, so it does not use up
@@ -572,7 +624,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		// is settled, and counted, by settle instead.
 		a.Status = checkpoint.AttemptInterrupted
 		a.Class = string(j.class)
-		a.Error = j.diag.Summary()
+		a.Error = withNote(j.diag.Summary(), note)
 		a.Uncounted = true
 		n--
 		err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
@@ -589,13 +641,14 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	}
 
 	if j.ok {
+		a.Error = note
 		return p.commitSuccess(ctx, t, j, cfg, elapsed)
 	}
 
 	// Failure.
 	a.Status = checkpoint.AttemptFailed
 	a.Class = string(j.class)
-	a.Error = j.diag.Summary()
+	a.Error = withNote(j.diag.Summary(), note)
 	a.Repairs = j.result.Repairs
 	details, err := json.Marshal(j.diag)
 	if err != nil {
@@ -686,7 +739,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		}
 		return p.finishAttempt(tx, t, cfg, j.class, now, j.resetAt, func(s *checkpoint.Step) {
 			s.FreshSession = j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
-				(res != nil && (res.SessionNotFound || res.SessionNotSaved))
+				(res != nil && (res.SessionNotFound || res.SessionNotSaved || res.SessionIDRejected != ""))
 			if retry {
 				s.Status = checkpoint.StepWaiting
 				s.NextRetryAt, s.DelayMS = a.NextRetryAt, a.DelayMS

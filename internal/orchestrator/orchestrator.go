@@ -44,8 +44,8 @@ type Options struct {
 	MaxWait time.Duration
 	// BudgetUSD, when positive, replaces the run's budget (resume --budget).
 	BudgetUSD float64
-	SelfExe   string   // the cadence binary, for the sim preset
-	Env       []string // base environment of agents; nil means os.Environ()
+	SelfExe   string   // the cadence binary: the sim preset, and the supervisor of every agent and check
+	Env       []string // base environment of agents and checks, CADENCE_* variables dropped; nil means os.Environ()
 	Clock     retrystate.Clock
 	Rand      func() float64 // jitter source; nil means math/rand/v2
 	Sink      Sink
@@ -185,6 +185,7 @@ func (p *project) setDefaults() {
 	if p.env == nil {
 		p.env = os.Environ()
 	}
+	p.env = withoutCadenceVars(p.env)
 	p.fp = parseFailpoint(p.opts.Failpoint)
 	p.noSchemaFormat = map[string]bool{}
 }

@@ -79,6 +79,9 @@ type attemptPlan struct {
 	prompt    string
 	sessionID string
 	resume    bool
+	// note says why the attempt does not continue the step's session
+	// although it would have: recorded with the attempt's outcome.
+	note string
 }
 
 // plan decides the next attempt from the committed state: a first attempt
@@ -94,6 +97,12 @@ func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.
 	}
 	if st.FreshSession || st.SessionID == "" {
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
+	if err := agent.CheckSessionID(st.SessionID); err != nil {
+		// A state written before session ids were checked: the id never
+		// goes into argv.
+		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID(),
+			note: "the step's session id was not used, a fresh session started: " + err.Error()}, nil
 	}
 	cls := handoff.Class(last.Class)
 	switch {

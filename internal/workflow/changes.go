@@ -161,6 +161,7 @@ func (s *Step) settings() []setting {
 		{key: "retry.never", val: list(r.Never)},
 		{key: "timeout", val: dur(s.Timeout)},
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
+		{key: "exit_grace", val: dur(s.ExitGrace)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
 	}
 	checks := make([]string, len(s.Checks))

@@ -12,7 +12,7 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, max_cost_usd, on_help, checks or map"
+	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks or map"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
 	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
 )
@@ -30,6 +30,12 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_retry_key", []string{"12:7: steps[0].retry.max_atempts: unknown key (want " + retryKeys + ")"}},
 		{"wrong_type", []string{"10:27: steps[0].retry.max_attempts: want an integer, got a string"}},
 		{"coerce_not_boolean", []string{"10:23: steps[0].handoff.coerce: want true or false, got a string"}},
+		{"exit_grace_bad", []string{
+			"2:36: defaults.exit_grace: exit_grace 11m0s is too long (want at most 10m0s)",
+			`10:17: steps[0].exit_grace: invalid duration "-1s" (want e.g. 2s, 1m30s or 500ms)`,
+			"13:17: steps[1].exit_grace: want a duration such as 2s or 1m30s, got a list",
+			`16:17: steps[2].exit_grace: invalid duration "soon" (want e.g. 2s, 1m30s or 500ms)`,
+		}},
 		{"bad_duration", []string{`10:14: steps[0].timeout: invalid duration "30 minutes" (want e.g. 2s, 1m30s or 500ms)`}},
 		{"bad_size", []string{`11:18: steps[0].handoff.max_bytes: invalid size "8 MB" (want e.g. 8MiB, 512KiB, 1MB or a number of bytes)`}},
 		{"bad_enum", []string{`11:16: steps[0].retry.backoff: unknown value "expo" (want fixed, linear or exponential)`}},

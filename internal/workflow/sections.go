@@ -158,6 +158,7 @@ type rawDefaults struct {
 	agent                field[string]
 	retry                rawRetry
 	timeout, idleTimeout field[time.Duration]
+	exitGrace            field[time.Duration]
 	handoff              rawHandoff
 	maxCost              field[float64]
 	checks               rawChecks
@@ -165,7 +166,7 @@ type rawDefaults struct {
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "handoff", "max_cost_usd", "checks"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks"}, func(e entry) {
 		switch e.name {
 		case "agent":
 			r.agent = d.nonEmpty(e)
@@ -175,6 +176,8 @@ func (d *decoder) defaults(n ast.Node) rawDefaults {
 			r.timeout = d.duration(e, time.Second)
 		case "idle_timeout":
 			r.idleTimeout = d.duration(e, time.Second)
+		case "exit_grace":
+			r.exitGrace = d.exitGrace(e)
 		case "handoff":
 			r.handoff = d.handoff(e.val, e.path)
 		case "max_cost_usd":
@@ -184,6 +187,16 @@ func (d *decoder) defaults(n ast.Node) rawDefaults {
 		}
 	})
 	return r
+}
+
+// exitGrace decodes an exit_grace: a duration from 0 to MaxExitGrace.
+func (d *decoder) exitGrace(e entry) field[time.Duration] {
+	f := d.duration(e, 0)
+	if f.set && f.v > MaxExitGrace {
+		d.fail(e.valAt(), "exit_grace %s is too long (want at most %s)", f.v, MaxExitGrace)
+		return field[time.Duration]{}
+	}
+	return f
 }
 
 // rawOnHelp is a step's on_help: mapping.
@@ -199,6 +212,7 @@ type rawStep struct {
 	handoff                       rawHandoff
 	retry                         rawRetry
 	timeout, idleTimeout          field[time.Duration]
+	exitGrace                     field[time.Duration]
 	maxCost                       field[float64]
 	onHelp                        *rawOnHelp
 	checks                        rawChecks
@@ -208,7 +222,7 @@ type rawStep struct {
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
 	r := rawStep{at: where(n, path)}
-	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "max_cost_usd", "on_help", "checks", "map"}, func(e entry) {
+	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace", "max_cost_usd", "on_help", "checks", "map"}, func(e entry) {
 		switch e.name {
 		case "map":
 			r.mapping = d.mapSection(e)
@@ -228,6 +242,8 @@ func (d *decoder) step(n ast.Node, path string) rawStep {
 			r.timeout = d.duration(e, time.Second)
 		case "idle_timeout":
 			r.idleTimeout = d.duration(e, time.Second)
+		case "exit_grace":
+			r.exitGrace = d.exitGrace(e)
 		case "max_cost_usd":
 			r.maxCost = d.number(e, 0)
 		case "checks":

@@ -56,6 +56,7 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		s.Retry = retry.build()
 		s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
 		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
+		s.ExitGrace = r.exitGrace.or(defaults.exitGrace).get(DefaultExitGrace)
 		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
 		s.Checks = l.buildChecks(r.checks.or(defaults.checks))
 		if r.onHelp != nil {

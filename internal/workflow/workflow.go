@@ -14,6 +14,10 @@ const DefaultPath = ".cadence/workflow.yaml"
 const (
 	DefaultTimeout     = 60 * time.Minute
 	DefaultIdleTimeout = 15 * time.Minute
+	// DefaultExitGrace is how long an agent may take to exit after its
+	// final answer; MaxExitGrace bounds what a workflow may set.
+	DefaultExitGrace = 5 * time.Second
+	MaxExitGrace     = 10 * time.Minute
 
 	DefaultMaxBytes           = 8 << 20
 	DefaultMaxEventBytes      = 64 << 20
@@ -76,9 +80,14 @@ type Step struct {
 	// IdleTimeout: no output and no CPU used by the agent's processes for
 	// this long, and the attempt is stuck (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	MaxCostUSD  float64 // step budget (0 = none)
-	OnHelp      *OnHelp // nil: a help request fails the attempt (class help)
-	Checks      []Check // run in order once the handoff passed its schema
+	// ExitGrace: once the agent gave its final answer (a stream agent's
+	// final event, the end of a text agent's stdout), how long it may
+	// take to exit before its processes are stopped; the answer is judged
+	// either way (default DefaultExitGrace).
+	ExitGrace  time.Duration
+	MaxCostUSD float64 // step budget (0 = none)
+	OnHelp     *OnHelp // nil: a help request fails the attempt (class help)
+	Checks     []Check // run in order once the handoff passed its schema
 	// Needs lists the earlier steps whose handoffs it reads: referenced as
 	// .Steps.<id> in its templates, or the source of its map items.
 	Needs []string
