@@ -35,6 +35,14 @@ type Store struct {
 	engine   engine
 	path     string // the SQLite file, or the PostgreSQL URL without its password
 	readOnly bool
+	// file is the identity of the SQLite file as opened (fileKnown), and
+	// abs its absolute path: every write checks, before it commits, that
+	// the path still names that file. guards are the caller's checks
+	// (Guard), run at the same point.
+	file      fileID
+	fileKnown bool
+	abs       string
+	guards    []func() error
 	// fault and writes drive InjectFault; writes counts write
 	// transactions.
 	fault  Fault
@@ -71,6 +79,10 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	}
 	s, err := connect(ctx, path, dsn, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.remember(); err != nil {
+		s.db.Close()
 		return nil, err
 	}
 	if err := migrate(ctx, s.db, migrations.FS); err != nil {
@@ -128,6 +140,47 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 		return nil, err
 	}
 	return s, nil
+}
+
+// remember records the identity of the SQLite file just opened, for
+// checkFile.
+func (s *Store) remember() error {
+	abs, err := filepath.Abs(s.path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	id, err := statID(abs)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	s.abs, s.file, s.fileKnown = abs, id, true
+	return nil
+}
+
+// Guard adds a check that every write transaction runs just before it
+// commits, after the store's own check that its SQLite file is still the
+// one it opened: an error from check rolls the transaction back and is
+// returned by Update. The project lock uses it (Lock.Check), so that a
+// process whose lock file was deleted commits nothing more. Call it before
+// the store is used by more than one goroutine.
+func (s *Store) Guard(check func() error) { s.guards = append(s.guards, check) }
+
+// checkFile returns ErrStateReplaced, naming the file, when the path the
+// store was opened from no longer names the file it opened (deleted, or
+// another file moved over it): commits to the opened file would be lost
+// with it. Then it runs the guards. It costs a stat(2) per check.
+func (s *Store) checkFile() error {
+	if s.fileKnown {
+		if err := samePath(s.abs, s.file, ErrStateReplaced); err != nil {
+			return err
+		}
+	}
+	for _, g := range s.guards {
+		if err := g(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepare compiles the store's statements once the schema is known to be
@@ -360,6 +413,13 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 	if !readOnly && !fs.decided {
 		fs.fault, fs.hit = s.injected()
 		fs.decided = true
+	}
+	if !readOnly {
+		if err := s.checkFile(); err != nil {
+			done = true
+			_ = sqlTx.Rollback()
+			return false, fmt.Errorf("commit to %s: %w", s.path, err)
+		}
 	}
 	done = true
 	if fs.hit && !fs.fault.AfterCommit {

@@ -34,13 +34,14 @@ const (
 // machine, not for agents (an agent's failure is an attempt outcome).
 func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error) {
 	if p.runLease != nil {
-		// The run is held by a lease (G7 on a shared database): losing it
-		// to another process stops this one, whose writes it fences.
+		// The run is held by a lease (G7, in the state): losing it to
+		// another process stops this one, whose writes it fences; so does
+		// finding the state file or the lock file gone when renewing it.
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		release := p.holdLease(ctx, *p.runLease, func(err error) {
-			p.log.Warn("lost the lease of the run to another process; stopping", "run", run.ID, "err", err)
+			p.log.Warn("lost the hold on the run; stopping", "run", run.ID, "err", err)
 			cancel(err)
 		})
 		defer release()

@@ -156,6 +156,10 @@ func open(ctx context.Context, o Options) (*project, error) {
 		return nil, err
 	}
 	p.store = store
+	// A deleted lock file stops every write of this process: another
+	// process may take a lock on a new file (the run's lease in the
+	// state keeps it from running this run meanwhile).
+	store.Guard(lock.Check)
 	if o.StoreFault != "" {
 		f, err := checkpoint.ParseFault(o.StoreFault)
 		if err != nil {
@@ -222,11 +226,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("look for an unfinished run: %w", err)
 	}
 	if existing != nil && !o.New {
-		if p.shared() {
-			// Name the holder if another process is running it.
-			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error { return p.heldByOther(tx, existing.ID) }); err != nil {
-				return nil, err
-			}
+		// Name the holder if another process is running it.
+		if err := p.store.View(ctx, func(tx *checkpoint.Tx) error { return p.heldByOther(tx, existing.ID) }); err != nil {
+			return nil, err
 		}
 		return nil, usagef("run %s (started %s) is unfinished; continue it with `cadence resume`, or abandon it and start over with `cadence run --new`",
 			existing.ID, existing.StartedAt.Format(time.RFC3339))

@@ -1,0 +1,45 @@
+package orchestrator
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+)
+
+// TestHolderGoneByPidAndStartTime checks how a process tells whether the
+// holder of a run's lease on this machine is alive: by its pid and by the
+// start time its owner name recorded, so that a later process that got
+// the holder's pid is not taken for the holder.
+func TestHolderGoneByPidAndStartTime(t *testing.T) {
+	id := newIdentity()
+	start := processStart(os.Getpid())
+	if start == "" {
+		t.Fatal("cannot read this process's start time from /proc")
+	}
+	if !strings.Contains(id.owner, "/"+start+"/") {
+		t.Fatalf("owner %q does not record the start time %s", id.owner, start)
+	}
+	other := newIdentity() // another process's view of this machine
+	for _, tc := range []struct {
+		name  string
+		owner string
+		pid   int
+		gone  bool
+	}{
+		{"the live holder", id.owner, os.Getpid(), false},
+		{"its pid reused by a later process", id.machine + "/" + strconv.Itoa(os.Getpid()) + "/1/abc", os.Getpid(), true},
+		{"a dead pid", id.machine + "/999999999/1/abc", 999999999, true},
+		{"an older owner without start time, pid alive", id.machine + "/" + strconv.Itoa(os.Getpid()) + "/abc", os.Getpid(), false},
+		{"a holder on another machine", "elsewhere/pid:[1]/" + strconv.Itoa(os.Getpid()) + "/1/abc", os.Getpid(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := checkpoint.Lease{Owner: tc.owner, PID: tc.pid}
+			if got := other.gone(h); got != tc.gone {
+				t.Fatalf("gone(%q) = %v, want %v", tc.owner, got, tc.gone)
+			}
+		})
+	}
+}
