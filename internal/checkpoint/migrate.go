@@ -15,8 +15,8 @@ import (
 // OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
 // Raise one when a migration changes what the read queries need.
 const (
-	minReadableSchema         = 1
-	minReadablePostgresSchema = 1
+	minReadableSchema         = 9
+	minReadablePostgresSchema = 3
 )
 
 // migration is one numbered SQL file of the migrations directory.
