@@ -148,7 +148,8 @@ func readable(have, want, minReadable int, what string) error {
 	case have == 0:
 		return fmt.Errorf("%w (the database has no cadence schema)", ErrNoDatabase)
 	case have < minReadable:
-		return fmt.Errorf("schema %d is too old to read without migrating; run cadence resume or cadence run once to upgrade it", have)
+		return fmt.Errorf("the state has schema %d, older than this cadence's %d, and a command that only reads it does not upgrade it: "+
+			"run `cadence resume` once, as a user who can write the state, to upgrade it (it upgrades even when there is nothing to resume)", have, want)
 	}
 	return nil
 }

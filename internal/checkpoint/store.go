@@ -120,11 +120,14 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	dsn, err := readerDSN(path, opt)
+	dsn, err := readerDSN(path, opt, false)
 	if err != nil {
 		return nil, err
 	}
 	s, err := connect(ctx, path, dsn, true)
+	if err != nil && needsWALFiles(err) {
+		s, err = openWithoutWAL(ctx, path, opt, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -234,16 +237,65 @@ func writerDSN(path string, opt options) (string, error) {
 
 // readerDSN builds a connection string that SQLite itself opens read-only
 // (mode=ro): it cannot create the file, change the journal mode or write.
-func readerDSN(path string, opt options) (string, error) {
+// immutable tells SQLite that nobody changes the file while it is open,
+// so that it reads it without the WAL's shared memory (see
+// openWithoutWAL).
+func readerDSN(path string, opt options, immutable bool) (string, error) {
 	u, err := fileURI(path)
 	if err != nil {
 		return "", err
 	}
-	q := "mode=ro" +
+	q := "mode=ro"
+	if immutable {
+		q += "&immutable=1"
+	}
+	q +=
 		"&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
-		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
-		"&_pragma=" + url.QueryEscape("query_only(1)")
+			"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
+			"&_pragma=" + url.QueryEscape("query_only(1)")
 	return u + "?" + q, nil
+}
+
+// needsWALFiles reports whether a read-only open failed because SQLite
+// could not create the files a database in WAL mode is read through (its
+// -wal and -shm, next to it): the user may read the directory but not
+// write it.
+func needsWALFiles(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+// openWithoutWAL reads a state database in WAL mode that this user cannot
+// create the -wal and -shm files of. When there is no -wal file, no
+// process has the database open (the last one to close it folds the WAL
+// into the file and removes it), so the file alone is the whole state and
+// is read as immutable, without the shared memory. A read that a cadence
+// starting at that very moment overlaps may fail, or miss what it writes;
+// running the command again reads it. When a -wal file exists, a process
+// may have the database open and its latest commits be only in the WAL,
+// which cannot be read without the -shm file: the error says what is
+// needed. (A -wal and -shm that exist, even read-only, SQLite reads.)
+func openWithoutWAL(ctx context.Context, path string, opt options, cause error) (*Store, error) {
+	wal := path + "-wal"
+	if _, err := os.Stat(wal); err == nil {
+		base := filepath.Base(path)
+		return nil, fmt.Errorf("%w: the state is in WAL mode and has a %s-wal file (a cadence process has it open, or a reader "+
+			"left it), so reading it needs %s-shm, which this user cannot create or write: give it write access to %s "+
+			"(and to %s-shm if it exists), or read it as the user who runs cadence",
+			cause, base, base, filepath.Dir(path), base)
+	}
+	dsn, err := readerDSN(path, opt, true)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, path, dsn, true)
 }
 
 // fileURI turns path into an absolute SQLite file: URI, escaping characters
