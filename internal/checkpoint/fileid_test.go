@@ -85,3 +85,32 @@ func TestStoreRefusesCommitsToAReplacedFile(t *testing.T) {
 		return err
 	})
 }
+
+// TestReadOnlyOpenOfAnOlderSchema checks that OpenReadOnly never
+// migrates: a database of an older schema with a run is refused with an
+// error that says what to run, and keeps its schema; one with no run yet
+// (being created by another process) is ErrNoDatabase, nothing to read.
+func TestReadOnlyOpenOfAnOlderSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec("PRAGMA user_version = 8"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenReadOnly(ctx, path); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("read-only open of an older schema without runs: %v, want ErrNoDatabase", err)
+	}
+	update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r1", t0), nil) })
+	_, err = OpenReadOnly(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "schema 8") || !strings.Contains(err.Error(), "cadence resume") {
+		t.Fatalf("read-only open of an older schema with a run: %v, want a refusal naming schema 8 and what to run", err)
+	}
+	var v int
+	if err := s.db.Get(&v, "PRAGMA user_version"); err != nil || v != 8 {
+		t.Fatalf("schema version %d (%v) after read-only opens, want 8", v, err)
+	}
+	s.Close()
+}

@@ -133,7 +133,22 @@ func checkReadable(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return readable(have, ms[len(ms)-1].version, minReadableSchema, "")
+	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadableSchema, ""), have, minReadableSchema)
+}
+
+// olderWithoutRuns turns the refusal of a schema too old to read into
+// ErrNoDatabase when the database holds no run: there is nothing to read,
+// and a database that the first cadence process is creating, whose
+// migrations a reader sees half-applied, is one of these.
+func olderWithoutRuns(ctx context.Context, db *sqlx.DB, err error, have, minReadable int) error {
+	if err == nil || have == 0 || have >= minReadable {
+		return err
+	}
+	var runs int
+	if qerr := db.GetContext(ctx, &runs, "SELECT COUNT(*) FROM (SELECT 1 FROM runs LIMIT 1) r"); qerr == nil && runs == 0 {
+		return fmt.Errorf("%w (its schema is still being created)", ErrNoDatabase)
+	}
+	return err
 }
 
 // readable refuses schema version have when this binary, which knows up to
