@@ -131,6 +131,8 @@ func TestStateFileGoneStopsTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The backoff and the agent take a minute: cadence must stop at once,
+	// not at its next commit.
 	for _, tc := range []struct {
 		name     string
 		scenario string
@@ -139,21 +141,25 @@ func TestStateFileGoneStopsTheRun(t *testing.T) {
 	}{
 		{"deleted in backoff", "[{answer: '{\"ok\": \"no\"}'}, {answer: '{\"ok\": true}'}]",
 			func(p *project) bool { return p.backoffPending("one") }, remove},
-		{"deleted while running", "[{sleep: 2s, answer: '{\"ok\": true}'}]",
+		{"deleted while running", "[{sleep: 60s, answer: '{\"ok\": true}'}]",
 			func(p *project) bool { return len(p.executions("one")) == 1 }, remove},
-		{"replaced while running", "[{sleep: 2s, answer: '{\"ok\": true}'}]",
+		{"replaced while running", "[{sleep: 60s, answer: '{\"ok\": true}'}]",
 			func(p *project) bool { return len(p.executions("one")) == 1 }, replace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 2s, jitter: none}`, `
+			p := newProject(t, simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 60s, jitter: none}`, `
   - {id: one, prompt: go, handoff: {schema: s.json}}
   - {id: two, prompt: go, handoff: {schema: s.json}}
 `), map[string]string{"s.json": boolSchema, "scenario.yaml": "steps:\n  one: " + tc.scenario + "\n  two: [{answer: '{\"ok\": true}'}]\n"})
 			_, wait := p.startCadence(t, "run")
 			waitFor(t, "the moment to take the state file away", func() bool { return tc.when(p) })
 			tc.do(t, filepath.Join(p.dir, ".cadence", "state.db"))
+			gone := time.Now()
 			r := wait()
 			r.exits(t, 3)
+			if took := time.Since(gone); took > 15*time.Second {
+				t.Errorf("cadence stopped %s after the state file was gone, not at once", took.Round(time.Millisecond))
+			}
 			if !strings.Contains(r.stderr, filepath.Join(".cadence", "state.db")) || !strings.Contains(r.stderr, "deleted or replaced") {
 				t.Errorf("stderr does not name the state file:\n%s", r.stderr)
 			}

@@ -146,7 +146,7 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 }
 
 // remember records the identity of the SQLite file just opened, for
-// checkFile.
+// CheckStateFile.
 func (s *Store) remember() error {
 	abs, err := filepath.Abs(s.path)
 	if err != nil {
@@ -168,15 +168,24 @@ func (s *Store) remember() error {
 // the store is used by more than one goroutine.
 func (s *Store) Guard(check func() error) { s.guards = append(s.guards, check) }
 
-// checkFile returns ErrStateReplaced, naming the file, when the path the
-// store was opened from no longer names the file it opened (deleted, or
-// another file moved over it): commits to the opened file would be lost
-// with it. Then it runs the guards. It costs a stat(2) per check.
-func (s *Store) checkFile() error {
-	if s.fileKnown {
-		if err := samePath(s.abs, s.file, ErrStateReplaced); err != nil {
-			return err
-		}
+// CheckStateFile returns ErrStateReplaced, naming the file, when the path
+// the store was opened from no longer names the SQLite file it opened
+// (deleted, or another file moved over it): commits to the opened file
+// would be lost with it. Every write checks it before it commits; a
+// process that waits long between commits may check it meanwhile. It
+// costs a stat(2); on PostgreSQL it is always nil.
+func (s *Store) CheckStateFile() error {
+	if !s.fileKnown {
+		return nil
+	}
+	return samePath(s.abs, s.file, ErrStateReplaced)
+}
+
+// checkFiles is what every write checks before it commits: the state
+// file, then the guards (Guard).
+func (s *Store) checkFiles() error {
+	if err := s.CheckStateFile(); err != nil {
+		return err
 	}
 	for _, g := range s.guards {
 		if err := g(); err != nil {
@@ -467,7 +476,7 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 		fs.decided = true
 	}
 	if !readOnly {
-		if err := s.checkFile(); err != nil {
+		if err := s.checkFiles(); err != nil {
 			done = true
 			_ = sqlTx.Rollback()
 			return false, fmt.Errorf("commit to %s: %w", s.path, err)

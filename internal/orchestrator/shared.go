@@ -173,6 +173,22 @@ func (p *project) poll() time.Duration {
 	return DefaultPoll
 }
 
+// localRunLeaseTTL is how long the lease on a run lasts on SQLite, whose
+// database one machine uses: its holder is known alive or dead by its pid
+// and start time (identity.gone), so the lease need not expire for a dead
+// holder to be replaced, and must not expire under a live one that the
+// machine's sleep or a stopped terminal held past a short time to live.
+const localRunLeaseTTL = 10 * 365 * 24 * time.Hour
+
+// runLeaseTTL is how long this process's lease on its run lasts without
+// renewal.
+func (p *project) runLeaseTTL() time.Duration {
+	if !p.shared() {
+		return localRunLeaseTTL
+	}
+	return p.leaseTTL()
+}
+
 // takeRun takes the lease of run runID in tx; a live holder is a
 // *checkpoint.LeaseHeldError. On a shared database it is the project lock
 // across machines; on SQLite it holds the run in the state itself as well
@@ -182,7 +198,7 @@ func (p *project) poll() time.Duration {
 func (p *project) takeRun(tx *checkpoint.Tx, runID string) error {
 	l := p.id.lease()
 	l.RunID = runID
-	got, _, err := tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
+	got, _, err := tx.AcquireLease(l, p.runLeaseTTL(), p.id.gone)
 	if err != nil {
 		return err
 	}
@@ -200,13 +216,12 @@ func (p *project) fenced(ctx context.Context) context.Context {
 }
 
 // holdLease keeps l for as long as ctx lasts, renewing it at a third of
-// its time to live. When it is lost (it expired, or another process took
+// its time to live ttl. When it is lost (it expired, or another process took
 // it), lost is called once with the reason and renewing stops. A renewal
 // that fails for another reason (the database restarting, say) is tried
 // again at the next tick. release stops renewing and gives the lease up.
-func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
+func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, ttl time.Duration, lost func(error)) (release func()) {
 	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
-	ttl := p.leaseTTL()
 	var (
 		mu   sync.Mutex
 		cur  = l
@@ -301,7 +316,7 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 	u := c.lease.Unit()
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
+	release := p.holdLease(itemCtx, c.lease, p.leaseTTL(), func(err error) { cancel(err) })
 	defer release()
 	itemCtx = checkpoint.WithLease(itemCtx, c.lease)
 
