@@ -114,3 +114,26 @@ func TestReadOnlyOpenOfAnOlderSchema(t *testing.T) {
 	}
 	s.Close()
 }
+
+// BenchmarkCommitChecks measures what every write commit adds to check
+// that the state file and the lock file are still the ones opened: two
+// stat(2) calls.
+func BenchmarkCommitChecks(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), ".cadence")
+	l, err := AcquireLock(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Release()
+	s, err := Open(context.Background(), filepath.Join(dir, "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.Guard(l.Check)
+	for b.Loop() {
+		if err := s.checkFiles(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
