@@ -40,7 +40,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		release := p.holdLease(ctx, *p.runLease, p.runLeaseTTL(), func(err error) {
+		release := p.holdLease(ctx, *p.runLease, func(err error) {
 			p.log.Warn("lost the hold on the run; stopping", "run", run.ID, "err", err)
 			cancel(err)
 		})

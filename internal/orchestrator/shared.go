@@ -76,7 +76,7 @@ func newIdentity() identity {
 	// The process's start time tells this process from a later one that
 	// gets its pid: a holder whose pid runs again, started at another
 	// time, is dead.
-	start := processStart(pid)
+	_, start := processStat(pid)
 	if start == "" {
 		start = "?"
 	}
@@ -84,26 +84,27 @@ func newIdentity() identity {
 	return identity{owner: owner, machine: machine, host: host, pid: pid}
 }
 
-// processStart returns the start time of process pid, in clock ticks
-// after boot (field 22 of /proc/PID/stat), or "" when it cannot be read.
-func processStart(pid int) string {
+// processStat returns the state of process pid (field 3 of
+// /proc/PID/stat: "Z" for a zombie) and its start time in clock ticks
+// after boot (field 22), or "" for both when they cannot be read.
+func processStat(pid int) (state, start string) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	// The command name (field 2) is in parentheses and may hold spaces
 	// and parentheses itself: the fields that follow start after the
 	// last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return ""
+		return "", ""
 	}
 	f := strings.Fields(string(b[i+1:]))
 	// f[0] is field 3 (state), so field 22 is f[19].
 	if len(f) < 20 {
-		return ""
+		return "", ""
 	}
-	return f[19]
+	return f[0], f[19]
 }
 
 // ownerStart returns the start time an owner name recorded for its
@@ -127,9 +128,9 @@ func (id identity) lease() checkpoint.Lease {
 
 // gone reports whether the holder of a lease is known to be dead: a
 // process on this machine (and pid namespace) whose pid no longer runs,
-// or runs a process that started at another time than the holder (the
-// pid was reused). A holder elsewhere is only ever known by its lease's
-// expiry.
+// is a zombie, or runs a process that started at another time than the
+// holder (the pid was reused). A holder elsewhere is only ever known by
+// its lease's expiry.
 func (id identity) gone(h checkpoint.Lease) bool {
 	if !id.local(h) || h.PID <= 0 {
 		return false
@@ -137,12 +138,12 @@ func (id identity) gone(h checkpoint.Lease) bool {
 	if !processAlive(h.PID) {
 		return true
 	}
-	want := ownerStart(h.Owner, id.machine)
-	if want == "" {
-		return false
+	state, start := processStat(h.PID)
+	if state == "Z" {
+		return true
 	}
-	got := processStart(h.PID)
-	return got != "" && got != want
+	want := ownerStart(h.Owner, id.machine)
+	return want != "" && start != "" && start != want
 }
 
 // local reports whether the holder of a lease ran on this machine, in
@@ -173,32 +174,19 @@ func (p *project) poll() time.Duration {
 	return DefaultPoll
 }
 
-// localRunLeaseTTL is how long the lease on a run lasts on SQLite, whose
-// database one machine uses: its holder is known alive or dead by its pid
-// and start time (identity.gone), so the lease need not expire for a dead
-// holder to be replaced, and must not expire under a live one that the
-// machine's sleep or a stopped terminal held past a short time to live.
-const localRunLeaseTTL = 10 * 365 * 24 * time.Hour
-
-// runLeaseTTL is how long this process's lease on its run lasts without
-// renewal.
-func (p *project) runLeaseTTL() time.Duration {
-	if !p.shared() {
-		return localRunLeaseTTL
-	}
-	return p.leaseTTL()
-}
-
 // takeRun takes the lease of run runID in tx; a live holder is a
 // *checkpoint.LeaseHeldError. On a shared database it is the project lock
 // across machines; on SQLite it holds the run in the state itself as well
 // as by the lock file, so that deleting the lock file does not let a
-// second process run the run (G7): the holder's pid and start time are
-// checked live.
+// second process run the run (G7): a holder on this machine is checked
+// live by its pid and start time, one in another pid namespace (a
+// container sharing the directory) by its lease's expiry. On SQLite a
+// lease that expired while its holder was stopped (a machine asleep) stays
+// the holder's until another process takes it (checkpoint.Tx.CheckLease).
 func (p *project) takeRun(tx *checkpoint.Tx, runID string) error {
 	l := p.id.lease()
 	l.RunID = runID
-	got, _, err := tx.AcquireLease(l, p.runLeaseTTL(), p.id.gone)
+	got, _, err := tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
 	if err != nil {
 		return err
 	}
@@ -216,11 +204,12 @@ func (p *project) fenced(ctx context.Context) context.Context {
 }
 
 // holdLease keeps l for as long as ctx lasts, renewing it at a third of
-// its time to live ttl. When it is lost (it expired, or another process took
+// its time to live. When it is lost (it expired, or another process took
 // it), lost is called once with the reason and renewing stops. A renewal
 // that fails for another reason (the database restarting, say) is tried
 // again at the next tick. release stops renewing and gives the lease up.
-func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, ttl time.Duration, lost func(error)) (release func()) {
+func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
+	ttl := p.leaseTTL()
 	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
 	var (
 		mu   sync.Mutex
@@ -316,7 +305,7 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 	u := c.lease.Unit()
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	release := p.holdLease(itemCtx, c.lease, p.leaseTTL(), func(err error) { cancel(err) })
+	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
 	defer release()
 	itemCtx = checkpoint.WithLease(itemCtx, c.lease)
 
