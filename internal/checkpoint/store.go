@@ -258,10 +258,9 @@ func readerDSN(path string, opt options, immutable bool) (string, error) {
 	if immutable {
 		q += "&immutable=1"
 	}
-	q +=
-		"&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
-			"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
-			"&_pragma=" + url.QueryEscape("query_only(1)")
+	q += "&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
+		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
+		"&_pragma=" + url.QueryEscape("query_only(1)")
 	return u + "?" + q, nil
 }
 
