@@ -39,5 +39,5 @@ type stateFlag struct {
 // leaseFlag is the --lease-ttl flag of the commands that hold a run or its
 // items on a shared database.
 type leaseFlag struct {
-	LeaseTTL time.Duration `name:"lease-ttl" default:"30s" help:"With a postgres:// --state: how long this process's hold on the run or an item lasts without renewal (renewed every third of it); a process that dies is taken over after this long."`
+	LeaseTTL time.Duration `name:"lease-ttl" default:"30s" help:"How long this process's hold on the run or an item lasts without renewal (renewed every third of it): with a postgres:// --state, a process that dies is taken over after this long; on SQLite, only one in another pid namespace (a container), the others being checked by pid."`
 }

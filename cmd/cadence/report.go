@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -39,6 +40,11 @@ func (c *reportCmd) Run(e *env) error {
 		path = filepath.Join(c.Dir, orchestrator.CadenceDir, "reports", rep.Run.ID+".html")
 	}
 	if err := checkpoint.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
+		if c.Output == "" && errors.Is(err, fs.ErrPermission) {
+			// The state was only read; the report is the one file written.
+			return fmt.Errorf("write the report of run %s: this user cannot write %s (%w); write it elsewhere with -o FILE",
+				rep.Run.ID, filepath.Dir(path), err)
+		}
 		return fmt.Errorf("write the report of run %s: %w", rep.Run.ID, err)
 	}
 	fmt.Fprintln(e.stdout, path)

@@ -95,6 +95,12 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 			// the run goes on there.
 			fmt.Fprintf(e.stderr, "cadence: %v\nanother cadence process continues the run; see: cadence inspect --follow %s\n", err, dir)
 			return withCode(exitInterrupted, nil)
+		case errors.Is(err, checkpoint.ErrStateReplaced), errors.Is(err, checkpoint.ErrLockGone):
+			// The state or the lock this process held is gone from its
+			// path: nothing more it does would be recorded, or another
+			// process may take the project. It stopped at once.
+			fmt.Fprintf(e.stderr, "cadence: %v\ncadence stopped: nothing more of the run is recorded by this process\n", err)
+			return withCode(exitInterrupted, nil)
 		case errors.Is(err, checkpoint.ErrCorrupt), errors.Is(err, checkpoint.ErrNotSQLite):
 			return withCode(exitUsage, stateHint(err))
 		case errors.As(err, &ue), errors.As(err, &ne):

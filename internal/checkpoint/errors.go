@@ -31,6 +31,18 @@ var (
 	// opened with OpenReadOnly.
 	ErrReadOnly = errors.New("write in a read-only transaction")
 
+	// ErrStateReplaced is returned by a write to a SQLite state file that
+	// was deleted, or replaced by another file, since the store opened it:
+	// the commit would go to a file nobody will ever read again, so it is
+	// refused, and the process must stop.
+	ErrStateReplaced = errors.New("the state database was deleted or replaced while cadence ran")
+
+	// ErrLockGone is returned by Lock.Check, and by every write of a store
+	// the lock guards (Store.Guard), once the lock file was deleted or
+	// replaced: another process may now take the lock on the new file, so
+	// the holder must stop.
+	ErrLockGone = errors.New("the project lock file was deleted or replaced while cadence held it")
+
 	// ErrAttemptNumber is returned by InsertAttempt when the attempt's number
 	// is not one more than the step's last attempt.
 	ErrAttemptNumber = errors.New("attempt number out of sequence")

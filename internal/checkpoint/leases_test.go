@@ -111,8 +111,12 @@ func TestLeaseLifecycle(t *testing.T) {
 	})
 }
 
-// An expired lease commits nothing and is taken by the next process
-// without any knowledge of its holder.
+// An expired lease is taken by the next process without any knowledge of
+// its holder, and its holder commits nothing more. On PostgreSQL it
+// commits nothing from the moment it expired; on SQLite, whose writers
+// are serialised, an expired lease nobody took yet is still its holder's
+// (a machine that slept does not stop a run), until the next process
+// takes it.
 func TestExpiredLeaseIsFencedAndTaken(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := e.newStore(t)
@@ -131,15 +135,25 @@ func TestExpiredLeaseIsFencedAndTaken(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		if err := s.Update(WithLease(context.Background(), a), func(tx *Tx) error {
-			return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "late"})
-		}); !errors.Is(err, ErrLeaseLost) {
+		late := func() error {
+			return s.Update(WithLease(context.Background(), a), func(tx *Tx) error {
+				return tx.AddEvent(Event{RunID: "r", At: t0, Kind: "late"})
+			})
+		}
+		err := late()
+		switch {
+		case e.name == "postgres" && !errors.Is(err, ErrLeaseLost):
 			t.Fatalf("commit under an expired lease: %v, want ErrLeaseLost", err)
+		case e.name != "postgres" && err != nil:
+			t.Fatalf("commit under an expired lease nobody took: %v, want it to commit", err)
 		}
 		update(t, s, func(tx *Tx) error {
 			_, _, err := tx.AcquireLease(Lease{RunID: "r", Owner: "b"}, time.Hour, nil)
 			return err
 		})
+		if err := late(); !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("commit under a lease another process took: %v, want ErrLeaseLost", err)
+		}
 	})
 }
 

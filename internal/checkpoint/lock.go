@@ -29,7 +29,9 @@ func (e *LockedError) Error() string {
 
 // Lock is the held project lock.
 type Lock struct {
-	f *os.File
+	f    *os.File
+	path string
+	id   fileID // the locked file's identity, for Check
 }
 
 // AcquireLock takes the project lock: an exclusive, non-blocking flock on
@@ -62,7 +64,36 @@ func AcquireLock(cadenceDir string) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return &Lock{f: f}, nil
+	fi, err := f.Stat()
+	if err != nil {
+		_ = flock(f, syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	id, _ := idOf(fi)
+	l := &Lock{f: f, path: path, id: id}
+	// The file may have been deleted between the open and the flock, by a
+	// holder releasing it or by hand: a lock on a file no path names
+	// keeps nobody out.
+	if err := l.Check(); err != nil {
+		_ = flock(f, syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", projectDir, err)
+	}
+	return l, nil
+}
+
+// Check returns ErrLockGone, naming the file, when the lock file's path no
+// longer names the file this lock holds: someone deleted it (or moved
+// another file over it), and another process may now take a lock on the
+// new file. The holder must then stop; the run's holder row in the state
+// (the run lease) still keeps a second process from running the run
+// meanwhile. It costs a stat(2).
+func (l *Lock) Check() error {
+	if l.f == nil {
+		return fmt.Errorf("check lock: %w", os.ErrClosed)
+	}
+	return samePath(l.path, l.id, ErrLockGone)
 }
 
 // Release clears the pid and releases the lock. Releasing twice is an error.

@@ -15,8 +15,8 @@ import (
 // OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
 // Raise one when a migration changes what the read queries need.
 const (
-	minReadableSchema         = 1
-	minReadablePostgresSchema = 1
+	minReadableSchema         = 9
+	minReadablePostgresSchema = 3
 )
 
 // migration is one numbered SQL file of the migrations directory.
@@ -133,7 +133,22 @@ func checkReadable(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return readable(have, ms[len(ms)-1].version, minReadableSchema, "")
+	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadableSchema, ""), have, minReadableSchema)
+}
+
+// olderWithoutRuns turns the refusal of a schema too old to read into
+// ErrNoDatabase when the database holds no run: there is nothing to read,
+// and a database that the first cadence process is creating, whose
+// migrations a reader sees half-applied, is one of these.
+func olderWithoutRuns(ctx context.Context, db *sqlx.DB, err error, have, minReadable int) error {
+	if err == nil || have == 0 || have >= minReadable {
+		return err
+	}
+	var runs int
+	if qerr := db.GetContext(ctx, &runs, "SELECT COUNT(*) FROM (SELECT 1 FROM runs LIMIT 1) r"); qerr == nil && runs == 0 {
+		return fmt.Errorf("%w (its schema is still being created)", ErrNoDatabase)
+	}
+	return err
 }
 
 // readable refuses schema version have when this binary, which knows up to
@@ -148,7 +163,8 @@ func readable(have, want, minReadable int, what string) error {
 	case have == 0:
 		return fmt.Errorf("%w (the database has no cadence schema)", ErrNoDatabase)
 	case have < minReadable:
-		return fmt.Errorf("schema %d is too old to read without migrating; run cadence resume or cadence run once to upgrade it", have)
+		return fmt.Errorf("the state has schema %d, older than this cadence's %d, and a command that only reads it does not upgrade it: "+
+			"run `cadence resume` once, as a user who can write the state, to upgrade it (it upgrades even when there is nothing to resume)", have, want)
 	}
 	return nil
 }

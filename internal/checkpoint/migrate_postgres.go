@@ -103,7 +103,7 @@ func checkReadablePostgres(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return readable(have, ms[len(ms)-1].version, minReadablePostgresSchema, postgresNewerSchema)
+	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadablePostgresSchema, postgresNewerSchema), have, minReadablePostgresSchema)
 }
 
 // postgresSchemaVersion returns the highest migration recorded in

@@ -10,10 +10,15 @@ type Run struct {
 	WorkflowPath   string
 	WorkflowSHA256 string
 	WorkflowYAML   []byte // the workflow as it was when the run started (G8)
-	BudgetUSD      *float64
-	StartedAt      time.Time
-	FinishedAt     *time.Time
-	UpdatedAt      time.Time
+	// WorkflowFiles are the files the workflow names, path to sha256, as
+	// they were when the run started (or was last resumed with a changed
+	// workflow); nil for a run an older cadence stored, whose
+	// WorkflowSHA256 is that of WorkflowYAML alone.
+	WorkflowFiles map[string]string
+	BudgetUSD     *float64
+	StartedAt     time.Time
+	FinishedAt    *time.Time
+	UpdatedAt     time.Time
 }
 
 // Step is the state of one workflow step within a run, or of one item of a

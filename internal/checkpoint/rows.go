@@ -19,6 +19,7 @@ type runRow struct {
 	WorkflowPath   string            `db:"workflow_path"`
 	WorkflowSHA256 string            `db:"workflow_sha256"`
 	WorkflowYAML   string            `db:"workflow_yaml"`
+	WorkflowFiles  sql.Null[string]  `db:"workflow_files"`
 	BudgetUSD      sql.Null[float64] `db:"budget_usd"`
 	StartedAt      dbTime            `db:"started_at"`
 	FinishedAt     nullTime          `db:"finished_at"`
@@ -32,6 +33,7 @@ func runToRow(r Run) runRow {
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   string(r.WorkflowYAML),
+		WorkflowFiles:  filesToColumn(r.WorkflowFiles),
 		BudgetUSD:      nullOf(r.BudgetUSD),
 		StartedAt:      dbTime(r.StartedAt),
 		FinishedAt:     toNullTime(r.FinishedAt),
@@ -46,11 +48,36 @@ func (r runRow) run() Run {
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   []byte(r.WorkflowYAML),
+		WorkflowFiles:  filesOfColumn(r.WorkflowFiles),
 		BudgetUSD:      ptrOf(r.BudgetUSD),
 		StartedAt:      time.Time(r.StartedAt),
 		FinishedAt:     r.FinishedAt.t,
 		UpdatedAt:      time.Time(r.UpdatedAt),
 	}
+}
+
+// filesToColumn encodes a run's workflow files as a JSON object; nil
+// stays NULL.
+func filesToColumn(files map[string]string) sql.Null[string] {
+	if files == nil {
+		return sql.Null[string]{}
+	}
+	b, _ := json.Marshal(files) // a map of strings always encodes
+	return sql.Null[string]{V: string(b), Valid: true}
+}
+
+// filesOfColumn decodes workflow_files. NULL, and a value that is not a
+// JSON object of strings, is nil: the run is then compared by its
+// workflow file alone, as an older cadence's run is.
+func filesOfColumn(c sql.Null[string]) map[string]string {
+	if !c.Valid {
+		return nil
+	}
+	var files map[string]string
+	if err := json.Unmarshal([]byte(c.V), &files); err != nil || files == nil {
+		return nil
+	}
+	return files
 }
 
 type stepRow struct {

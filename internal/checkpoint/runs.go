@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, budget_usd,
+const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, workflow_files, budget_usd,
 	started_at, finished_at, updated_at`
 
 // Queries on the resume path, named so a test can check their plans.
@@ -28,10 +28,11 @@ const (
 	runStatusQuery = `SELECT status FROM runs WHERE id = ?`
 	runsQuery      = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at, id`
 	insertRunQuery = `INSERT INTO runs (` + runColumns + `) VALUES (
-		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :budget_usd,
+		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :workflow_files, :budget_usd,
 		:started_at, :finished_at, :updated_at)`
 	updateRunQuery = `UPDATE runs SET status = :status, workflow_path = :workflow_path,
-		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, budget_usd = :budget_usd,
+		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, workflow_files = :workflow_files,
+		budget_usd = :budget_usd,
 		started_at = :started_at, finished_at = :finished_at, updated_at = :updated_at
 		WHERE id = :id`
 	runCostQuery = `SELECT

@@ -35,6 +35,14 @@ type Store struct {
 	engine   engine
 	path     string // the SQLite file, or the PostgreSQL URL without its password
 	readOnly bool
+	// file is the identity of the SQLite file as opened (fileKnown), and
+	// abs its absolute path: every write checks, before it commits, that
+	// the path still names that file. guards are the caller's checks
+	// (Guard), run at the same point.
+	file      fileID
+	fileKnown bool
+	abs       string
+	guards    []func() error
 	// fault and writes drive InjectFault; writes counts write
 	// transactions.
 	fault  Fault
@@ -73,6 +81,10 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.remember(); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	if err := migrate(ctx, s.db, migrations.FS); err != nil {
 		s.db.Close()
 		var newer *NewerSchemaError
@@ -108,11 +120,14 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	dsn, err := readerDSN(path, opt)
+	dsn, err := readerDSN(path, opt, false)
 	if err != nil {
 		return nil, err
 	}
 	s, err := connect(ctx, path, dsn, true)
+	if err != nil && needsWALFiles(err) {
+		s, err = openWithoutWAL(ctx, path, opt, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +143,56 @@ func openReadOnly(ctx context.Context, path string, opt options) (*Store, error)
 		return nil, err
 	}
 	return s, nil
+}
+
+// remember records the identity of the SQLite file just opened, for
+// CheckStateFile.
+func (s *Store) remember() error {
+	abs, err := filepath.Abs(s.path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	id, err := statID(abs)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	s.abs, s.file, s.fileKnown = abs, id, true
+	return nil
+}
+
+// Guard adds a check that every write transaction runs just before it
+// commits, after the store's own check that its SQLite file is still the
+// one it opened: an error from check rolls the transaction back and is
+// returned by Update. The project lock uses it (Lock.Check), so that a
+// process whose lock file was deleted commits nothing more. Call it before
+// the store is used by more than one goroutine.
+func (s *Store) Guard(check func() error) { s.guards = append(s.guards, check) }
+
+// CheckStateFile returns ErrStateReplaced, naming the file, when the path
+// the store was opened from no longer names the SQLite file it opened
+// (deleted, or another file moved over it): commits to the opened file
+// would be lost with it. Every write checks it before it commits; a
+// process that waits long between commits may check it meanwhile. It
+// costs a stat(2); on PostgreSQL it is always nil.
+func (s *Store) CheckStateFile() error {
+	if !s.fileKnown {
+		return nil
+	}
+	return samePath(s.abs, s.file, ErrStateReplaced)
+}
+
+// checkFiles is what every write checks before it commits: the state
+// file, then the guards (Guard).
+func (s *Store) checkFiles() error {
+	if err := s.CheckStateFile(); err != nil {
+		return err
+	}
+	for _, g := range s.guards {
+		if err := g(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepare compiles the store's statements once the schema is known to be
@@ -181,16 +246,64 @@ func writerDSN(path string, opt options) (string, error) {
 
 // readerDSN builds a connection string that SQLite itself opens read-only
 // (mode=ro): it cannot create the file, change the journal mode or write.
-func readerDSN(path string, opt options) (string, error) {
+// immutable tells SQLite that nobody changes the file while it is open,
+// so that it reads it without the WAL's shared memory (see
+// openWithoutWAL).
+func readerDSN(path string, opt options, immutable bool) (string, error) {
 	u, err := fileURI(path)
 	if err != nil {
 		return "", err
 	}
-	q := "mode=ro" +
-		"&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
+	q := "mode=ro"
+	if immutable {
+		q += "&immutable=1"
+	}
+	q += "&_pragma=" + url.QueryEscape("busy_timeout("+strconv.FormatInt(opt.busyTimeout.Milliseconds(), 10)+")") +
 		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
 		"&_pragma=" + url.QueryEscape("query_only(1)")
 	return u + "?" + q, nil
+}
+
+// needsWALFiles reports whether a read-only open failed because SQLite
+// could not create the files a database in WAL mode is read through (its
+// -wal and -shm, next to it): the user may read the directory but not
+// write it.
+func needsWALFiles(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+// openWithoutWAL reads a state database in WAL mode that this user cannot
+// create the -wal and -shm files of. When there is no -wal file, no
+// process has the database open (the last one to close it folds the WAL
+// into the file and removes it), so the file alone is the whole state and
+// is read as immutable, without the shared memory. A read that a cadence
+// starting at that very moment overlaps may fail, or miss what it writes;
+// running the command again reads it. When a -wal file exists, a process
+// may have the database open and its latest commits be only in the WAL,
+// which cannot be read without the -shm file: the error says what is
+// needed. (A -wal and -shm that exist, even read-only, SQLite reads.)
+func openWithoutWAL(ctx context.Context, path string, opt options, cause error) (*Store, error) {
+	wal := path + "-wal"
+	if _, err := os.Stat(wal); err == nil {
+		base := filepath.Base(path)
+		return nil, fmt.Errorf("%w: the state is in WAL mode and has a %s-wal file (a cadence process has it open, or a reader "+
+			"left it), so reading it needs %s-shm, which this user cannot create or write: give it write access to %s "+
+			"(and to %s-shm if it exists), or read it as the user who runs cadence",
+			cause, base, base, filepath.Dir(path), base)
+	}
+	dsn, err := readerDSN(path, opt, true)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, path, dsn, true)
 }
 
 // fileURI turns path into an absolute SQLite file: URI, escaping characters
@@ -360,6 +473,13 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 	if !readOnly && !fs.decided {
 		fs.fault, fs.hit = s.injected()
 		fs.decided = true
+	}
+	if !readOnly {
+		if err := s.checkFiles(); err != nil {
+			done = true
+			_ = sqlTx.Rollback()
+			return false, fmt.Errorf("commit to %s: %w", s.path, err)
+		}
 	}
 	done = true
 	if fs.hit && !fs.fault.AfterCommit {

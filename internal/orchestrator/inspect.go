@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -149,20 +147,10 @@ type CircuitReport struct {
 }
 
 // openForReading opens the state database for inspect and stats, without the
-// project lock. A database that an older cadence wrote is first brought up
-// to date (migrations only add tables, columns and indexes, so the older
-// binary's queries keep working); where that cannot be done, a read-only
-// file system say, the database is read as it is.
+// project lock, and read-only: it never writes the state, nor upgrades a
+// database an older cadence wrote (that is an error saying what to run),
+// so that a user who may read the project but not write it can look.
 func openForReading(ctx context.Context, path string) (*checkpoint.Store, error) {
-	if checkpoint.IsPostgresURL(path) {
-		return checkpoint.OpenReadOnly(ctx, path)
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, checkpoint.ErrNoDatabase
-	}
-	if s, err := checkpoint.Open(ctx, path); err == nil {
-		_ = s.Close()
-	}
 	return checkpoint.OpenReadOnly(ctx, path)
 }
 

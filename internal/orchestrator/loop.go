@@ -34,16 +34,24 @@ const (
 // machine, not for agents (an agent's failure is an attempt outcome).
 func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error) {
 	if p.runLease != nil {
-		// The run is held by a lease (G7 on a shared database): losing it
-		// to another process stops this one, whose writes it fences.
+		// The run is held by a lease (G7, in the state): losing it to
+		// another process stops this one, whose writes it fences; so does
+		// finding the state file or the lock file gone when renewing it.
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		release := p.holdLease(ctx, *p.runLease, func(err error) {
-			p.log.Warn("lost the lease of the run to another process; stopping", "run", run.ID, "err", err)
+			p.log.Warn("lost the hold on the run; stopping", "run", run.ID, "err", err)
 			cancel(err)
 		})
 		defer release()
+		if !p.shared() {
+			stop := p.watchState(ctx, func(err error) {
+				p.log.Warn("the state file is gone; stopping", "run", run.ID, "err", err)
+				cancel(err)
+			})
+			defer stop()
+		}
 		ctx = p.fenced(ctx)
 	}
 	if err := p.settle(ctx, run); err != nil {
@@ -87,6 +95,42 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		outputs[ws.ID] = map[string]any{"Output": out}
 	}
 	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+}
+
+// watchStateEvery is how often a run on SQLite checks, between its
+// commits, that its state file is still the one it opened.
+const watchStateEvery = 2 * time.Second
+
+// watchState checks every watchStateEvery, until ctx ends or stop is
+// called, that the store's SQLite file is still the one opened (every
+// commit checks it too): a run waiting out a long backoff, or running a
+// long agent, stops at once when it was deleted or replaced, instead of
+// at its next commit, since nothing it does would be recorded. gone is
+// called once with the reason. (A deleted lock file is found at the next
+// commit: until then the run's lease keeps other processes out.)
+func (p *project) watchState(ctx context.Context, gone func(error)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(watchStateEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := p.store.CheckStateFile(); err != nil {
+				gone(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // stopped turns an error that ended the loop into a result: an interruption

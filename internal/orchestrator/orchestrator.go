@@ -156,6 +156,10 @@ func open(ctx context.Context, o Options) (*project, error) {
 		return nil, err
 	}
 	p.store = store
+	// A deleted lock file stops every write of this process: another
+	// process may take a lock on a new file (the run's lease in the
+	// state keeps it from running this run meanwhile).
+	store.Guard(lock.Check)
 	if o.StoreFault != "" {
 		f, err := checkpoint.ParseFault(o.StoreFault)
 		if err != nil {
@@ -223,11 +227,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("look for an unfinished run: %w", err)
 	}
 	if existing != nil && !o.New {
-		if p.shared() {
-			// Name the holder if another process is running it.
-			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error { return p.heldByOther(tx, existing.ID) }); err != nil {
-				return nil, err
-			}
+		// Name the holder if another process is running it.
+		if err := p.store.View(ctx, func(tx *checkpoint.Tx) error { return p.heldByOther(tx, existing.ID) }); err != nil {
+			return nil, err
 		}
 		return nil, usagef("run %s (started %s) is unfinished; continue it with `cadence resume`, or abandon it and start over with `cadence run --new`",
 			existing.ID, existing.StartedAt.Format(time.RFC3339))
@@ -240,6 +242,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		WorkflowPath:   p.relPath(p.wf.Path),
 		WorkflowSHA256: p.wf.SHA256,
 		WorkflowYAML:   p.wf.Raw,
+		WorkflowFiles:  p.wf.Files,
 		StartedAt:      now,
 		UpdatedAt:      now,
 	}
@@ -325,8 +328,8 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("find the run to resume: %w", err)
 	}
 
-	if run.WorkflowSHA256 != p.wf.SHA256 {
-		changes := workflow.Changes(run.WorkflowYAML, p.wf.Raw)
+	if !sameWorkflow(run, p.wf) {
+		changes := workflowChanges(run, p.wf)
 		if !o.AllowChanged {
 			summary := "  (the file differs, but no step or agent setting changed)"
 			if len(changes) > 0 {
@@ -345,15 +348,15 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err := p.takeRun(tx, r.ID); err != nil {
 			return err
 		}
-		if r.WorkflowSHA256 != p.wf.SHA256 {
-			detail := "resumed with a changed workflow: " + strings.Join(workflow.Changes(r.WorkflowYAML, p.wf.Raw), "; ")
+		if !sameWorkflow(r, p.wf) {
+			detail := "resumed with a changed workflow: " + strings.Join(workflowChanges(r, p.wf), "; ")
 			if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: "workflow_changed_allowed", Detail: detail}); err != nil {
 				return err
 			}
 			if err := p.applyChangedWorkflow(tx, r, now); err != nil {
 				return err
 			}
-			r.WorkflowSHA256, r.WorkflowYAML = p.wf.SHA256, p.wf.Raw
+			r.WorkflowSHA256, r.WorkflowYAML, r.WorkflowFiles = p.wf.SHA256, p.wf.Raw, p.wf.Files
 		}
 		if o.BudgetUSD > 0 {
 			b := o.BudgetUSD
@@ -394,6 +397,26 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 	}
 	p.sink.Emit(Event{Time: now, Type: EventRunResumed, RunID: run.ID, Message: p.wf.Name})
 	return p.loop(ctx, run)
+}
+
+// sameWorkflow reports whether wf is the workflow run was stored with
+// (G8): its file and every file it names. A run an older cadence stored
+// recorded no files (WorkflowFiles nil) and the hash of the workflow file
+// alone, which is what it is compared by, so that resuming it does not
+// refuse a workflow that did not change.
+func sameWorkflow(run *checkpoint.Run, wf *workflow.Workflow) bool {
+	if run.WorkflowFiles == nil {
+		return run.WorkflowSHA256 == wf.RawSHA256
+	}
+	return run.WorkflowSHA256 == wf.SHA256
+}
+
+// workflowChanges summarises what changed between the workflow run was
+// stored with and wf: its settings, then the files it names whose content
+// changed.
+func workflowChanges(run *checkpoint.Run, wf *workflow.Workflow) []string {
+	out := workflow.Changes(run.WorkflowYAML, wf.Raw)
+	return append(out, workflow.FileChanges(run.WorkflowFiles, wf.Files)...)
 }
 
 // reopenFailedSteps gives each failed step of a failed run a fresh set of

@@ -20,12 +20,14 @@ package orchestrator
 // runs every item itself.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,7 +73,52 @@ func newIdentity() identity {
 	_, _ = rand.Read(b[:])
 	pid := os.Getpid()
 	machine := host + "/" + ns
-	return identity{owner: fmt.Sprintf("%s/%d/%s", machine, pid, hex.EncodeToString(b[:])), machine: machine, host: host, pid: pid}
+	// The process's start time tells this process from a later one that
+	// gets its pid: a holder whose pid runs again, started at another
+	// time, is dead.
+	_, start := processStat(pid)
+	if start == "" {
+		start = "?"
+	}
+	owner := fmt.Sprintf("%s/%d/%s/%s", machine, pid, start, hex.EncodeToString(b[:]))
+	return identity{owner: owner, machine: machine, host: host, pid: pid}
+}
+
+// processStat returns the state of process pid (field 3 of
+// /proc/PID/stat: "Z" for a zombie) and its start time in clock ticks
+// after boot (field 22), or "" for both when they cannot be read.
+func processStat(pid int) (state, start string) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", ""
+	}
+	// The command name (field 2) is in parentheses and may hold spaces
+	// and parentheses itself: the fields that follow start after the
+	// last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state), so field 22 is f[19].
+	if len(f) < 20 {
+		return "", ""
+	}
+	return f[0], f[19]
+}
+
+// ownerStart returns the start time an owner name recorded for its
+// process, or "" when it recorded none (an older cadence's lease).
+func ownerStart(owner, machine string) string {
+	rest, ok := strings.CutPrefix(owner, machine+"/")
+	if !ok {
+		return ""
+	}
+	f := strings.Split(rest, "/")
+	if len(f) != 3 || f[1] == "?" {
+		return ""
+	}
+	return f[1]
 }
 
 // lease returns a lease template naming this process as its holder.
@@ -80,10 +127,23 @@ func (id identity) lease() checkpoint.Lease {
 }
 
 // gone reports whether the holder of a lease is known to be dead: a
-// process on this machine (and pid namespace) whose pid no longer runs.
-// A holder elsewhere is only ever known by its lease's expiry.
+// process on this machine (and pid namespace) whose pid no longer runs,
+// is a zombie, or runs a process that started at another time than the
+// holder (the pid was reused). A holder elsewhere is only ever known by
+// its lease's expiry.
 func (id identity) gone(h checkpoint.Lease) bool {
-	return id.local(h) && h.PID > 0 && !processAlive(h.PID)
+	if !id.local(h) || h.PID <= 0 {
+		return false
+	}
+	if !processAlive(h.PID) {
+		return true
+	}
+	state, start := processStat(h.PID)
+	if state == "Z" {
+		return true
+	}
+	want := ownerStart(h.Owner, id.machine)
+	return want != "" && start != "" && start != want
 }
 
 // local reports whether the holder of a lease ran on this machine, in
@@ -114,12 +174,16 @@ func (p *project) poll() time.Duration {
 	return DefaultPoll
 }
 
-// takeRun takes the lease of run runID in tx, for a shared store; a live
-// holder is a *checkpoint.LeaseHeldError.
+// takeRun takes the lease of run runID in tx; a live holder is a
+// *checkpoint.LeaseHeldError. On a shared database it is the project lock
+// across machines; on SQLite it holds the run in the state itself as well
+// as by the lock file, so that deleting the lock file does not let a
+// second process run the run (G7): a holder on this machine is checked
+// live by its pid and start time, one in another pid namespace (a
+// container sharing the directory) by its lease's expiry. On SQLite a
+// lease that expired while its holder was stopped (a machine asleep) stays
+// the holder's until another process takes it (checkpoint.Tx.CheckLease).
 func (p *project) takeRun(tx *checkpoint.Tx, runID string) error {
-	if !p.shared() {
-		return nil
-	}
 	l := p.id.lease()
 	l.RunID = runID
 	got, _, err := tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
@@ -145,8 +209,8 @@ func (p *project) fenced(ctx context.Context) context.Context {
 // that fails for another reason (the database restarting, say) is tried
 // again at the next tick. release stops renewing and gives the lease up.
 func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
-	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
 	ttl := p.leaseTTL()
+	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
 	var (
 		mu   sync.Mutex
 		cur  = l
@@ -173,7 +237,7 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 				mu.Lock()
 				cur = next
 				mu.Unlock()
-			case errors.Is(err, checkpoint.ErrLeaseLost):
+			case errors.Is(err, checkpoint.ErrLeaseLost), errors.Is(err, checkpoint.ErrStateReplaced), errors.Is(err, checkpoint.ErrLockGone):
 				mu.Lock()
 				gone = true
 				mu.Unlock()

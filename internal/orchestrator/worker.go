@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -48,7 +49,7 @@ func Work(ctx context.Context, o WorkOptions) (*Result, error) {
 		return nil, err
 	}
 	defer store.Close()
-	w := &worker{opts: o, dir: dir, store: store, id: newIdentity(), projects: map[string]*project{}}
+	w := &worker{opts: o, dir: dir, store: store, id: newIdentity(), projects: map[string]*project{}, skipped: map[string]string{}}
 	return w.loop(ctx)
 }
 
@@ -63,6 +64,9 @@ type worker struct {
 	id    identity
 	// projects holds, per run, the run's workflow as this checkout sees it.
 	projects map[string]*project
+	// skipped holds, per run, why this worker does not work on it, as
+	// last logged: each reason is said once, not at every poll.
+	skipped map[string]string
 }
 
 // slot is a map step of a run that this worker may claim items of.
@@ -178,8 +182,15 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 		run := &runs[i]
 		p, err := w.project(ctx, run)
 		if err != nil {
-			w.log().Warn("cannot work on run", "run", run.ID, "err", err)
+			if w.skipped[run.ID] != err.Error() {
+				w.skipped[run.ID] = err.Error()
+				w.log().Warn("skipping run: its items are left to processes whose checkout has its workflow", "run", run.ID, "reason", err)
+			}
 			continue
+		}
+		if _, ok := w.skipped[run.ID]; ok {
+			delete(w.skipped, run.ID)
+			w.log().Warn("working on run: this checkout now has its workflow", "run", run.ID)
 		}
 		for _, ws := range p.wf.Steps {
 			if ws.Map == nil || ws.Map.Workspace == workflow.WorkspaceWorktree {
@@ -205,15 +216,32 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 	return open, nil
 }
 
-// project returns the project of a run as this checkout sees it: the
-// run's stored workflow, with prompt files and schemas read from here.
+// project returns the project of a run as this checkout has it: only a
+// checkout whose workflow, and every file the workflow names, hash to
+// what the run stored may work on the run's items (G8). A checkout of
+// another project sharing the database, or of another version of this
+// one, would run its own agents and prompts for the run and have its
+// answers judged by its own schemas: its error says why it may not.
 func (w *worker) project(ctx context.Context, run *checkpoint.Run) (*project, error) {
-	if p, ok := w.projects[run.ID]; ok && p.wf.SHA256 == run.WorkflowSHA256 {
+	if p, ok := w.projects[run.ID]; ok && sameWorkflow(run, p.wf) {
 		return p, nil
 	}
-	wf, err := workflow.Parse(w.dir, run.WorkflowPath, run.WorkflowYAML)
+	delete(w.projects, run.ID)
+	wf, err := workflow.Load(w.dir, run.WorkflowPath)
 	if err != nil {
-		return nil, fmt.Errorf("the workflow of run %s in %s: %w", run.ID, w.dir, err)
+		return nil, fmt.Errorf("this checkout's workflow %s does not load: %w", run.WorkflowPath, err)
+	}
+	if !sameWorkflow(run, wf) {
+		why := "the files it names differ"
+		if changes := workflowChanges(run, wf); len(changes) > 0 {
+			const most = 5
+			if len(changes) > most {
+				changes = append(changes[:most:most], fmt.Sprintf("and %d more", len(changes)-most))
+			}
+			why = strings.Join(changes, "; ")
+		}
+		return nil, fmt.Errorf("the run's workflow (sha256 %.12s) is not this checkout's %s (sha256 %.12s): %s",
+			run.WorkflowSHA256, wf.Path, wf.SHA256, why)
 	}
 	p := &project{opts: w.opts.Options, dir: w.dir, wf: wf, store: w.store, id: w.id,
 		clock: w.opts.Clock, rnd: w.opts.Rand, sink: w.opts.Sink, log: w.opts.Logger, env: w.opts.Env}

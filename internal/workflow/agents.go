@@ -1,6 +1,9 @@
 package workflow
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // buildAgent checks one agents: entry and adds it to the workflow.
 func (l *loader) buildAgent(r rawAgent) {
@@ -47,6 +50,13 @@ func (l *loader) buildAgent(r rawAgent) {
 	if r.scenario.set {
 		if _, abs, ok := l.file(r.scenario, true); ok {
 			a.Scenario = abs
+			if l.dir != "" {
+				if b, err := os.ReadFile(abs); err != nil {
+					l.fail(r.scenario.at, "read scenario: %v", err)
+				} else {
+					l.named(abs, b)
+				}
+			}
 		}
 	}
 }

@@ -218,3 +218,18 @@ func mapSource(m Map) string {
 	}
 	return ""
 }
+
+// FileChanges summarises, one line per file, which of the files a
+// workflow names (Workflow.Files, path → sha256) changed content between
+// two loads of it: "file schemas/out.json changed". A file that only one
+// of them names is left to Changes, which reports the setting that names
+// it.
+func FileChanges(old, new map[string]string) []string {
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(old)) {
+		if h, ok := new[path]; ok && h != old[path] {
+			out = append(out, fmt.Sprintf("file %s changed", path))
+		}
+	}
+	return out
+}

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,5 +87,31 @@ func TestChangesChecksDefaults(t *testing.T) {
 	}
 	if got := Changes([]byte(base), []byte(spelled)); got != nil {
 		t.Fatalf("Changes = %q, want none", got)
+	}
+}
+
+// TestHashCoversNamedFiles checks that a change to any file a workflow
+// names changes its hash, that FileChanges names that file, and that a
+// workflow naming no file keeps the hash of its file alone.
+func TestHashCoversNamedFiles(t *testing.T) {
+	raw := strings.Repeat("ab", 32)
+	files := map[string]string{"s.json": "11", "prompts/one.md": "22"}
+	base := Hash(raw, files)
+	if Hash(raw, nil) != raw || Hash(raw, map[string]string{}) != raw {
+		t.Fatal("a workflow naming no file does not keep its file's hash")
+	}
+	for path := range files {
+		changed := maps.Clone(files)
+		changed[path] = "33"
+		if Hash(raw, changed) == base {
+			t.Errorf("changing %s leaves the hash as it was", path)
+		}
+		got := FileChanges(files, changed)
+		if want := []string{"file " + path + " changed"}; !slices.Equal(got, want) {
+			t.Errorf("FileChanges = %q, want %q", got, want)
+		}
+	}
+	if got := FileChanges(nil, files); got != nil {
+		t.Errorf("FileChanges from a run that recorded no files = %q, want none", got)
 	}
 }

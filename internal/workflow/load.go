@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,11 +56,12 @@ func build(raw []byte, name, dir string) (*Workflow, Errors) {
 		dir:     dir,
 		schemas: newSchemaCache(),
 		w: &Workflow{
-			Path:   name,
-			Dir:    dir,
-			Raw:    raw,
-			SHA256: hex.EncodeToString(sum[:]),
-			Agents: map[string]*Agent{},
+			Path:      name,
+			Dir:       dir,
+			Raw:       raw,
+			RawSHA256: hex.EncodeToString(sum[:]),
+			Files:     map[string]string{},
+			Agents:    map[string]*Agent{},
 		},
 	}
 	body := l.parse(raw)
@@ -69,7 +71,35 @@ func build(raw []byte, name, dir string) (*Workflow, Errors) {
 	if len(l.errs) > 0 {
 		return nil, l.errs.tidy()
 	}
+	l.w.SHA256 = Hash(l.w.RawSHA256, l.w.Files)
 	return l.w, nil
+}
+
+// Hash returns the hash of a workflow whose own file hashes to rawSHA256
+// and which names files (path → sha256, as Workflow.Files): rawSHA256
+// itself when it names none, so that the hash of such a workflow is what
+// it always was.
+func Hash(rawSHA256 string, files map[string]string) string {
+	if len(files) == 0 {
+		return rawSHA256
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "cadence workflow\n%s\n", rawSHA256)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s  %s\n", files[path], path)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// named records the content of a file the workflow names, by its path
+// relative to the project, in Workflow.Files.
+func (l *loader) named(abs string, data []byte) {
+	rel, err := filepath.Rel(l.dir, abs)
+	if err != nil {
+		rel = abs
+	}
+	sum := sha256.Sum256(data)
+	l.w.Files[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
 }
 
 // parse returns the single document's body, or nil after reporting why

@@ -28,8 +28,24 @@ func TestLoadGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	if w.Path != "good.yaml" || w.Dir != absProject || string(w.Raw) != string(raw) || w.SHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("Path %q Dir %q SHA256 %s: want good.yaml, %s and the file's hash", w.Path, w.Dir, w.SHA256, absProject)
+	if w.Path != "good.yaml" || w.Dir != absProject || string(w.Raw) != string(raw) || w.RawSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("Path %q Dir %q RawSHA256 %s: want good.yaml, %s and the file's hash", w.Path, w.Dir, w.RawSHA256, absProject)
+	}
+	// The workflow's hash covers every file it names, each once.
+	wantFiles := map[string]string{}
+	for _, name := range []string{"sim.yaml", "prompts/plan.md", "prompts/implement.md", "schemas/plan.json", "schemas/result.json"} {
+		b, err := os.ReadFile(filepath.Join(project, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		wantFiles[name] = hex.EncodeToString(sum[:])
+	}
+	if !reflect.DeepEqual(w.Files, wantFiles) {
+		t.Errorf("Files %v, want %v", w.Files, wantFiles)
+	}
+	if w.SHA256 == w.RawSHA256 || w.SHA256 != Hash(w.RawSHA256, wantFiles) {
+		t.Errorf("SHA256 %s does not cover the named files", w.SHA256)
 	}
 	if w.Version != 1 || w.Name != "feature-pipeline" || w.MaxCostUSD != 20 {
 		t.Errorf("Version %d Name %q MaxCostUSD %g", w.Version, w.Name, w.MaxCostUSD)

@@ -90,6 +90,7 @@ func (l *loader) buildPrompt(s *Step, r rawStep) {
 			l.fail(r.promptFile.at, "read prompt: %v", err)
 			return
 		}
+		l.named(abs, b)
 		s.Prompt = string(b)
 	default:
 		if !l.hasErrorAt(r.at.key+".prompt") && !l.hasErrorAt(r.at.key+".prompt_file") {
@@ -124,7 +125,10 @@ func (l *loader) buildHandoff(r rawHandoff, path string) Handoff {
 	if r.schema.set {
 		h.SchemaPath = r.schema.v
 		if _, abs, ok := l.file(r.schema, true); ok && l.dir != "" {
-			s, err := l.schemas.get(abs)
+			s, data, err := l.schemas.get(abs)
+			if data != nil {
+				l.named(abs, data)
+			}
 			if err != nil {
 				l.fail(r.schema.at, "schema does not compile: %s", l.schemaProblem(abs, err))
 			}

@@ -28,10 +28,19 @@ const (
 // Workflow is a loaded, checked workflow file. Every default has been
 // applied: a Step carries its complete, effective configuration.
 type Workflow struct {
-	Path       string            // as given (relative to Dir when it was)
-	Dir        string            // the project directory (absolute)
-	Raw        []byte            // the file's bytes
-	SHA256     string            // hex sha256 of Raw, stored with each run (G8)
+	Path      string // as given (relative to Dir when it was)
+	Dir       string // the project directory (absolute)
+	Raw       []byte // the file's bytes
+	RawSHA256 string // hex sha256 of Raw alone, the hash runs stored before Files existed
+	// SHA256 is the workflow's hash, stored with each run (G8): of Raw
+	// and of every file in Files. A workflow that names no file has
+	// RawSHA256 as its hash.
+	SHA256 string
+	// Files are the files the workflow names and cadence reads as part of
+	// it (prompt files, handoff schemas, sim scenarios): each path,
+	// relative to Dir with forward slashes, to the hex sha256 of its
+	// content when the workflow was loaded.
+	Files      map[string]string
 	Version    int               // always 1
 	Name       string            // optional display name
 	Agents     map[string]*Agent // by name
