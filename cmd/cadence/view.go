@@ -209,7 +209,10 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		case "usage limit":
 			return fmt.Sprintf("%s waiting for the usage limit to lift at %s (%s)", step, clock(ev.Until), left), false
 		case "circuit":
-			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s)", step, ev.Agent, clock(ev.Until), left), false
+			// Shown with --quiet too: a wait of minutes must say what
+			// it waits for and how to end it.
+			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s); %s",
+				step, ev.Agent, clock(ev.Until), left, orchestrator.ResetHint(ev.Agent)), true
 		}
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
 	case orchestrator.EventItemsFrozen:

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -62,8 +63,8 @@ func Supervise(args []string, stderr io.Writer) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "cadence agent supervise: start %s: %v\n", argv[0], err)
-		return 127
+		fmt.Fprintf(stderr, "%s%s: %v\n", superviseStartPrefix, argv[0], err)
+		return superviseStartFailed
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -161,4 +162,23 @@ func waitGate() bool {
 func supervised(self, path string, argv []string) (string, []string) {
 	wrapped := append([]string{self, "agent", "supervise", "--parent", strconv.Itoa(os.Getpid()), "--", path}, argv[1:]...)
 	return self, wrapped
+}
+
+// How the supervisor reports that it could not start the program: this
+// exit code, and a last line of stderr that starts with the prefix.
+const (
+	superviseStartFailed = 127
+	superviseStartPrefix = "cadence agent supervise: start "
+)
+
+// superviseStartError returns the supervisor's report of a program it
+// could not start, from the end of the process's stderr.
+func superviseStartError(stderrTail string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(stderrTail, "\n"), "\n")
+	last := lines[len(lines)-1]
+	msg, ok := strings.CutPrefix(last, superviseStartPrefix)
+	if !ok {
+		return "", false
+	}
+	return "start " + msg, true
 }

@@ -92,6 +92,9 @@ type Circuit struct {
 	Trials     int
 	Successes  int
 	UpdatedAt  time.Time
+	// ConfigHash identifies the agent's configuration the breaker was
+	// recorded under ("" when unknown: recorded by an older cadence).
+	ConfigHash string
 }
 
 // Event is one entry of the audit log, such as "circuit_reset",

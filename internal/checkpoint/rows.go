@@ -259,6 +259,7 @@ type circuitRow struct {
 	Trials     int64    `db:"trials"`
 	Successes  int64    `db:"successes"`
 	UpdatedAt  dbTime   `db:"updated_at"`
+	ConfigHash string   `db:"config_hash"`
 }
 
 func circuitToRow(c Circuit) circuitRow {
@@ -272,6 +273,7 @@ func circuitToRow(c Circuit) circuitRow {
 		Trials:     int64(c.Trials),
 		Successes:  int64(c.Successes),
 		UpdatedAt:  dbTime(c.UpdatedAt),
+		ConfigHash: c.ConfigHash,
 	}
 }
 
@@ -286,6 +288,7 @@ func (r circuitRow) circuit() Circuit {
 		Trials:     int(r.Trials),
 		Successes:  int(r.Successes),
 		UpdatedAt:  time.Time(r.UpdatedAt),
+		ConfigHash: r.ConfigHash,
 	}
 }
 

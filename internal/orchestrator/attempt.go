@@ -31,11 +31,11 @@ func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workf
 	)
 	now := p.now()
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		b, err := loadBreaker(tx, ws.Agent)
+		b, err := p.agentBreaker(tx, ws.Agent, now)
 		if err != nil {
 			return err
 		}
-		next, gen, ok, until := circuit.Acquire(b, cfg, now)
+		next, gen, ok, until := circuit.Acquire(b.Breaker, cfg, now)
 		if err := putBreaker(tx, b, next, now); err != nil {
 			return err
 		}
@@ -78,13 +78,21 @@ func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workf
 	return a, waitUntil, nil
 }
 
+// loadBreaker reads an agent's breaker as stored (closed when none is).
 func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
+	b, _, err := loadBreakerHash(tx, agentName)
+	return b, err
+}
+
+// loadBreakerHash reads an agent's breaker and the configuration hash it
+// was recorded under ("" when none is recorded).
+func loadBreakerHash(tx *checkpoint.Tx, agentName string) (circuit.Breaker, string, error) {
 	c, err := tx.Circuit(agentName)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, nil
+		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, "", nil
 	}
 	if err != nil {
-		return circuit.Breaker{}, err
+		return circuit.Breaker{}, "", err
 	}
 	b := circuit.Breaker{
 		Agent: c.Agent, State: circuit.State(c.State), Failures: c.Failures, Generation: c.Generation,
@@ -96,22 +104,7 @@ func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
 	if c.OpenUntil != nil {
 		b.OpenUntil = *c.OpenUntil
 	}
-	return b, nil
-}
-
-// putBreaker stores next as its agent's breaker, read as before in the
-// same transaction, unless the attempt left it as it was (and it is
-// stored already): most outcomes change nothing, and every process
-// sharing a database would otherwise write, and contend for, the agent's
-// one row at every attempt.
-func putBreaker(tx *checkpoint.Tx, before, next circuit.Breaker, now time.Time) error {
-	if sameBreaker(before, next) {
-		_, err := tx.Circuit(next.Agent)
-		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) {
-			return err
-		}
-	}
-	return tx.PutCircuit(breakerRow(next, now))
+	return b, c.ConfigHash, nil
 }
 
 // sameBreaker reports whether two breakers hold the same state.
@@ -452,6 +445,12 @@ func (p *project) cadenceEnv(t *try) []string {
 func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, workDir, handoffPath string, stream *handoff.Stream) judgement {
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
+	}
+	if runErr != nil && errors.Is(runErr, agent.ErrStart) {
+		// The workflow names a program that is not there: no retry can
+		// fix that, and it says nothing about the agent's provider.
+		return judgement{class: handoff.ClassConfig,
+			diag: handoff.Diagnose(handoff.ClassConfig, fmt.Sprintf("agent %s: %v; fix the agent's command in the workflow", ws.Agent, runErr))}
 	}
 	if runErr != nil {
 		return judgement{class: handoff.ClassExitNonzero,
@@ -826,11 +825,11 @@ func (p *project) writeEnvelope(runID, stepID string, it *mapItem, env handoff.E
 // caller's transaction. A usage limit with a reset time keeps the circuit
 // open until then.
 func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit.Config, gen int64, class handoff.Class, now, resetAt time.Time) error {
-	b, err := loadBreaker(tx, agentName)
+	b, err := p.agentBreaker(tx, agentName, now)
 	if err != nil {
 		return err
 	}
-	next := circuit.Record(b, cfg, gen, circuit.OutcomeFor(string(class)), now)
+	next := circuit.Record(b.Breaker, cfg, gen, circuit.OutcomeFor(string(class)), now)
 	if !resetAt.IsZero() && resetAt.After(now) {
 		next = circuit.OpenUntilTime(next, resetAt, now)
 	}

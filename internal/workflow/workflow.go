@@ -33,6 +33,8 @@ type Workflow struct {
 	Agents     map[string]*Agent // by name
 	Steps      []*Step           // in file order
 	MaxCostUSD float64           // run budget from defaults.max_cost_usd (0 = none)
+
+	programs []programRef // the programs agents and checks start, for CheckPrograms
 }
 
 // Agent is one entry of the agents: mapping. Command, Args and ContinueArgs
