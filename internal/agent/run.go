@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		p.closeAll()
-		return nil, fmt.Errorf("%w: start %s: %w%s", ErrStart, spec.Argv[0], err, interpreterHint(program, err.Error()))
+		return nil, fmt.Errorf("%w: %s", ErrStart, startProblem(program, err))
 	}
 	p.closeChildEnds()
 	if len(cmd.ExtraFiles) > 0 {
@@ -161,6 +162,17 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// startProblem says why program could not be started: the path and the
+// system's reason, without exec's "fork/exec" wording.
+func startProblem(program string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg := pe.Path + ": " + pe.Err.Error()
+		return msg + interpreterHint(program, msg)
+	}
+	return err.Error()
 }
 
 // interpreterHint explains the one start failure whose message misleads:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -63,7 +64,12 @@ func Supervise(args []string, stderr io.Writer) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "%s%s: %v\n", superviseStartPrefix, argv[0], err)
+		msg := argv[0] + ": " + err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Path + ": " + pe.Err.Error()
+		}
+		fmt.Fprintf(stderr, "%s%s\n", superviseStartPrefix, msg)
 		return superviseStartFailed
 	}
 	done := make(chan error, 1)
@@ -180,5 +186,5 @@ func superviseStartError(stderrTail string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return "start " + msg, true
+	return msg, true
 }
