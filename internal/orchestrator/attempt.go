@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -246,17 +247,29 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	}
 	// A text agent's stdout is judged as it streams, in bounded memory; when
 	// its handoff is a file, its stdout is not kept at all.
-	var stream *handoff.Stream
+	var (
+		stream *handoff.Stream
+		stdout *checkpoint.AtomicFile
+	)
 	if spec.Protocol == agent.ProtocolText && ag.Preset != agent.PresetOpenAI {
 		if handoffPath == "" {
 			stream = handoff.NewStream(ws.Handoff.Schema, handoffOptions(ws), 0)
 			spec.Candidate = stream
+			// The .out file mixes in stderr; what was judged is kept
+			// apart, for validate --failed to judge again.
+			if stdout, err = checkpoint.CreateAtomicNoSync(judgedPath(outPath, judgedStdout), 0o644); err != nil {
+				return stepOutcome{}, fmt.Errorf("create attempt stdout of attempt %d: %w", a.N, err)
+			}
+			spec.Candidate = io.MultiWriter(stream, stdout)
 		} else {
 			spec.Candidate = io.Discard
 		}
 	}
 	out, err := checkpoint.CreateAtomicNoSync(outPath, 0o644)
 	if err != nil {
+		if stdout != nil {
+			_ = stdout.Abort()
+		}
 		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = out
@@ -282,6 +295,11 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
 	}
+	if stdout != nil {
+		if err := stdout.Commit(); err != nil {
+			p.log.Warn("attempt stdout not saved", "file", judgedPath(outPath, judgedStdout), "err", err)
+		}
+	}
 	var se *storeError
 	if errors.As(runErr, &se) {
 		// The store failed while the agent started; the agent was stopped.
@@ -297,12 +315,52 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
 	j := p.judge(ws, res, runErr, p.workDir(t.item), handoffPath, stream)
+	if !j.ok && j.class.IsHandoffFailure() && handoffPath == "" && stream == nil && res != nil {
+		// A protocol agent's answer, as judged, apart from its transcript.
+		if err := checkpoint.WriteFileAtomic(judgedPath(outPath, judgedAnswer), judgedText(res), 0o644); err != nil {
+			p.log.Warn("attempt answer not saved", "file", judgedPath(outPath, judgedAnswer), "err", err)
+		}
+	}
 	if j.ok && len(ws.Checks) > 0 {
 		if j, err = p.checkHandoff(ctx, t, j, res); err != nil {
 			return stepOutcome{}, err
 		}
 	}
 	return p.commitOutcome(wctx, t, res, j)
+}
+
+// The files beside an attempt's .out that hold what its handoff was judged
+// on: a text agent's stdout alone (the .out file mixes in stderr), and a
+// protocol agent's final answer when it failed as a handoff.
+const (
+	judgedStdout = ".stdout"
+	judgedAnswer = ".answer"
+)
+
+// judgedPath is the file beside the attempt's .out file with the suffix.
+func judgedPath(outPath, suffix string) string {
+	return strings.TrimSuffix(outPath, ".out") + suffix
+}
+
+// JudgedFiles names, for an attempt's .out file, the files that hold what
+// its handoff was judged on: a text agent's stdout, and a protocol agent's
+// final answer (kept when it failed as a handoff). Attempts recorded
+// before they were kept have neither.
+func JudgedFiles(outputFile string) (stdout, answer string) {
+	return judgedPath(outputFile, judgedStdout), judgedPath(outputFile, judgedAnswer)
+}
+
+// judgedText is what the handoff of a protocol agent was judged on, as in
+// judge: the structured output, else the final text, and nothing when
+// the turn failed.
+func judgedText(res *agent.Result) []byte {
+	switch {
+	case res.IsError:
+		return nil
+	case len(res.StructuredOutput) > 0:
+		return res.StructuredOutput
+	}
+	return res.Text
 }
 
 // storeError marks a failure of the checkpoint store inside a callback of
