@@ -194,6 +194,12 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		if ev.Until != nil {
 			s += fmt.Sprintf("; retry at %s", clock(ev.Until))
 		}
+		if ev.Warning != "" {
+			// Shown with --quiet too: the run goes on, but something
+			// is off.
+			s += "; WARNING: " + ev.Warning
+			return s, true
+		}
 		return s, ev.Status != "succeeded"
 	case orchestrator.EventCheckStarted:
 		return fmt.Sprintf("%s attempt %d check %s started: %s", step, ev.Attempt, ev.Check, firstLine(ev.Message)), false

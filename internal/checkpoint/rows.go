@@ -164,6 +164,7 @@ type attemptRow struct {
 	OutputTokens  int64             `db:"output_tokens"`
 	HelpContext   string            `db:"help_context"`
 	Uncounted     bool              `db:"uncounted"`
+	Warning       string            `db:"warning"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -204,6 +205,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		OutputTokens:  a.OutputTokens,
 		HelpContext:   cleanText(a.HelpContext),
 		Uncounted:     a.Uncounted,
+		Warning:       cleanText(a.Warning),
 	}, nil
 }
 
@@ -246,6 +248,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		OutputTokens:  r.OutputTokens,
 		HelpContext:   r.HelpContext,
 		Uncounted:     r.Uncounted,
+		Warning:       r.Warning,
 	}, nil
 }
 

@@ -174,6 +174,8 @@ type judgement struct {
 	lostSess   bool // the agent no longer knows the session
 	// helpContext is the context of a help request (class help).
 	helpContext string
+	// warning says what was wrong with an attempt accepted anyway.
+	warning string
 }
 
 // helpRequest decides whether an attempt asked for help: a help marker in
@@ -567,6 +569,9 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 		}
 		return judgement{class: handoff.ClassHelp, diag: handoff.Diagnose(handoff.ClassHelp, detail), helpContext: helpCtx}
 	}
+	if hr.OK && (res.ExitCode != 0 || res.Signal != 0) && res.Stop == agent.StopNone {
+		return exitedBadly(ws, res, hr)
+	}
 	if hr.OK {
 		return judgement{ok: true, result: hr}
 	}
@@ -603,6 +608,26 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			permanent: res.Permanent, lostSess: res.SessionNotFound}
 	}
 	return judgement{class: hr.Diagnosis.Class, diag: hr.Diagnosis, result: hr}
+}
+
+// exitedBadly judges an agent that printed a valid handoff but exited
+// non-zero (or was ended by a signal): the handoff is accepted with a
+// warning, or, with fail_on_exit_code, the attempt fails as exit_nonzero.
+func exitedBadly(ws *workflow.Step, res *agent.Result, hr handoff.Result) judgement {
+	how := fmt.Sprintf("exited with code %d", res.ExitCode)
+	if res.Signal != 0 {
+		how = "was ended by signal " + res.Signal.String()
+	}
+	if !ws.FailOnExitCode {
+		return judgement{ok: true, result: hr,
+			warning: "the agent " + how + " after printing a valid handoff, which was accepted (fail_on_exit_code: true fails such attempts)"}
+	}
+	msg := "the agent " + how + " after printing a valid handoff (rejected: the step has fail_on_exit_code: true)"
+	if res.StderrTail != "" {
+		msg += "\nstderr: " + res.StderrTail
+	}
+	return judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg),
+		permanent: res.Permanent, lostSess: res.SessionNotFound}
 }
 
 // commitOutcome records a finished attempt. On success the envelope is
@@ -781,6 +806,10 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 		a.Status = checkpoint.AttemptAdopted
 	}
 	a.Repairs = j.result.Repairs
+	if j.warning != "" {
+		a.Warning = j.warning
+		p.log.Warn(j.warning, "step", ws.ID, "item", itemKey(t.item), "attempt", a.N)
+	}
 	var (
 		prev []string
 		st   *checkpoint.Step
@@ -832,7 +861,7 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
-		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed})
+		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed, Warning: a.Warning})
 	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
 	var data any

@@ -162,6 +162,7 @@ func (s *Step) settings() []setting {
 		{key: "timeout", val: dur(s.Timeout)},
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
+		{key: "fail_on_exit_code", val: strconv.FormatBool(s.FailOnExitCode)},
 	}
 	checks := make([]string, len(s.Checks))
 	for i, c := range s.Checks {

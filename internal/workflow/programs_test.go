@@ -89,3 +89,30 @@ func TestCheckPrograms(t *testing.T) {
 		})
 	}
 }
+
+// fail_on_exit_code is false unless set; a step's setting wins over the
+// defaults'; anything but a boolean is refused where it is written.
+func TestFailOnExitCode(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Parse(dir, "w.yaml", []byte(`version: 1
+defaults: {agent: a, fail_on_exit_code: true}
+agents: {a: {preset: exec, command: [sh]}}
+steps:
+  - {id: inherits, prompt: go}
+  - {id: lenient, prompt: go, fail_on_exit_code: false}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Steps[0].FailOnExitCode || w.Steps[1].FailOnExitCode {
+		t.Errorf("FailOnExitCode = %v, %v; want true (from defaults), false (the step's)", w.Steps[0].FailOnExitCode, w.Steps[1].FailOnExitCode)
+	}
+	w, err = Parse(dir, "w.yaml", []byte("version: 1\nagents: {a: {preset: exec, command: [sh]}}\nsteps:\n  - {id: s, agent: a, prompt: go}\n"))
+	if err != nil || w.Steps[0].FailOnExitCode {
+		t.Errorf("default: %v, %v; want false", err, w)
+	}
+	_, err = Parse(dir, "w.yaml", []byte("version: 1\nagents: {a: {preset: exec, command: [sh]}}\nsteps:\n  - {id: s, agent: a, prompt: go, fail_on_exit_code: 1}\n"))
+	if err == nil || !strings.Contains(err.Error(), "w.yaml:4:") || !strings.Contains(err.Error(), "steps[0].fail_on_exit_code") {
+		t.Errorf("a number: %v, want an error at steps[0].fail_on_exit_code", err)
+	}
+}

@@ -58,6 +58,7 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
 		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
 		s.Checks = l.buildChecks(r.checks.or(defaults.checks))
+		s.FailOnExitCode = r.failOnExitCode.or(defaults.failOnExitCode).get(false)
 		if r.onHelp != nil {
 			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
 		}
