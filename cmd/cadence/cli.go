@@ -9,18 +9,19 @@ type runner interface {
 
 // CLI is the command tree; each command lives in a file of its own.
 type CLI struct {
-	Init     initCmd     `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
-	Run      runCmd      `cmd:"" help:"Validate the workflow and start a new run."`
-	Resume   resumeCmd   `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
-	Inspect  inspectCmd  `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
-	Validate validateCmd `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`
-	Repair   repairCmd   `cmd:"" help:"Extract and repair the JSON in an agent's output."`
-	Agent    agentCmd    `cmd:"" help:"Built-in agents."`
-	Circuit  circuitCmd  `cmd:"" help:"Inspect or reset circuit breakers."`
-	Dlq      dlqCmd      `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
-	Report   reportCmd   `cmd:"" help:"Write a self-contained HTML report of a run: timeline, failures, costs."`
-	Worker   workerCmd   `cmd:"" help:"Run map items of the runs in a shared PostgreSQL state database, from this machine's checkout."`
-	Version  versionCmd  `cmd:"" help:"Print version and build information."`
+	Init          initCmd          `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
+	Run           runCmd           `cmd:"" help:"Validate the workflow and start a new run."`
+	Resume        resumeCmd        `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
+	Inspect       inspectCmd       `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
+	Validate      validateCmd      `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`
+	Repair        repairCmd        `cmd:"" help:"Extract and repair the JSON in an agent's output."`
+	Agent         agentCmd         `cmd:"" help:"Built-in agents."`
+	Circuit       circuitCmd       `cmd:"" help:"Inspect or reset circuit breakers."`
+	Dlq           dlqCmd           `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
+	Report        reportCmd        `cmd:"" help:"Write a self-contained HTML report of a run: timeline, failures, costs."`
+	CleanBranches cleanBranchesCmd `cmd:"" name:"clean-branches" help:"Delete the git branches a finished run's worktree map steps left (cadence/RUN/…)."`
+	Worker        workerCmd        `cmd:"" help:"Run map items of the runs in a shared PostgreSQL state database, from this machine's checkout."`
+	Version       versionCmd       `cmd:"" help:"Print version and build information."`
 }
 
 // output holds the flags shared by the commands that show a run.

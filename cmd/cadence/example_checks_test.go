@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,33 +43,119 @@ func TestExampleChecks(t *testing.T) {
 	}
 }
 
-// copyExample copies examples/NAME into a temporary directory, as a user's
-// clone would have it, and returns the copy.
+// copyExample copies examples/NAME into a temporary directory, as a fresh
+// clone would have it, and returns the copy. Only what the repository
+// ships is copied: running an example in place, as the README suggests,
+// leaves its agent's files (examples/checks/calc.go, git-ignored) and its
+// .cadence state behind, and the test must not depend on their absence.
 func copyExample(t *testing.T, name string) string {
 	t.Helper()
+	return copyShipped(t, filepath.Join("..", "..", "examples", name))
+}
+
+// copyShipped copies the files of src that git tracks, or would track
+// (untracked but not ignored), into a temporary directory. Outside a git
+// checkout, where nothing tells what is shipped, it copies every file.
+func copyShipped(t *testing.T, src string) string {
+	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join("..", "..", "examples", name)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
+	files, err := shippedFiles(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir
+}
+
+// shippedFiles lists the files of src, relative to it, that a clone has.
+func shippedFiles(src string) ([]string, error) {
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+	cmd.Dir = src
+	if out, err := cmd.Output(); err == nil {
+		var files []string
+		for _, f := range strings.Split(string(out), "\x00") {
+			if f == "" {
+				continue
+			}
+			// A tracked file deleted from the work tree is not there to copy.
+			if _, err := os.Stat(filepath.Join(src, f)); err == nil {
+				files = append(files, filepath.FromSlash(f))
+			}
+		}
+		return files, nil
+	}
+	var files []string
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		files = append(files, rel)
+		return err
+	})
+	return files, err
+}
+
+// What an example leaves when it is run in place, as the README suggests,
+// is not part of the copy a test runs: the agent's git-ignored files and
+// cadence's state. A file that is new but not ignored is copied.
+func TestCopyShippedLeavesRunLeftoversOut(t *testing.T) {
+	repo := t.TempDir()
+	gitIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(repo, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn("init", "--quiet")
+	write("ex/.gitignore", "calc.go\n")
+	write("ex/.cadence/.gitignore", "state.db\nattempts/\n")
+	write("ex/.cadence/workflow.yaml", "version: 1\n")
+	write("ex/calc_test.go", "package calc\n")
+	gitIn("add", "-A")
+	gitIn("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "example")
+	// A run in place.
+	write("ex/calc.go", "package calc\n")
+	write("ex/.cadence/state.db", "state")
+	write("ex/.cadence/attempts/r/s/1.out", "output")
+	write("ex/NEW.md", "not committed yet, not ignored\n")
+
+	dir := copyShipped(t, filepath.Join(repo, "ex"))
+	for _, want := range []string{".gitignore", ".cadence/.gitignore", ".cadence/workflow.yaml", "calc_test.go", "NEW.md"} {
+		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+			t.Errorf("the copy lacks %s: %v", want, err)
+		}
+	}
+	for _, absent := range []string{"calc.go", ".cadence/state.db", ".cadence/attempts"} {
+		if _, err := os.Stat(filepath.Join(dir, absent)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the copy has %s (stat: %v)", absent, err)
+		}
+	}
 }
 
 // TestExampleMap runs examples/map as a user would, on a copy: four items,

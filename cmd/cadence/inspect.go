@@ -293,9 +293,13 @@ func printStep(w io.Writer, s *orchestrator.StepReport) {
 		for i, c := range a.Checks {
 			checks[i] = c.Name + " " + c.Status
 		}
+		msg := firstLine(a.Error)
+		if msg == "" && a.Warning != "" {
+			msg = "WARNING: " + a.Warning
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.N, a.Kind, a.Status, dash(a.Class),
 			a.StartedAt.UTC().Format("15:04:05"), pid, exit, delay, dash(strings.Join(a.Repairs, ",")),
-			dash(strings.Join(checks, ", ")), clip(firstLine(a.Error), 60))
+			dash(strings.Join(checks, ", ")), clip(msg, 90))
 	}
 	tw.Flush()
 }
@@ -321,6 +325,9 @@ func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orche
 	}
 	if a.FailedHandoff != "" {
 		fmt.Fprintf(w, "record    %s\n", a.FailedHandoff)
+	}
+	if a.Warning != "" {
+		fmt.Fprintf(w, "warning   %s\n", a.Warning)
 	}
 	if a.NextRetryAt != nil {
 		fmt.Fprintf(w, "retry at  %s (delay %s)\n", ts(a.NextRetryAt), time.Duration(*a.DelayMS)*time.Millisecond)

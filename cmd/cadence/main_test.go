@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,17 @@ func TestScripts(t *testing.T) {
 			e.Setenv("CADENCE_FAILPOINT", "")
 			// Race-enabled binaries otherwise pause a second at every exit.
 			e.Setenv("GORACE", "atexit_sleep_ms=0")
+			// Scripts that run the repository's own files (its release
+			// check) find them here, and go commands share the build
+			// cache of the go that runs the tests.
+			root, err := filepath.Abs(filepath.Join("..", ".."))
+			if err != nil {
+				return err
+			}
+			e.Setenv("CADENCE_REPO", root)
+			if cache := goCache(); cache != "" {
+				e.Setenv("GOCACHE", cache)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -47,6 +59,19 @@ func TestScripts(t *testing.T) {
 			"sqldump": cmdSQLDump,
 		},
 	})
+}
+
+// goCache is the build cache go commands use outside the scripts, whose
+// HOME is not a directory: $GOCACHE, else go's default under the user's
+// cache directory ("" when neither is known).
+func goCache() string {
+	if c := os.Getenv("GOCACHE"); c != "" {
+		return c
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "go-build")
+	}
+	return ""
 }
 
 // cmdExits implements `exits CODE PROG [ARGS...]`: run PROG and require

@@ -45,12 +45,12 @@ func TestRepositoryWorkflow(t *testing.T) {
 	if r := check("test", script("test-package.sh", root, "./internal/circuit")); !r.OK {
 		t.Errorf("test-package.sh on a passing package: %v", r.Diagnosis)
 	}
-	// A module of its own with a failing test, quotes and a backslash in
-	// its output.
-	bad := t.TempDir()
+	// A module of its own with a failing test, quotes, a backslash and a
+	// tab in its output.
+	bad, broken := t.TempDir(), t.TempDir()
 	for name, text := range map[string]string{
 		"go.mod":      "module bad\n\ngo 1.21\n",
-		"bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestBad(t *testing.T) { t.Fatal(`want \"x\\\\y\"`) }\n",
+		"bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestBad(t *testing.T) {\n\tt.Run(\"sub\", func(t *testing.T) { t.Fatal(`want \"x\\\\y\"`) })\n\tt.Log(\"a long log line with a tab\\there\")\n}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(bad, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -60,5 +60,24 @@ func TestRepositoryWorkflow(t *testing.T) {
 	r := check("test", out)
 	if r.OK || r.Diagnosis.Class != handoff.ClassSchema || !strings.Contains(string(out), `TestBad`) {
 		t.Errorf("test-package.sh on a failing package: ok=%v class %s, output %s", r.OK, r.Diagnosis.Class, out)
+	}
+	// The attempt's error, which a dead-letter entry repeats, names the
+	// failing tests, not only "/ok: expected true".
+	if got, want := r.Diagnosis.Summary(), `schema: /failed/TestBad~1sub: expected "no failure", got "bad_test.go:6: want `; !strings.HasPrefix(got, want) {
+		t.Errorf("the error of a failing package: %q, want it to start %q", got, want)
+	}
+	// A package that does not build names its first error.
+	for name, text := range map[string]string{
+		"go.mod":     "module broken\n\ngo 1.21\n",
+		"broken.go":  "package broken\n\nfunc F() int { return undefined }\n",
+		"ok_test.go": "package broken\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(broken, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = check("test", script("test-package.sh", broken, "."))
+	if got := r.Diagnosis.Summary(); r.OK || !strings.HasPrefix(got, `schema: /failed/no_test_ran: expected "no failure", got "./broken.go:3:`) || !strings.Contains(got, `undefined`) {
+		t.Errorf("the error of a package that does not build: %q", got)
 	}
 }

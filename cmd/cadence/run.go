@@ -119,6 +119,10 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 			hint = fmt.Sprintf("run %s waits until %s; resume then with: cadence resume %s",
 				res.RunID, res.ResumeAt.Local().Format(time.RFC3339), dir)
 		}
+		if res.Circuit != "" {
+			hint = fmt.Sprintf("run %s waits until %s for agent %s's circuit; resume then with: cadence resume %s\nor, if what failed is fixed, close the circuit now with: cadence circuit reset %s %s",
+				res.RunID, res.ResumeAt.Local().Format(time.RFC3339), res.Circuit, dir, res.Circuit, dir)
+		}
 		fmt.Fprintln(e.stderr, hint)
 		return withCode(exitInterrupted, nil)
 	default:

@@ -114,6 +114,7 @@ const (
 type rejudged struct {
 	RunID    string `json:"run_id"`
 	Step     string `json:"step"`
+	Item     string `json:"item,omitempty"` // a map step's item key
 	Attempt  int    `json:"attempt"`
 	OldClass string `json:"old_class"`
 	OldError string `json:"old_error"`
@@ -160,7 +161,16 @@ func (c *validateCmd) failed(e *env) error {
 			if a.Status != "failed" || !handoff.Class(a.Class).IsHandoffFailure() {
 				continue
 			}
-			out = append(out, c.rejudge(dir, wf, rep.Run.ID, s, a))
+			out = append(out, c.rejudge(dir, wf, rep.Run.ID, s, "", a))
+		}
+		// A map step's failures are its items'.
+		for _, it := range s.Items {
+			for _, a := range it.Attempts {
+				if a.Status != "failed" || !handoff.Class(a.Class).IsHandoffFailure() {
+					continue
+				}
+				out = append(out, c.rejudge(dir, wf, rep.Run.ID, s, it.Key, a))
+			}
 		}
 	}
 	if !found {
@@ -175,8 +185,8 @@ func (c *validateCmd) failed(e *env) error {
 
 // rejudge runs the handoff pipeline of the step's current settings over
 // the stored output of attempt a.
-func (c *validateCmd) rejudge(dir string, wf *workflow.Workflow, runID string, s orchestrator.StepReport, a orchestrator.AttemptReport) rejudged {
-	r := rejudged{RunID: runID, Step: s.ID, Attempt: a.N, OldClass: a.Class, OldError: a.Error, Repairs: []string{}, OutputFile: a.OutputFile}
+func (c *validateCmd) rejudge(dir string, wf *workflow.Workflow, runID string, s orchestrator.StepReport, item string, a orchestrator.AttemptReport) rejudged {
+	r := rejudged{RunID: runID, Step: s.ID, Item: item, Attempt: a.N, OldClass: a.Class, OldError: a.Error, Repairs: []string{}, OutputFile: a.OutputFile}
 	ws := wf.Step(s.ID)
 	if ws == nil {
 		return skipped(r, "the step is no longer in the workflow")
@@ -230,9 +240,12 @@ func fileHandoff(a orchestrator.AttemptReport, ws *workflow.Step, opts handoff.O
 	return handoff.Check([]byte(d.OutputSample), ws.Handoff.Schema, opts), ""
 }
 
-// storedOutput judges again the attempt's .out file: a stream agent's
-// transcript is read by the parser that read it live, for its final
-// answer; a text agent's output is judged whole, as it streamed.
+// storedOutput judges again what the attempt judged: the text kept apart
+// from its .out file (a text agent's stdout, a protocol agent's final
+// answer), else, for attempts recorded before that was kept, the .out
+// file itself: a stream agent's transcript is read by the parser that
+// read it live, for its final answer; a text agent's output is judged
+// whole, as it streamed, with its stderr mixed in.
 func storedOutput(dir, rel string, ag *workflow.Agent, ws *workflow.Step, opts handoff.Options) (handoff.Result, string) {
 	proto, ok := protocolOf(ag)
 	if !ok {
@@ -240,6 +253,20 @@ func storedOutput(dir, rel string, ag *workflow.Agent, ws *workflow.Step, opts h
 	}
 	if rel == "" {
 		return handoff.Result{}, "the attempt has no output file"
+	}
+	stdoutFile, answerFile := orchestrator.JudgedFiles(rel)
+	if proto == agent.ProtocolText {
+		// Judged as it streamed, as when it ran.
+		if f, err := os.Open(filepath.Join(dir, stdoutFile)); err == nil {
+			defer f.Close()
+			st := handoff.NewStream(ws.Handoff.Schema, opts, 0)
+			if _, err := io.Copy(st, f); err != nil {
+				return handoff.Result{}, fmt.Sprintf("%s cannot be read: %v", stdoutFile, err)
+			}
+			return st.Result(), ""
+		}
+	} else if answer, err := os.ReadFile(filepath.Join(dir, answerFile)); err == nil {
+		return handoff.Check(answer, ws.Handoff.Schema, opts), ""
 	}
 	f, err := os.Open(filepath.Join(dir, rel))
 	if err != nil {
@@ -316,7 +343,11 @@ func printRejudged(w io.Writer, runID string, rs []rejudged) {
 		case verdictSkipped:
 			now += ": " + r.Summary
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", r.Step, r.Attempt, r.OldClass, clip(now, 120))
+		step := r.Step
+		if r.Item != "" {
+			step += "[" + r.Item + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", step, r.Attempt, r.OldClass, clip(now, 120))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d of %d failed handoffs of run %s would pass now\n", pass, len(rs), runID)

@@ -194,6 +194,12 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		if ev.Until != nil {
 			s += fmt.Sprintf("; retry at %s", clock(ev.Until))
 		}
+		if ev.Warning != "" {
+			// Shown with --quiet too: the run goes on, but something
+			// is off.
+			s += "; WARNING: " + ev.Warning
+			return s, true
+		}
 		return s, ev.Status != "succeeded"
 	case orchestrator.EventCheckStarted:
 		return fmt.Sprintf("%s attempt %d check %s started: %s", step, ev.Attempt, ev.Check, firstLine(ev.Message)), false
@@ -209,7 +215,10 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		case "usage limit":
 			return fmt.Sprintf("%s waiting for the usage limit to lift at %s (%s)", step, clock(ev.Until), left), false
 		case "circuit":
-			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s)", step, ev.Agent, clock(ev.Until), left), false
+			// Shown with --quiet too: a wait of minutes must say what
+			// it waits for and how to end it.
+			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s); %s",
+				step, ev.Agent, clock(ev.Until), left, orchestrator.ResetHint(ev.Agent)), true
 		}
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
 	case orchestrator.EventItemsFrozen:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 var (
 	ErrNoCommand           = errors.New("agent: empty argv")
 	ErrUnsupportedProtocol = errors.New("agent: unsupported protocol")
+	// ErrStart wraps every failure to start the program itself: not
+	// found, not executable, not a program the system can run. It is the
+	// workflow's mistake, not the agent's or its provider's.
+	ErrStart = errors.New("the program could not be started")
 )
 
 // drainTimeout bounds how long Run waits for stdout and stderr to reach EOF
@@ -25,8 +30,9 @@ const drainTimeout = 2 * time.Second
 
 // Run starts the agent described by spec, supervises it until it exits or is
 // stopped, and reports what happened. The error is non-nil only when the
-// process could not be started or spec.OnStart failed; every failure of the
-// agent itself is described in the Result.
+// program could not be started (ErrStart: with a nil Result, or with the
+// supervisor's when the supervisor could not start it) or spec.OnStart
+// failed; every failure of the agent itself is described in the Result.
 //
 // Run returns only after the process has been reaped, the rest of its process
 // group killed, and both output readers have finished, so no goroutine or
@@ -44,12 +50,13 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	path, err := resolveProgram(spec.Argv[0], spec.Dir, spec.Env)
 	if err != nil {
-		return nil, fmt.Errorf("find agent program %q: %w", spec.Argv[0], err)
+		return nil, fmt.Errorf("%w: find program %q: %w", ErrStart, spec.Argv[0], err)
 	}
 	p, err := openPipes(spec.Stdin != nil)
 	if err != nil {
 		return nil, err
 	}
+	program := path
 	args := spec.Argv
 	attr := sysProcAttr()
 	if spec.Supervisor != "" {
@@ -92,7 +99,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		p.closeAll()
-		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+		return nil, fmt.Errorf("%w: %s", ErrStart, startProblem(program, err))
 	}
 	p.closeChildEnds()
 	if len(cmd.ExtraFiles) > 0 {
@@ -146,7 +153,39 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			res.Signal = ws.Signal()
 		}
 	}
+	if spec.Supervisor != "" && res.ExitCode == superviseStartFailed {
+		// The supervisor could not start the program (a script whose
+		// interpreter is missing, a file the system cannot run): the
+		// same mistake as when this process cannot start it.
+		if msg, ok := superviseStartError(res.StderrTail); ok {
+			return res, fmt.Errorf("%w: %s%s", ErrStart, msg, interpreterHint(program, msg))
+		}
+	}
 	return res, nil
+}
+
+// startProblem says why program could not be started: the path and the
+// system's reason, without exec's "fork/exec" wording.
+func startProblem(program string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg := pe.Path + ": " + pe.Err.Error()
+		return msg + interpreterHint(program, msg)
+	}
+	return err.Error()
+}
+
+// interpreterHint explains the one start failure whose message misleads:
+// a program that exists but "does not exist" is a script whose #! line
+// names an interpreter that does not.
+func interpreterHint(path, msg string) string {
+	if !strings.HasSuffix(msg, syscall.ENOENT.Error()) {
+		return ""
+	}
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return " (the file exists: the interpreter its #! line names does not)"
 }
 
 // knownProtocol reports whether Run can read p.

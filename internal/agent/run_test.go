@@ -385,3 +385,45 @@ func TestExitGraceAfterTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A program that cannot be started is ErrStart, whoever starts it: this
+// process (a name on no PATH, a file that is not executable, a script whose
+// interpreter is missing) or the supervisor, which reports the last one
+// through its exit status and stderr.
+func TestRunStartFailureIsErrStart(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(script, []byte("#!/no/such/interpreter\necho '{}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain.txt")
+	if err := os.WriteFile(plain, []byte("text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		argv       []string
+		supervised bool
+		want       string
+	}{
+		{"not on PATH", []string{"no-such-agent-program"}, false, "executable file not found"},
+		{"not executable", []string{plain}, false, "permission denied"},
+		{"missing interpreter", []string{script}, false, "(the file exists: the interpreter its #! line names does not)"},
+		{"missing interpreter, supervised", []string{script}, true, "(the file exists: the interpreter its #! line names does not)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := agent.Spec{Argv: tt.argv, Dir: dir, Env: helperEnviron(), Protocol: agent.ProtocolText, Timeout: 10 * time.Second}
+			if tt.supervised {
+				spec.Supervisor = selfExe(t)
+			}
+			_, err := agent.Run(context.Background(), spec)
+			if !errors.Is(err, agent.ErrStart) {
+				t.Fatalf("Run: %v, want ErrStart", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run: %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,8 +77,13 @@ func Supervise(args []string, stderr io.Writer) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "cadence agent supervise: start %s: %v\n", argv[0], err)
-		return 127
+		msg := argv[0] + ": " + err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Path + ": " + pe.Err.Error()
+		}
+		fmt.Fprintf(stderr, "%s%s\n", superviseStartPrefix, msg)
+		return superviseStartFailed
 	}
 	// The agent holds stdin and stdout now; the supervisor lets go of
 	// them, so that cadence sees the end of the agent's stdout when the
@@ -252,4 +259,23 @@ func waitGate() bool {
 func supervised(self, path string, argv []string) (string, []string) {
 	wrapped := append([]string{self, "agent", "supervise", "--parent", strconv.Itoa(os.Getpid()), "--", path}, argv[1:]...)
 	return self, wrapped
+}
+
+// How the supervisor reports that it could not start the program: this
+// exit code, and a last line of stderr that starts with the prefix.
+const (
+	superviseStartFailed = 127
+	superviseStartPrefix = "cadence agent supervise: start "
+)
+
+// superviseStartError returns the supervisor's report of a program it
+// could not start, from the end of the process's stderr.
+func superviseStartError(stderrTail string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(stderrTail, "\n"), "\n")
+	last := lines[len(lines)-1]
+	msg, ok := strings.CutPrefix(last, superviseStartPrefix)
+	if !ok {
+		return "", false
+	}
+	return msg, true
 }

@@ -2,18 +2,19 @@ package checkpoint
 
 import "fmt"
 
-const circuitColumns = `agent, state, failures, generation, opened_at, open_until, trials, successes, updated_at`
+const circuitColumns = `agent, state, failures, generation, opened_at, open_until, trials, successes, updated_at, config_hash`
 
 // The circuit queries, named so the store prepares them once.
 const (
 	circuitQuery    = `SELECT ` + circuitColumns + ` FROM circuits WHERE agent = ?`
 	circuitsQuery   = `SELECT ` + circuitColumns + ` FROM circuits ORDER BY agent`
 	putCircuitQuery = `INSERT INTO circuits (` + circuitColumns + `) VALUES (
-		:agent, :state, :failures, :generation, :opened_at, :open_until, :trials, :successes, :updated_at)
+		:agent, :state, :failures, :generation, :opened_at, :open_until, :trials, :successes, :updated_at, :config_hash)
 		ON CONFLICT (agent) DO UPDATE SET state = excluded.state, failures = excluded.failures,
 		generation = excluded.generation, opened_at = excluded.opened_at,
 		open_until = excluded.open_until, trials = excluded.trials,
-		successes = excluded.successes, updated_at = excluded.updated_at`
+		successes = excluded.successes, updated_at = excluded.updated_at,
+		config_hash = excluded.config_hash`
 )
 
 // Circuit returns the persisted breaker of an agent, or ErrNotFound when the

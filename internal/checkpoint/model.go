@@ -83,6 +83,9 @@ type Attempt struct {
 	// Uncounted marks an attempt that does not count against max_attempts:
 	// a budget stop, or a usage limit the provider will lift at a known time.
 	Uncounted bool
+	// Warning says what was wrong with an attempt that succeeded anyway:
+	// an agent that exited non-zero after printing a valid handoff.
+	Warning string
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are
@@ -97,6 +100,9 @@ type Circuit struct {
 	Trials     int
 	Successes  int
 	UpdatedAt  time.Time
+	// ConfigHash identifies the agent's configuration the breaker was
+	// recorded under ("" when unknown: recorded by an older cadence).
+	ConfigHash string
 }
 
 // Event is one entry of the audit log, such as "circuit_reset",

@@ -191,6 +191,7 @@ type attemptRow struct {
 	OutputTokens  int64             `db:"output_tokens"`
 	HelpContext   string            `db:"help_context"`
 	Uncounted     bool              `db:"uncounted"`
+	Warning       string            `db:"warning"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -231,6 +232,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		OutputTokens:  a.OutputTokens,
 		HelpContext:   cleanText(a.HelpContext),
 		Uncounted:     a.Uncounted,
+		Warning:       cleanText(a.Warning),
 	}, nil
 }
 
@@ -273,6 +275,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		OutputTokens:  r.OutputTokens,
 		HelpContext:   r.HelpContext,
 		Uncounted:     r.Uncounted,
+		Warning:       r.Warning,
 	}, nil
 }
 
@@ -286,6 +289,7 @@ type circuitRow struct {
 	Trials     int64    `db:"trials"`
 	Successes  int64    `db:"successes"`
 	UpdatedAt  dbTime   `db:"updated_at"`
+	ConfigHash string   `db:"config_hash"`
 }
 
 func circuitToRow(c Circuit) circuitRow {
@@ -299,6 +303,7 @@ func circuitToRow(c Circuit) circuitRow {
 		Trials:     int64(c.Trials),
 		Successes:  int64(c.Successes),
 		UpdatedAt:  dbTime(c.UpdatedAt),
+		ConfigHash: c.ConfigHash,
 	}
 }
 
@@ -313,6 +318,7 @@ func (r circuitRow) circuit() Circuit {
 		Trials:     int(r.Trials),
 		Successes:  int(r.Successes),
 		UpdatedAt:  time.Time(r.UpdatedAt),
+		ConfigHash: r.ConfigHash,
 	}
 }
 

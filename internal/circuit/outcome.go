@@ -29,7 +29,8 @@ func (o Outcome) String() string {
 // (missing, empty, invalid_json, truncated, schema) and a failed check are
 // successes: the provider is up and answered; the model erred, and the fix
 // is a follow-up in the same session, not a pause. Everything else (interrupted, budget, help,
-// too_large, and classes unknown to this package) is neutral. An interrupted
+// too_large, config — a program of the workflow that could not be
+// started — and classes unknown to this package) is neutral. An interrupted
 // half-open trial is the exception the caller handles: settling it on resume
 // records Failure explicitly, because a trial that never reported must not
 // leave the breaker half-open forever.

@@ -25,6 +25,7 @@ func TestOutcomeFor(t *testing.T) {
 		{"budget", Neutral},
 		{"help", Neutral},
 		{"too_large", Neutral},
+		{"config", Neutral},
 		{"not_a_class", Neutral},
 	}
 	for _, tt := range tests {

@@ -31,10 +31,7 @@ type Repo struct {
 func (r Repo) run(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = r.Env
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
+	cmd.Env = append([]string(nil), r.env()...)
 	// Never wait for a credential or editor prompt.
 	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_MERGE_AUTOEDIT=no")
 	var out, errb bytes.Buffer
@@ -61,6 +58,132 @@ func (r Repo) Head(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s: the repository has no commit yet: %w", r.Dir, ErrNotRepo)
 	}
 	return head, nil
+}
+
+// Snapshot returns a commit of the work tree as it is now, for a map
+// step's items to branch from: HEAD's tree with every change to a tracked
+// file, staged or not, and every untracked file that is not ignored, as a
+// child of HEAD. It is built in a temporary index and never touches the
+// user's index, HEAD or branch. Paths under exclude (relative to the
+// project directory, such as cadence's own .cadence directory) are left
+// as HEAD has them. When nothing differs from HEAD, it returns HEAD itself
+// and dirty false.
+//
+// The commit is kept from garbage collection by ref, which Snapshot
+// creates (refs/cadence/…, never a branch).
+func (r Repo) Snapshot(ctx context.Context, ref, msg string, exclude ...string) (commit string, dirty bool, err error) {
+	head, err := r.Head(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	top, err := r.run(ctx, r.Dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", false, err
+	}
+	// The temporary index lives in the git directory: anywhere in the work
+	// tree it would be part of the snapshot.
+	gitDir, err := r.run(ctx, r.Dir, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return "", false, err
+	}
+	tmp, err := os.MkdirTemp(gitDir, "cadence-index-")
+	if err != nil {
+		return "", false, fmt.Errorf("snapshot the work tree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	idx := r
+	idx.Env = append(append([]string(nil), r.env()...), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	if _, err := idx.run(ctx, top, "read-tree", head); err != nil {
+		return "", false, err
+	}
+	args := []string{"add", "--all", "--", "."}
+	for _, x := range exclude {
+		rel, err := filepath.Rel(top, filepath.Join(r.Dir, x))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if _, err := r.run(ctx, top, "check-ignore", "--quiet", rel); err == nil {
+			continue // ignored already, and git refuses to name it
+		}
+		args = append(args, ":(exclude)"+filepath.ToSlash(rel))
+	}
+	if _, err := idx.run(ctx, top, args...); err != nil {
+		return "", false, err
+	}
+	tree, err := idx.run(ctx, top, "write-tree")
+	if err != nil {
+		return "", false, err
+	}
+	headTree, err := r.run(ctx, top, "rev-parse", head+"^{tree}")
+	if err != nil {
+		return "", false, err
+	}
+	commit = head
+	if tree != headTree {
+		ct := []string{"commit-tree", tree, "-p", head, "-m", msg}
+		if email, _ := r.run(ctx, top, "config", "user.email"); email == "" {
+			ct = append([]string{"-c", "user.name=cadence", "-c", "user.email=cadence@localhost"}, ct...)
+		}
+		if commit, err = r.run(ctx, top, ct...); err != nil {
+			return "", false, err
+		}
+	}
+	if ref != "" {
+		if _, err := r.run(ctx, top, "update-ref", ref, commit); err != nil {
+			return "", false, err
+		}
+	}
+	return commit, tree != headTree, nil
+}
+
+// Changed lists the files a commit changes from its first parent, relative
+// to the repository's top.
+func (r Repo) Changed(ctx context.Context, commit string) ([]string, error) {
+	out, err := r.run(ctx, r.Dir, "diff-tree", "--no-commit-id", "--name-only", "-r", commit+"^", commit)
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// DeleteRunRefs deletes what the map steps of a run left in the
+// repository: its branches cadence/RUN/… and its refs refs/cadence/RUN/….
+// A branch still checked out in a worktree is kept and reported in the
+// error. It returns the branches it deleted.
+func (r Repo) DeleteRunRefs(ctx context.Context, runID string) ([]string, error) {
+	if _, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree"); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	}
+	out, err := r.run(ctx, r.Dir, "for-each-ref", "--format=%(refname)", "refs/heads/cadence/"+runID+"/", "refs/cadence/"+runID+"/")
+	if err != nil {
+		return nil, err
+	}
+	var deleted, kept []string
+	for _, ref := range strings.Fields(out) {
+		if branch, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+			if _, err := r.run(ctx, r.Dir, "branch", "--quiet", "-D", branch); err != nil {
+				kept = append(kept, branch)
+				continue
+			}
+			deleted = append(deleted, branch)
+			continue
+		}
+		if _, err := r.run(ctx, r.Dir, "update-ref", "-d", ref); err != nil {
+			return deleted, err
+		}
+	}
+	if len(kept) > 0 {
+		return deleted, fmt.Errorf("branches still checked out in a worktree were kept: %s", strings.Join(kept, ", "))
+	}
+	return deleted, nil
+}
+
+// env is the environment git runs with.
+func (r Repo) env() []string {
+	if r.Env == nil {
+		return os.Environ()
+	}
+	return r.Env
 }
 
 // branchExists reports whether refs/heads/branch exists.

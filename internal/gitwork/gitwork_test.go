@@ -172,3 +172,107 @@ func TestGitIsRunWithoutAShell(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot is a commit of the work tree: tracked changes, staged or
+// not, deletions and untracked files that are not ignored, on top of HEAD;
+// the excluded directory as HEAD has it. The user's index, HEAD and branch
+// are untouched, and a clean tree gives HEAD itself.
+func TestSnapshot(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	write(t, filepath.Join(r.Dir, "b.txt"), "bee\n")
+	write(t, filepath.Join(r.Dir, ".gitignore"), "*.log\n")
+	git(t, r, r.Dir, "add", "b.txt", ".gitignore")
+	git(t, r, r.Dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "second")
+	head := git(t, r, r.Dir, "rev-parse", "HEAD")
+
+	same, dirty, err := r.Snapshot(ctx, "", "snap")
+	if err != nil || same != head || dirty {
+		t.Fatalf("Snapshot of a clean tree = %s, %v, %v; want HEAD %s, false", same, dirty, err, head)
+	}
+
+	write(t, filepath.Join(r.Dir, "a.txt"), "changed, unstaged\n")
+	write(t, filepath.Join(r.Dir, "staged.txt"), "staged\n")
+	git(t, r, r.Dir, "add", "staged.txt")
+	write(t, filepath.Join(r.Dir, "new.txt"), "untracked\n")
+	write(t, filepath.Join(r.Dir, "noise.log"), "ignored\n")
+	if err := os.Remove(filepath.Join(r.Dir, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir, ".cadence"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(r.Dir, ".cadence", "state.db"), "state\n")
+	statusBefore := git(t, r, r.Dir, "status", "--porcelain")
+	indexBefore := git(t, r, r.Dir, "ls-files", "--stage")
+
+	snap, dirty, err := r.Snapshot(ctx, "refs/cadence/test/base", "cadence: snapshot", ".cadence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dirty || snap == head {
+		t.Fatalf("Snapshot of a dirty tree = %s, dirty %v; want a new commit", snap, dirty)
+	}
+	if parent := git(t, r, r.Dir, "rev-parse", snap+"^"); parent != head {
+		t.Errorf("snapshot's parent %s, want HEAD %s", parent, head)
+	}
+	files := git(t, r, r.Dir, "ls-tree", "-r", "--name-only", snap)
+	for _, want := range []string{"a.txt", "staged.txt", "new.txt", ".gitignore"} {
+		if !strings.Contains("\n"+files+"\n", "\n"+want+"\n") {
+			t.Errorf("snapshot lacks %s: %q", want, files)
+		}
+	}
+	for _, absent := range []string{"b.txt", "noise.log", ".cadence/state.db"} {
+		if strings.Contains("\n"+files+"\n", "\n"+absent+"\n") {
+			t.Errorf("snapshot has %s: %q", absent, files)
+		}
+	}
+	if got := git(t, r, r.Dir, "show", snap+":a.txt"); got != "changed, unstaged" {
+		t.Errorf("a.txt in the snapshot = %q", got)
+	}
+	if ref := git(t, r, r.Dir, "rev-parse", "refs/cadence/test/base"); ref != snap {
+		t.Errorf("ref = %s, want %s", ref, snap)
+	}
+	if got := git(t, r, r.Dir, "rev-parse", "HEAD"); got != head {
+		t.Errorf("HEAD moved to %s", got)
+	}
+	if got := git(t, r, r.Dir, "status", "--porcelain"); got != statusBefore {
+		t.Errorf("status changed:\n%s\nwant\n%s", got, statusBefore)
+	}
+	if got := git(t, r, r.Dir, "ls-files", "--stage"); got != indexBefore {
+		t.Errorf("index changed:\n%s\nwant\n%s", got, indexBefore)
+	}
+	if branches := git(t, r, r.Dir, "branch", "--list"); branches != "* main" {
+		t.Errorf("branches: %q", branches)
+	}
+}
+
+// DeleteRunRefs deletes one run's branches and refs, and nothing of
+// another run's; a branch checked out in a worktree is kept and named.
+func TestDeleteRunRefs(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	for _, b := range []string{"cadence/R1/fix/a", "cadence/R1/fix/b", "cadence/R10/fix/a", "cadence/R2/fix/a"} {
+		git(t, r, r.Dir, "branch", b)
+	}
+	git(t, r, r.Dir, "update-ref", "refs/cadence/R1/fix/base", "HEAD")
+	git(t, r, r.Dir, "update-ref", "refs/cadence/R2/fix/base", "HEAD")
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, r, r.Dir, "worktree", "add", "--quiet", wt, "cadence/R1/fix/b")
+
+	deleted, err := r.DeleteRunRefs(ctx, "R1")
+	if err == nil || !strings.Contains(err.Error(), "cadence/R1/fix/b") {
+		t.Errorf("DeleteRunRefs: %v, want an error naming the checked-out branch", err)
+	}
+	if strings.Join(deleted, " ") != "cadence/R1/fix/a" {
+		t.Errorf("deleted %v, want [cadence/R1/fix/a]", deleted)
+	}
+	got := git(t, r, r.Dir, "for-each-ref", "--format=%(refname)", "refs/heads/cadence/", "refs/cadence/")
+	want := "refs/cadence/R2/fix/base\nrefs/heads/cadence/R1/fix/b\nrefs/heads/cadence/R10/fix/a\nrefs/heads/cadence/R2/fix/a"
+	if got != want {
+		t.Errorf("refs left:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := (Repo{Dir: t.TempDir()}).DeleteRunRefs(ctx, "R1"); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("outside a repository: %v, want ErrNotRepo", err)
+	}
+}

@@ -23,6 +23,10 @@ const (
 	ClassHelp        Class = "help"         // help asked and the step has no on_help
 	ClassBudget      Class = "budget"       // max_cost_usd reached before the attempt
 	ClassCheck       Class = "check"        // the handoff was valid but a check command failed
+	// ClassConfig is the workflow's mistake: the agent's or a check's
+	// program could not be found or started. Never retried, and it says
+	// nothing about the agent's provider, so its circuit ignores it.
+	ClassConfig Class = "config"
 )
 
 // Classes lists every class, in the order of SPEC §5's table.
@@ -30,7 +34,7 @@ func Classes() []Class {
 	return []Class{
 		ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema,
 		ClassExitNonzero, ClassTransient, ClassTimeout, ClassStuck, ClassTooLarge,
-		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck,
+		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck, ClassConfig,
 	}
 }
 

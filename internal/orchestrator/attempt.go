@@ -32,11 +32,11 @@ func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workf
 	)
 	now := p.now()
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-		b, err := loadBreaker(tx, ws.Agent)
+		b, err := p.agentBreaker(tx, ws.Agent, now)
 		if err != nil {
 			return err
 		}
-		next, gen, ok, until := circuit.Acquire(b, cfg, now)
+		next, gen, ok, until := circuit.Acquire(b.Breaker, cfg, now)
 		if err := putBreaker(tx, b, next, now); err != nil {
 			return err
 		}
@@ -79,13 +79,21 @@ func (p *project) beginAttempt(ctx context.Context, u checkpoint.Unit, ws *workf
 	return a, waitUntil, nil
 }
 
+// loadBreaker reads an agent's breaker as stored (closed when none is).
 func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
+	b, _, err := loadBreakerHash(tx, agentName)
+	return b, err
+}
+
+// loadBreakerHash reads an agent's breaker and the configuration hash it
+// was recorded under ("" when none is recorded).
+func loadBreakerHash(tx *checkpoint.Tx, agentName string) (circuit.Breaker, string, error) {
 	c, err := tx.Circuit(agentName)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, nil
+		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, "", nil
 	}
 	if err != nil {
-		return circuit.Breaker{}, err
+		return circuit.Breaker{}, "", err
 	}
 	b := circuit.Breaker{
 		Agent: c.Agent, State: circuit.State(c.State), Failures: c.Failures, Generation: c.Generation,
@@ -97,22 +105,7 @@ func loadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
 	if c.OpenUntil != nil {
 		b.OpenUntil = *c.OpenUntil
 	}
-	return b, nil
-}
-
-// putBreaker stores next as its agent's breaker, read as before in the
-// same transaction, unless the attempt left it as it was (and it is
-// stored already): most outcomes change nothing, and every process
-// sharing a database would otherwise write, and contend for, the agent's
-// one row at every attempt.
-func putBreaker(tx *checkpoint.Tx, before, next circuit.Breaker, now time.Time) error {
-	if sameBreaker(before, next) {
-		_, err := tx.Circuit(next.Agent)
-		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) {
-			return err
-		}
-	}
-	return tx.PutCircuit(breakerRow(next, now))
+	return b, c.ConfigHash, nil
 }
 
 // sameBreaker reports whether two breakers hold the same state.
@@ -181,6 +174,8 @@ type judgement struct {
 	lostSess   bool // the agent no longer knows the session
 	// helpContext is the context of a help request (class help).
 	helpContext string
+	// warning says what was wrong with an attempt accepted anyway.
+	warning string
 }
 
 // helpRequest decides whether an attempt asked for help: a help marker in
@@ -254,17 +249,29 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	}
 	// A text agent's stdout is judged as it streams, in bounded memory; when
 	// its handoff is a file, its stdout is not kept at all.
-	var stream *handoff.Stream
+	var (
+		stream *handoff.Stream
+		stdout *checkpoint.AtomicFile
+	)
 	if spec.Protocol == agent.ProtocolText && ag.Preset != agent.PresetOpenAI {
 		if handoffPath == "" {
 			stream = handoff.NewStream(ws.Handoff.Schema, handoffOptions(ws), 0)
 			spec.Candidate = stream
+			// The .out file mixes in stderr; what was judged is kept
+			// apart, for validate --failed to judge again.
+			if stdout, err = checkpoint.CreateAtomicNoSync(judgedPath(outPath, judgedStdout), 0o644); err != nil {
+				return stepOutcome{}, fmt.Errorf("create attempt stdout of attempt %d: %w", a.N, err)
+			}
+			spec.Candidate = io.MultiWriter(stream, stdout)
 		} else {
 			spec.Candidate = io.Discard
 		}
 	}
 	out, err := checkpoint.CreateAtomicNoSync(outPath, 0o644)
 	if err != nil {
+		if stdout != nil {
+			_ = stdout.Abort()
+		}
 		return stepOutcome{}, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = out
@@ -290,6 +297,11 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 	if err := out.Commit(); err != nil {
 		p.log.Warn("attempt output not saved", "file", a.OutputFile, "err", err)
 	}
+	if stdout != nil {
+		if err := stdout.Commit(); err != nil {
+			p.log.Warn("attempt stdout not saved", "file", judgedPath(outPath, judgedStdout), "err", err)
+		}
+	}
 	var se *storeError
 	if errors.As(runErr, &se) {
 		// The store failed while the agent started; the agent was stopped.
@@ -305,12 +317,52 @@ func (p *project) execute(ctx context.Context, t *try) (stepOutcome, error) {
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
 	j := p.judge(ws, res, runErr, p.workDir(t.item), handoffPath, stream)
+	if !j.ok && j.class.IsHandoffFailure() && handoffPath == "" && stream == nil && res != nil {
+		// A protocol agent's answer, as judged, apart from its transcript.
+		if err := checkpoint.WriteFileAtomic(judgedPath(outPath, judgedAnswer), judgedText(res), 0o644); err != nil {
+			p.log.Warn("attempt answer not saved", "file", judgedPath(outPath, judgedAnswer), "err", err)
+		}
+	}
 	if j.ok && len(ws.Checks) > 0 {
 		if j, err = p.checkHandoff(ctx, t, j, res); err != nil {
 			return stepOutcome{}, err
 		}
 	}
 	return p.commitOutcome(wctx, t, res, j)
+}
+
+// The files beside an attempt's .out that hold what its handoff was judged
+// on: a text agent's stdout alone (the .out file mixes in stderr), and a
+// protocol agent's final answer when it failed as a handoff.
+const (
+	judgedStdout = ".stdout"
+	judgedAnswer = ".answer"
+)
+
+// judgedPath is the file beside the attempt's .out file with the suffix.
+func judgedPath(outPath, suffix string) string {
+	return strings.TrimSuffix(outPath, ".out") + suffix
+}
+
+// JudgedFiles names, for an attempt's .out file, the files that hold what
+// its handoff was judged on: a text agent's stdout, and a protocol agent's
+// final answer (kept when it failed as a handoff). Attempts recorded
+// before they were kept have neither.
+func JudgedFiles(outputFile string) (stdout, answer string) {
+	return judgedPath(outputFile, judgedStdout), judgedPath(outputFile, judgedAnswer)
+}
+
+// judgedText is what the handoff of a protocol agent was judged on, as in
+// judge: the structured output, else the final text, and nothing when
+// the turn failed.
+func judgedText(res *agent.Result) []byte {
+	switch {
+	case res.IsError:
+		return nil
+	case len(res.StructuredOutput) > 0:
+		return res.StructuredOutput
+	}
+	return res.Text
 }
 
 // storeError marks a failure of the checkpoint store inside a callback of
@@ -501,6 +553,12 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
 	}
+	if runErr != nil && errors.Is(runErr, agent.ErrStart) {
+		// The workflow names a program that is not there: no retry can
+		// fix that, and it says nothing about the agent's provider.
+		return judgement{class: handoff.ClassConfig,
+			diag: handoff.Diagnose(handoff.ClassConfig, fmt.Sprintf("agent %s: %v; fix the agent's command in the workflow", ws.Agent, runErr))}
+	}
 	if runErr != nil {
 		return judgement{class: handoff.ClassExitNonzero,
 			diag: handoff.Diagnose(handoff.ClassExitNonzero, "the agent could not be started: "+runErr.Error())}
@@ -561,6 +619,9 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 		}
 		return judgement{class: handoff.ClassHelp, diag: handoff.Diagnose(handoff.ClassHelp, detail), helpContext: helpCtx}
 	}
+	if hr.OK && (res.ExitCode != 0 || res.Signal != 0) && res.Stop == agent.StopNone {
+		return exitedBadly(ws, res, hr)
+	}
 	if hr.OK {
 		return judgement{ok: true, result: hr}
 	}
@@ -597,6 +658,26 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			permanent: res.Permanent, lostSess: res.SessionNotFound}
 	}
 	return judgement{class: hr.Diagnosis.Class, diag: hr.Diagnosis, result: hr}
+}
+
+// exitedBadly judges an agent that printed a valid handoff but exited
+// non-zero (or was ended by a signal): the handoff is accepted with a
+// warning, or, with fail_on_exit_code, the attempt fails as exit_nonzero.
+func exitedBadly(ws *workflow.Step, res *agent.Result, hr handoff.Result) judgement {
+	how := fmt.Sprintf("exited with code %d", res.ExitCode)
+	if res.Signal != 0 {
+		how = "was ended by signal " + res.Signal.String()
+	}
+	if !ws.FailOnExitCode {
+		return judgement{ok: true, result: hr,
+			warning: "the agent " + how + " after printing a valid handoff, which was accepted (fail_on_exit_code: true fails such attempts)"}
+	}
+	msg := "the agent " + how + " after printing a valid handoff (rejected: the step has fail_on_exit_code: true)"
+	if res.StderrTail != "" {
+		msg += "\nstderr: " + res.StderrTail
+	}
+	return judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg),
+		permanent: res.Permanent, lostSess: res.SessionNotFound}
 }
 
 // commitOutcome records a finished attempt. On success the envelope is
@@ -783,6 +864,10 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 		a.Status = checkpoint.AttemptAdopted
 	}
 	a.Repairs = j.result.Repairs
+	if j.warning != "" {
+		a.Warning = j.warning
+		p.log.Warn(j.warning, "step", ws.ID, "item", itemKey(t.item), "attempt", a.N)
+	}
 	var (
 		prev []string
 		st   *checkpoint.Step
@@ -834,7 +919,7 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
-		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed})
+		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed, Warning: a.Warning})
 	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
 	var data any
@@ -885,11 +970,11 @@ func (p *project) writeEnvelope(runID, stepID string, it *mapItem, env handoff.E
 // caller's transaction. A usage limit with a reset time keeps the circuit
 // open until then.
 func (p *project) recordCircuit(tx *checkpoint.Tx, agentName string, cfg circuit.Config, gen int64, class handoff.Class, now, resetAt time.Time) error {
-	b, err := loadBreaker(tx, agentName)
+	b, err := p.agentBreaker(tx, agentName, now)
 	if err != nil {
 		return err
 	}
-	next := circuit.Record(b, cfg, gen, circuit.OutcomeFor(string(class)), now)
+	next := circuit.Record(b.Breaker, cfg, gen, circuit.OutcomeFor(string(class)), now)
 	if !resetAt.IsZero() && resetAt.After(now) {
 		next = circuit.OpenUntilTime(next, resetAt, now)
 	}

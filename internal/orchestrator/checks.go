@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -192,13 +193,15 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 		row.Status = checkpoint.CheckInterrupted
 	case runErr != nil:
 		row.Status = checkpoint.CheckFailed
-		row.Tail = "the check could not be started: " + runErr.Error()
 	case res.ExitCode == 0 && res.Stop == agent.StopNone:
 		row.Status = checkpoint.CheckPassed
 	default:
 		row.Status = checkpoint.CheckFailed
 	}
-	if res != nil {
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		row.Tail = "the check could not be started: " + runErr.Error()
+	}
+	if res != nil && runErr == nil {
 		row.Tail = res.Tail
 		if res.Signal != 0 {
 			row.Signal = res.Signal.String()
@@ -215,6 +218,13 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 			f.Timeout = c.Timeout.String()
 		}
 		j = &judgement{class: handoff.ClassCheck, diag: handoff.CheckDiagnosis(f)}
+		if why, broken := brokenCheck(c, row, runErr); broken {
+			// The check itself cannot run: no answer of the agent can
+			// fix that, so no follow-up asks it to.
+			d := handoff.Diagnose(handoff.ClassConfig, fmt.Sprintf("check %s could not run its program: %s; fix the check's run in the workflow", c.Name, why))
+			d.Check = &f
+			j = &judgement{class: handoff.ClassConfig, diag: d}
+		}
 	}
 	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
 		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
@@ -226,6 +236,44 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 	}
 	p.sink.Emit(ev)
 	return j, nil
+}
+
+// brokenCheck reports whether a failed check failed because its program
+// could not be found or run, rather than because it found a fault: the
+// program could not be started, or it exited 127 (a command not found) or
+// 126 (found but not executable), the codes of /bin/sh for a check given
+// as a string and of a program that ran one itself. why says which.
+func brokenCheck(c *workflow.Check, row *checkpoint.Check, runErr error) (why string, broken bool) {
+	if runErr != nil {
+		return strings.TrimPrefix(runErr.Error(), agent.ErrStart.Error()+": "), errors.Is(runErr, agent.ErrStart)
+	}
+	if row.ExitCode == nil || row.TimedOut {
+		return "", false
+	}
+	what := "the program"
+	if c.Shell {
+		what = "/bin/sh"
+	}
+	last := lastLine(row.Tail)
+	if last != "" {
+		last = ": " + last
+	}
+	switch *row.ExitCode {
+	case 127:
+		return what + " exited with code 127, a command not found" + last, true
+	case 126:
+		return what + " exited with code 126, a command found but not executable" + last, true
+	}
+	return "", false
+}
+
+// lastLine returns the last non-blank line of s, trimmed.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
 }
 
 // grace is the SIGTERM → SIGKILL grace period of agents and checks.

@@ -16,6 +16,7 @@ type Event struct {
 	MaxAttempts int        `json:"max_attempts,omitempty"` // the step's max_attempts
 	HelpRound   int        `json:"help_round,omitempty"`   // for kind help: which advisor round
 	Uncounted   bool       `json:"uncounted,omitempty"`    // the attempt does not use up one of max_attempts
+	Warning     string     `json:"warning,omitempty"`      // what was wrong with an attempt accepted anyway
 	Kind        string     `json:"kind,omitempty"`
 	Status      string     `json:"status,omitempty"`
 	Class       string     `json:"class,omitempty"`

@@ -116,6 +116,9 @@ type AttemptReport struct {
 	// Uncounted marks an attempt that did not use up one of max_attempts:
 	// a budget stop, or a usage limit with a reset time.
 	Uncounted bool `json:"uncounted,omitempty"`
+	// Warning says what was wrong with an attempt that succeeded anyway,
+	// such as an agent that exited non-zero after a valid handoff.
+	Warning string `json:"warning,omitempty"`
 	// Checks are the check runs of the attempt, in order (SPEC §11).
 	Checks []CheckReport `json:"checks"`
 }
@@ -359,7 +362,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,
-			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted,
+			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted, Warning: a.Warning,
 			Checks: checks[attemptKey{a.Unit(), a.N}]}
 		if ar.Checks == nil {
 			ar.Checks = []CheckReport{}

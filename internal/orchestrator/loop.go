@@ -14,8 +14,12 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-// errWaitTooLong ends a run whose next wait exceeds --max-wait.
-type errWaitTooLong struct{ until time.Time }
+// errWaitTooLong ends a run whose next wait exceeds --max-wait; circuit
+// names the agent when the wait is for its circuit.
+type errWaitTooLong struct {
+	until   time.Time
+	circuit string
+}
 
 func (e *errWaitTooLong) Error() string {
 	return "wait until " + e.until.Format(time.RFC3339) + " exceeds --max-wait"
@@ -140,8 +144,12 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 	var long *errWaitTooLong
 	switch {
 	case errors.As(err, &long):
-		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, ResumeAt: long.until,
+		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, ResumeAt: long.until, Circuit: long.circuit,
 			Message: fmt.Sprintf("step %s waits until %s, longer than --max-wait", stepID, long.until.Format(time.RFC3339))}
+		if long.circuit != "" {
+			res.Message = fmt.Sprintf("step %s waits until %s for agent %s's circuit, longer than --max-wait (%s)",
+				stepID, long.until.Format(time.RFC3339), long.circuit, ResetHint(long.circuit))
+		}
 		return p.finish(runID, checkpoint.RunInterrupted, res)
 	case errors.Is(err, context.Canceled), errors.Is(err, errInterrupted):
 		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, Message: "interrupted"}
@@ -378,8 +386,12 @@ func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step
 	if remaining <= 0 {
 		return nil
 	}
+	circuitOf := ""
+	if reason == "circuit" {
+		circuitOf = ws.Agent
+	}
 	if p.opts.MaxWait > 0 && remaining > p.opts.MaxWait {
-		return &errWaitTooLong{until: deadline}
+		return &errWaitTooLong{until: deadline, circuit: circuitOf}
 	}
 	d := deadline
 	p.sink.Emit(Event{Time: p.now(), Type: EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
@@ -390,9 +402,19 @@ func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step
 	if u.Item != "" {
 		label += "[" + u.Item + "]"
 	}
+	what := reason
+	if circuitOf != "" {
+		what = fmt.Sprintf("agent %s's circuit is open (%s)", circuitOf, ResetHint(circuitOf))
+	}
 	return retrystate.WaitUntil(ctx, p.clock, deadline, func(left time.Duration) {
-		p.sink.Tick(label, reason, left)
+		p.sink.Tick(label, what, left)
 	})
+}
+
+// ResetHint is how a user ends the wait for an agent's open circuit at
+// once, named wherever cadence waits for one.
+func ResetHint(agent string) string {
+	return "close it now with: cadence circuit reset " + agent
 }
 
 // overBudget stops the step (class budget) when the run's or the step's

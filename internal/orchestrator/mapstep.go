@@ -226,10 +226,10 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 				ItemJSON: b, Agent: ws.Agent, Status: checkpoint.StepPending, MaxAttempts: ws.Retry.MaxAttempts,
 				CostKnown: true, UpdatedAt: now}
 		}
-		base := ""
+		base, from := "", ""
 		if ws.Map.Workspace == workflow.WorkspaceWorktree {
-			if base, err = p.repo().Head(ctx); err != nil {
-				return nil, nil, itemsErrorf("step %s works in git worktrees: %v", ws.ID, err)
+			if base, from, err = p.itemsBase(ctx, run.ID, ws); err != nil {
+				return nil, nil, err
 			}
 		}
 		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
@@ -249,7 +249,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 			return nil, nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
 		}
 		p.sink.Emit(Event{Time: now, Type: EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
-			Message: fmt.Sprintf("%d items, up to %d at once", len(rows), ws.Map.MaxParallel)})
+			Message: fmt.Sprintf("%d items, up to %d at once%s", len(rows), ws.Map.MaxParallel, from)})
 	}
 	items := make([]*mapItem, len(rows))
 	state := make(map[string]string, len(rows))

@@ -77,8 +77,11 @@ type Result struct {
 	RunID    string
 	Status   Status
 	ResumeAt time.Time // set when a wait exceeded MaxWait
-	Step     string    // the step that failed, when Status is StatusFailed
-	Message  string
+	// Circuit names the agent whose open circuit is waited for, when that
+	// wait exceeded MaxWait.
+	Circuit string
+	Step    string // the step that failed, when Status is StatusFailed
+	Message string
 }
 
 // UsageError marks a problem with the invocation, the workflow or the state
@@ -111,6 +114,9 @@ type project struct {
 	// noSchemaFormat names the openai agents whose endpoint refused
 	// response_format in this process; they are not asked for it again.
 	noSchemaFormat map[string]bool
+	// configHashes identifies each agent's configuration, stored with its
+	// breaker (agentBreaker).
+	configHashes map[string]string
 	// mu guards noSchemaFormat: the items of a map step run at once.
 	mu sync.Mutex
 	// id names this process in leases; runLease is the lease it holds on
@@ -148,6 +154,12 @@ func open(ctx context.Context, o Options) (*project, error) {
 	}()
 	wf, err := workflow.Load(dir, o.WorkflowPath)
 	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	// A program that cannot be found is the workflow's mistake: it ends
+	// the command here, before any attempt could fail on it and count
+	// against its agent's circuit.
+	if err := workflow.CheckPrograms(wf); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	p.wf = wf
@@ -192,6 +204,7 @@ func (p *project) setDefaults() {
 	p.env = withoutCadenceVars(p.env)
 	p.fp = parseFailpoint(p.opts.Failpoint)
 	p.noSchemaFormat = map[string]bool{}
+	p.configHashes = agentConfigHashes(p.wf)
 }
 
 func (p *project) close() {

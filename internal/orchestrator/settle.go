@@ -195,7 +195,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if err := tx.UpdateAttempt(*a); err != nil {
 			return err
 		}
-		b, err := loadBreaker(tx, ws.Agent)
+		b, err := p.agentBreaker(tx, ws.Agent, now)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if b.State == circuit.HalfOpen && b.Generation == a.CircuitGen {
 			outcome = circuit.Failure
 		}
-		next := circuit.Record(b, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, outcome, now)
+		next := circuit.Record(b.Breaker, circuitConfig(p.wf.Agents[ws.Agent].Circuit), a.CircuitGen, outcome, now)
 		if err := putBreaker(tx, b, next, now); err != nil {
 			return err
 		}

@@ -49,6 +49,51 @@ func (p *project) placeItem(runID string, ws *workflow.Step, it *mapItem) {
 	}
 }
 
+// itemsBase makes the commit a map step's items branch from, as the step
+// begins: a snapshot of the project's work tree, so that the items see
+// what earlier steps changed and did not commit (gitwork.Snapshot, kept by
+// the ref refs/cadence/RUN/STEP/base). It is recorded with the step, and a
+// resume branches from it again. from says what it is, for the line that
+// announces the items.
+//
+// A step that merges its items' branches back into the current branch
+// refuses a work tree with uncommitted changes: the merges would carry
+// those changes as commits onto a branch whose work tree still holds them
+// uncommitted, and git refuses to merge over them.
+func (p *project) itemsBase(ctx context.Context, runID string, ws *workflow.Step) (base, from string, err error) {
+	repo := p.repo()
+	snap, dirty, err := repo.Snapshot(ctx, "refs/cadence/"+runID+"/"+ws.ID+"/base",
+		fmt.Sprintf("cadence: the work tree as step %s of run %s began", ws.ID, runID), CadenceDir)
+	if err != nil {
+		return "", "", itemsErrorf("step %s works in git worktrees: %v", ws.ID, err)
+	}
+	if !dirty {
+		return snap, ", from HEAD " + shortCommit(snap), nil
+	}
+	if ws.Map.Merge {
+		files, _ := repo.Changed(ctx, snap)
+		return "", "", itemsErrorf("step %s merges its items' branches into the current branch (merge: true), "+
+			"but the work tree has uncommitted changes (%s): commit them first, or set merge: false to keep the items' work on their branches only",
+			ws.ID, listSome(files, 5))
+	}
+	return snap, ", from the work tree with its uncommitted changes (commit " + shortCommit(snap) + ")", nil
+}
+
+func shortCommit(c string) string {
+	if len(c) > 10 {
+		return c[:10]
+	}
+	return c
+}
+
+// listSome lists up to n names and says how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
 // baseCommit returns the commit a map step's items branch from.
 func (p *project) baseCommit(ctx context.Context, runID, stepID string) (string, error) {
 	st, err := p.stepRow(ctx, runID, stepID)

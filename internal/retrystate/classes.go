@@ -13,6 +13,9 @@ const (
 	// ClassHelp is an agent that asked for help. It is answered by help
 	// rounds (on_help), never by a plain retry. Always terminal.
 	ClassHelp = "help"
+	// ClassConfig is a program of the workflow that could not be started.
+	// Waiting does not fix the workflow file. Always terminal.
+	ClassConfig = "config"
 )
 
 // knownClass reports whether class is one a step attempt can end with. It
@@ -21,7 +24,7 @@ func knownClass(class string) bool {
 	switch class {
 	case "missing", "empty", "invalid_json", "truncated", "schema",
 		"transient", "exit_nonzero", "timeout", "stuck", "interrupted",
-		ClassBudget, ClassHelp, ClassTooLarge:
+		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig:
 		return true
 	}
 	return false
@@ -29,5 +32,5 @@ func knownClass(class string) bool {
 
 // terminal reports whether class ends a step no matter what the policy says.
 func terminal(class string) bool {
-	return class == ClassBudget || class == ClassHelp
+	return class == ClassBudget || class == ClassHelp || class == ClassConfig
 }

@@ -35,9 +35,10 @@ const (
 //
 // On and Never select which failure classes are retried. By default every
 // class is retried except too_large. When On is non-empty only the classes
-// it names are retried. Never wins over On. budget and help are terminal
-// whatever the lists say: a budget is not refilled by waiting, and a help
-// request is answered by help rounds.
+// it names are retried. Never wins over On. budget, help and config are
+// terminal whatever the lists say: a budget is not refilled by waiting, a
+// help request is answered by help rounds, and a program that cannot be
+// started needs the workflow fixed.
 type Policy struct {
 	MaxAttempts int // total attempts, first included
 	Backoff     Backoff

@@ -63,6 +63,7 @@ func TestRetryable(t *testing.T) {
 	never := Policy{MaxAttempts: 3, Never: []string{"timeout"}}
 	both := Policy{MaxAttempts: 3, On: []string{"schema", "timeout"}, Never: []string{"timeout"}}
 	terminalOn := Policy{MaxAttempts: 3, On: []string{"budget", "help"}}
+	configOn := Policy{MaxAttempts: 3, On: []string{"config"}}
 	tests := []struct {
 		name  string
 		p     Policy
@@ -75,6 +76,7 @@ func TestRetryable(t *testing.T) {
 		{"default unknown class", defaults, "some_new_class", true},
 		{"default too_large", defaults, "too_large", false},
 		{"default budget", defaults, "budget", false},
+		{"default config", defaults, "config", false},
 		{"default help", defaults, "help", false},
 		{"success is not retried", defaults, "", false},
 		{"on listed", onlySchema, "schema", true},
@@ -87,6 +89,7 @@ func TestRetryable(t *testing.T) {
 		{"on with never", both, "schema", true},
 		{"budget terminal despite on", terminalOn, "budget", false},
 		{"help terminal despite on", terminalOn, "help", false},
+		{"config terminal despite on", configOn, "config", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

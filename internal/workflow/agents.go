@@ -29,6 +29,16 @@ func (l *loader) buildAgent(r rawAgent) {
 	}
 	l.w.Agents[r.name] = a
 	self := at{line: r.at.line, col: r.at.col, key: "agents." + r.name}
+	prog := programRef{what: "agent " + a.Name, at: self, path: a.Env["PATH"], prog: defaultPrograms[a.Preset]}
+	switch {
+	case r.command.set:
+		prog.at, prog.prog = r.command.at, a.Command[0]
+	case r.preset.set:
+		prog.at = r.preset.at
+	}
+	if prog.prog != "" {
+		l.w.programs = append(l.w.programs, prog)
+	}
 	need := func(f bool, key string) {
 		if !f {
 			l.fail(self, "preset %s needs %s", a.Preset, key)

@@ -163,6 +163,7 @@ func (s *Step) settings() []setting {
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
 		{key: "exit_grace", val: dur(s.ExitGrace)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
+		{key: "fail_on_exit_code", val: strconv.FormatBool(s.FailOnExitCode)},
 	}
 	checks := make([]string, len(s.Checks))
 	for i, c := range s.Checks {

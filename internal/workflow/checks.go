@@ -17,7 +17,10 @@ type Check struct {
 	// a string, the list itself when it gave a list.
 	Argv []string
 	// Command is the check as written, for prompts and inspect.
-	Command       string
+	Command string
+	// Shell is set when the workflow gave a string, run by /bin/sh: its
+	// exit codes 126 and 127 then mean the shell could not run a program.
+	Shell         bool
 	Timeout       time.Duration // past it the check is killed and fails (default DefaultCheckTimeout)
 	FeedbackLines int           // last lines of its output quoted in the follow-up (default DefaultFeedbackLines)
 }
@@ -149,8 +152,11 @@ func (l *loader) buildChecks(r rawChecks) []Check {
 		if !c.argv.set {
 			continue
 		}
+		if !c.shell {
+			l.w.programs = append(l.w.programs, programRef{what: "check " + c.name.v, prog: c.argv.v[0], at: c.argv.at})
+		}
 		out = append(out, Check{
-			Name: c.name.v, Argv: c.argv.v, Command: c.command,
+			Name: c.name.v, Argv: c.argv.v, Command: c.command, Shell: c.shell,
 			Timeout:       c.timeout.get(DefaultCheckTimeout),
 			FeedbackLines: c.feedbackLines.get(DefaultFeedbackLines),
 		})

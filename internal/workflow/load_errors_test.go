@@ -12,7 +12,7 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks or map"
+	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks, map or fail_on_exit_code"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
 	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
 )

@@ -113,7 +113,7 @@ func TestLoadGood(t *testing.T) {
 
 	// checks: the defaults' list, a step's own list, an empty one.
 	wantChecks := map[string][]Check{
-		"plan":      {{Name: "tests", Argv: []string{"/bin/sh", "-c", "go test ./..."}, Command: "go test ./...", Timeout: 10 * time.Minute, FeedbackLines: 60}},
+		"plan":      {{Name: "tests", Argv: []string{"/bin/sh", "-c", "go test ./..."}, Command: "go test ./...", Shell: true, Timeout: 10 * time.Minute, FeedbackLines: 60}},
 		"implement": {{Name: "vet", Argv: []string{"go", "vet", "./..."}, Command: "go vet ./...", Timeout: 2 * time.Minute, FeedbackLines: 20}},
 		"review":    nil,
 	}

@@ -162,11 +162,12 @@ type rawDefaults struct {
 	handoff              rawHandoff
 	maxCost              field[float64]
 	checks               rawChecks
+	failOnExitCode       field[bool]
 }
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code"}, func(e entry) {
 		switch e.name {
 		case "agent":
 			r.agent = d.nonEmpty(e)
@@ -184,6 +185,8 @@ func (d *decoder) defaults(n ast.Node) rawDefaults {
 			r.maxCost = d.number(e, 0)
 		case "checks":
 			r.checks = d.checks(e)
+		case "fail_on_exit_code":
+			r.failOnExitCode = d.boolean(e)
 		}
 	})
 	return r
@@ -216,14 +219,17 @@ type rawStep struct {
 	maxCost                       field[float64]
 	onHelp                        *rawOnHelp
 	checks                        rawChecks
+	failOnExitCode                field[bool]
 	mapping                       *rawMap
 	at                            at // the step itself
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
 	r := rawStep{at: where(n, path)}
-	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace", "max_cost_usd", "on_help", "checks", "map"}, func(e entry) {
+	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace", "max_cost_usd", "on_help", "checks", "map", "fail_on_exit_code"}, func(e entry) {
 		switch e.name {
+		case "fail_on_exit_code":
+			r.failOnExitCode = d.boolean(e)
 		case "map":
 			r.mapping = d.mapSection(e)
 		case "id":

@@ -35,7 +35,7 @@ func TestTemplateLoads(t *testing.T) {
 // agent settings of the workflow API).
 var formatKeys = []string{
 	"version", "name", "defaults", "agents", "steps",
-	"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd",
+	"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "fail_on_exit_code",
 	"max_attempts", "backoff", "initial", "multiplier", "max", "jitter", "on", "never",
 	"from", "path", "schema", "repair", "accept_truncated", "coerce", "max_bytes", "max_depth",
 	"preset", "command", "args", "env", "prompt_via", "output", "continue_args",

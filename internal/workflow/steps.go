@@ -59,6 +59,7 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		s.ExitGrace = r.exitGrace.or(defaults.exitGrace).get(DefaultExitGrace)
 		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
 		s.Checks = l.buildChecks(r.checks.or(defaults.checks))
+		s.FailOnExitCode = r.failOnExitCode.or(defaults.failOnExitCode).get(false)
 		if r.onHelp != nil {
 			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
 		}

@@ -46,6 +46,8 @@ type Workflow struct {
 	Agents     map[string]*Agent // by name
 	Steps      []*Step           // in file order
 	MaxCostUSD float64           // run budget from defaults.max_cost_usd (0 = none)
+
+	programs []programRef // the programs agents and checks start, for CheckPrograms
 }
 
 // Agent is one entry of the agents: mapping. Command, Args and ContinueArgs
@@ -97,6 +99,10 @@ type Step struct {
 	MaxCostUSD float64 // step budget (0 = none)
 	OnHelp     *OnHelp // nil: a help request fails the attempt (class help)
 	Checks     []Check // run in order once the handoff passed its schema
+	// FailOnExitCode fails an attempt whose agent exited non-zero even
+	// when it printed a valid handoff (class exit_nonzero); by default
+	// such a handoff is accepted with a warning.
+	FailOnExitCode bool
 	// Needs lists the earlier steps whose handoffs it reads: referenced as
 	// .Steps.<id> in its templates, or the source of its map items.
 	Needs []string
