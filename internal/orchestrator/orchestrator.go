@@ -164,6 +164,9 @@ func open(ctx context.Context, o Options) (*project, error) {
 		store.InjectFault(f)
 	}
 	p.setDefaults()
+	for _, name := range UnsetAPIKeys(wf, p.env) {
+		p.log.Warn(fmt.Sprintf("agent %s: api_key_env names %s, which is not set: its requests will carry no API key", name, wf.Agents[name].APIKeyEnv))
+	}
 	ok = true
 	return p, nil
 }
