@@ -29,7 +29,7 @@ type dlqListCmd struct {
 func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
 	rep, err := orchestrator.Inspect(e.ctx, dir, state, runID, false)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return nil, nil, withCode(exitUsage, fmt.Errorf("no runs in %s yet", dir))
+		return nil, nil, noRuns(dir)
 	}
 	if err != nil {
 		return nil, nil, withCode(exitUsage, stateHint(err))
@@ -50,6 +50,7 @@ func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orc
 }
 
 func (c *dlqListCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
@@ -99,6 +100,7 @@ type dlqShowCmd struct {
 }
 
 func (c *dlqShowCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
@@ -184,6 +186,7 @@ type dlqRetryCmd struct {
 }
 
 func (c *dlqRetryCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	if c.All == (len(c.Key) > 0) {
 		return withCode(exitUsage, errors.New("name the items to retry with --key KEY (repeatable), or retry them all with --all"))
 	}

@@ -46,11 +46,17 @@ func mustGetwd() string {
 	return wd
 }
 
+// isProject reports whether dir has a .cadence directory.
+func isProject(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, orchestrator.CadenceDir))
+	return err == nil && fi.IsDir()
+}
+
 // noRuns is the error of a command that reads runs in a project that has
 // none: it tells a directory without .cadence (not a project) from a
 // project without runs yet.
 func noRuns(dir string) error {
-	if fi, err := os.Stat(filepath.Join(dir, orchestrator.CadenceDir)); err != nil || !fi.IsDir() {
+	if !isProject(dir) {
 		return withCode(exitUsage, fmt.Errorf("%s is not a cadence project (no .cadence directory in it or above it); create one with `cadence init %s`", dir, dir))
 	}
 	return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", dir, dir))

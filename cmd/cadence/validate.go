@@ -138,13 +138,14 @@ func (c *validateCmd) failed(e *env) error {
 	if dir == "" {
 		dir = "."
 	}
+	dir = findProject(dir)
 	wf, err := workflow.Load(dir, c.Workflow)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	rep, err := orchestrator.Inspect(e.ctx, dir, c.State, c.RunID, true)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", dir, dir))
+		return noRuns(dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))

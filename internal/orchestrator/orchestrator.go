@@ -315,6 +315,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
+			if last, lerr := tx.LatestRun(); lerr == nil && last.Status == checkpoint.RunFailed {
+				return usagef("the latest run %s failed; give its failed step fresh attempts with `cadence resume --retry-failed`, or start a new run with `cadence run`", last.ID)
+			}
 			return usagef("no unfinished run to resume in %s; start one with `cadence run`", p.dir)
 		}
 		run = r
