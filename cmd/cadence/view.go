@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
@@ -183,7 +186,10 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			s = fmt.Sprintf("%s attempt %d (help round %d) %s in %.1fs", step, ev.Attempt, ev.HelpRound, ev.Status, ev.Elapsed)
 		}
 		if ev.Error != "" {
-			s += ": " + firstLine(ev.Error)
+			s += ": " + clean(firstLine(ev.Error), maxQuote)
+			if cause := clean(ev.Stderr, maxQuote); cause != "" {
+				s += " (stderr: " + cause + ")"
+			}
 		}
 		if len(ev.Repairs) > 0 {
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
@@ -244,4 +250,36 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// escapes matches terminal escape sequences: CSI (colours, cursor moves)
+// and OSC (titles, links), so that clean drops them whole.
+var escapes = regexp.MustCompile(`\x1b\[[0-9:;<=>?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[ -/]*[0-~]`)
+
+// maxQuote bounds what the view quotes of an agent's own words.
+const maxQuote = 160
+
+// clean makes text an agent wrote safe to print on a terminal: control
+// characters (escape sequences among them) and invalid UTF-8 are dropped,
+// tabs become spaces, surrounding space is trimmed, and the result is cut
+// to at most n runes.
+func clean(s string, n int) string {
+	s = escapes.ReplaceAllString(s, "")
+	var b strings.Builder
+	runes := 0
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			r = ' '
+		case r == utf8.RuneError, unicode.IsControl(r), r == '\u2028', r == '\u2029',
+			unicode.In(r, unicode.Bidi_Control):
+			continue
+		}
+		if runes == n {
+			return strings.TrimSpace(b.String()) + "…"
+		}
+		b.WriteRune(r)
+		runes++
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -696,7 +696,8 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
-		Until: a.NextRetryAt, Uncounted: a.Uncounted})
+		Until: a.NextRetryAt, Uncounted: a.Uncounted,
+		Stderr: stderrCause(j.class, res)})
 	if !retry {
 		why := fmt.Sprintf("%s after %d of %d attempts", a.Error, used, st.MaxAttempts)
 		switch {
