@@ -65,7 +65,7 @@ func (c *dlqListCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "run %s: the dead-letter queue is empty\n", rep.Run.ID)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "run %s: %d dead items\n\n", rep.Run.ID, len(dead))
+	fmt.Fprintf(e.stdout, "run %s: %s\n\n", rep.Run.ID, plural(len(dead), "dead item", "dead items"))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tKEY\tCLASS\tATTEMPTS\tLAST\tSIGNATURE")
 	for _, d := range dead {
@@ -86,7 +86,13 @@ func (c *dlqListCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "  %4d  %s\n", groups[sig], sig)
 		}
 	}
-	fmt.Fprintln(e.stdout, "\nshow one: cadence dlq show KEY · retry: cadence dlq retry --key KEY (or --all)")
+	switch rep.Run.Status {
+	case "succeeded", "abandoned":
+		// Finished for good: its dead items can be shown, not retried.
+		fmt.Fprintf(e.stdout, "\nshow one: cadence dlq show KEY (run %s is %s: its dead items run again only in a new run)\n", rep.Run.ID, rep.Run.Status)
+	default:
+		fmt.Fprintln(e.stdout, "\nshow one: cadence dlq show KEY · retry: cadence dlq retry --key KEY (or --all)")
+	}
 	return nil
 }
 

@@ -214,6 +214,8 @@ func TestInspectFollowWaitsForTheRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := p.command(ctx, nil, "run")
+	var runOut bytes.Buffer
+	run.Stdout = &runOut
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +223,10 @@ func TestInspectFollowWaitsForTheRun(t *testing.T) {
 		return strings.Contains(out.String(), "two          attempt 1 started")
 	})
 	_ = run.Process.Signal(syscall.SIGINT)
-	p.finish(run, run.Wait(), "", "").exits(t, 3)
+	p.finish(run, run.Wait(), runOut.String(), "").exits(t, 3)
+	if !regexp.MustCompile(`(?m)^run \S+ interrupted$`).MatchString(runOut.String()) {
+		t.Errorf("the stopped run should say only that it was interrupted:\n%s", runOut.String())
+	}
 	waitFor(t, "the follower to see the stop", func() bool {
 		return strings.Contains(out.String(), "interrupted")
 	})

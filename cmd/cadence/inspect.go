@@ -175,8 +175,11 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	fmt.Fprintf(w, "workflow %s (sha256 %s)\n", r.Workflow, short(r.WorkflowSHA256))
 	fmt.Fprintf(w, "started  %s  finished %s\n", r.StartedAt.UTC().Format(time.RFC3339), ts(r.FinishedAt))
 	cost := fmt.Sprintf("$%.4f", r.CostUSD)
-	if r.CostUnknown > 0 {
-		cost += fmt.Sprintf(" (+ %d attempt(s) whose agent reports no cost)", r.CostUnknown)
+	switch {
+	case !r.CostKnown && r.CostUnknown > 0:
+		cost = "unknown (the agents report no cost)"
+	case r.CostUnknown > 0:
+		cost += fmt.Sprintf(" (+ %s whose agent reports no cost)", plural(r.CostUnknown, "attempt", "attempts"))
 	}
 	fmt.Fprintf(w, "cost     %s\n\n", cost)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -205,11 +208,26 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	if len(rep.Circuits) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		// Circuits are the project's, kept across runs: an agent of an
+		// earlier workflow keeps its breaker.
+		used := map[string]bool{}
+		for _, s := range rep.Steps {
+			used[s.Agent] = true
+		}
+		other := false
 		fmt.Fprintln(tw, "AGENT\tCIRCUIT\tFAILURES\tOPEN UNTIL")
 		for _, c := range rep.Circuits {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Agent, c.State, c.Failures, ts(c.OpenUntil))
+			name := c.Agent
+			if !used[c.Agent] {
+				name += " *"
+				other = true
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", name, c.State, c.Failures, ts(c.OpenUntil))
 		}
 		tw.Flush()
+		if other {
+			fmt.Fprintln(w, "* no step of this run uses the agent: its circuit is from an earlier workflow (or an on_help advisor)")
+		}
 	}
 }
 
@@ -314,7 +332,7 @@ func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orche
 	if a.PID != nil {
 		fmt.Fprintf(w, "pid       %d\n", *a.PID)
 	} else {
-		fmt.Fprintln(w, "pid       - (the agent was never started)")
+		fmt.Fprintln(w, "pid       -")
 	}
 	if a.ExitCode != nil {
 		fmt.Fprintf(w, "exit code %d\n", *a.ExitCode)

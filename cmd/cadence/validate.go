@@ -43,6 +43,9 @@ func (c *validateCmd) Run(e *env) error {
 	if c.Schema == "" {
 		return withCode(exitUsage, errors.New("--schema is required (or --failed, to judge a project's failed attempts again)"))
 	}
+	if _, err := os.Stat(c.Schema); errors.Is(err, os.ErrNotExist) {
+		return withCode(exitUsage, fmt.Errorf("schema file %s does not exist", c.Schema))
+	}
 	schema, err := handoff.CompileSchema(c.Schema)
 	if err != nil {
 		var se *handoff.SchemaError

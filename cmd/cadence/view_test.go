@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
 // TestClean shows what the view makes of hostile agent text before it
@@ -29,6 +31,36 @@ func TestClean(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := clean(tc.in, tc.n); got != tc.want {
 				t.Errorf("clean(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHumanLine shows lines a newcomer met with noise in them: no "pid 0"
+// for an agent without a process of its own, no "interrupted:
+// interrupted", no empty "()" after a run without a name.
+func TestHumanLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   orchestrator.Event
+		want string
+	}{
+		{"no pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "gpt"},
+			"ask          attempt 1 started (initial, 1 of 3, agent gpt)"},
+		{"pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "sim", PID: 42},
+			"ask          attempt 1 started (initial, 1 of 3, agent sim, pid 42)"},
+		{"help round without pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 2, Kind: "help", HelpRound: 1, Agent: "gpt"},
+			"ask          attempt 2 started (help round 1, advisor gpt)"},
+		{"interrupted", orchestrator.Event{Type: orchestrator.EventRunInterrupted, RunID: "r1", Message: "interrupted"},
+			"run r1 interrupted"},
+		{"interrupted with a reason", orchestrator.Event{Type: orchestrator.EventRunInterrupted, RunID: "r1", Message: "step one waits until 10:00"},
+			"run r1 interrupted: step one waits until 10:00"},
+		{"run without a name", orchestrator.Event{Type: orchestrator.EventRunStarted, RunID: "r1"}, "run r1 started"},
+		{"run with a name", orchestrator.Event{Type: orchestrator.EventRunResumed, RunID: "r1", Message: "calc"}, "run r1 resumed (calc)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := humanLine(tc.ev); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
 	}

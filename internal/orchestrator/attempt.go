@@ -466,7 +466,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			fmt.Sprintf("no output and no CPU used by its processes for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
 	case agent.StopTooLarge:
 		return judgement{class: handoff.ClassTooLarge, diag: handoff.Diagnose(handoff.ClassTooLarge,
-			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
+			fmt.Sprintf("output reached %d bytes, over max_bytes %d; %s", res.StdoutBytes, ws.Handoff.MaxBytes, tooLargeHint))}
 	case agent.StopInterrupted:
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
 	}
@@ -475,7 +475,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 	switch {
 	case res.TextTooLarge && handoffPath == "" && !res.IsError:
 		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
-			fmt.Sprintf("the agent's final answer is %d bytes, over max_bytes %d", res.TextBytes, ws.Handoff.MaxBytes))}
+			fmt.Sprintf("the agent's final answer is %d bytes, over max_bytes %d; %s", res.TextBytes, ws.Handoff.MaxBytes, tooLargeHint))}
 	case res.SkippedResult && handoffPath == "":
 		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
 			fmt.Sprintf("the agent's final answer came in an event line over max_event_bytes %d, which was skipped", ws.Handoff.MaxEventBytes))}
@@ -547,6 +547,9 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 	}
 	return judgement{class: hr.Diagnosis.Class, diag: hr.Diagnosis, result: hr}
 }
+
+// tooLargeHint says what to do about a handoff over max_bytes.
+const tooLargeHint = "raise the step's handoff.max_bytes, or have the agent write its handoff to a file (handoff: {from: file, path: ...})"
 
 // commitOutcome records a finished attempt. On success the envelope is
 // written to handoffs/ first and then committed; on failure the failed-

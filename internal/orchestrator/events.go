@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,6 +64,13 @@ func stderrCause(class handoff.Class, res *agent.Result) string {
 	return ""
 }
 
+// Kinds of the audit log's events that the statistics read: the run was
+// stopped (interrupted) and resumed.
+const (
+	EventKindRunStopped = "run_stopped"
+	EventKindRunResumed = "run_resumed"
+)
+
 // Event types.
 const (
 	EventRunStarted      = "run_started"
@@ -104,3 +112,11 @@ type discardSink struct{}
 
 func (discardSink) Emit(Event)                         {}
 func (discardSink) Tick(string, string, time.Duration) {}
+
+// count is "1 item" or "2 items", for messages.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

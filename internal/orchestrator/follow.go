@@ -184,10 +184,10 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		}
 		for _, d := range s.Dead {
 			add("d/"+s.ID+"/"+d.Key, 6, Event{Time: d.DeadAt, Type: EventItemDead, RunID: run.ID, Step: s.ID, Item: d.Key,
-				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: fmt.Sprintf("sent to the dead-letter queue after %d attempts", d.Attempts)})
+				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + count(d.Attempts, "attempt", "attempts")})
 		}
 		if s.Status == checkpoint.StepSucceeded || s.Status == checkpoint.StepFailed {
-			typ, msg := EventStepSucceeded, fmt.Sprintf("%d items succeeded, %d dead", s.ItemCounts[checkpoint.StepSucceeded], len(s.Dead))
+			typ, msg := EventStepSucceeded, fmt.Sprintf("%s succeeded, %d dead", count(s.ItemCounts[checkpoint.StepSucceeded], "item", "items"), len(s.Dead))
 			if s.Status == checkpoint.StepFailed {
 				typ = EventStepFailed
 			}

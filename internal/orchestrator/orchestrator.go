@@ -384,6 +384,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err := tx.UpdateRun(*r); err != nil {
 			return err
 		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: EventKindRunResumed}); err != nil {
+			return err
+		}
 		if err := p.addNewSteps(tx, r.ID, now); err != nil {
 			return err
 		}
