@@ -25,7 +25,7 @@ func (c *runsCmd) Run(e *env) error {
 	dir := findProject(c.Dir)
 	runs, err := orchestrator.ListRuns(e.ctx, dir, c.State, c.Limit)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		if c.JSON {
+		if c.JSON && (c.State != "" || isProject(dir)) {
 			return writeJSON(e.stdout, []orchestrator.RunSummary{})
 		}
 		return noRuns(dir)
