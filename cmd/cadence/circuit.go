@@ -18,6 +18,7 @@ type circuitResetCmd struct {
 }
 
 func (c *circuitResetCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	before, err := orchestrator.ResetCircuit(e.ctx, c.Dir, c.State, c.Agent, time.Now().UTC())
 	if err != nil {
 		return runOutcome(e, c.Dir, nil, err)

@@ -12,7 +12,10 @@ type CLI struct {
 	Init          initCmd          `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
 	Run           runCmd           `cmd:"" help:"Validate the workflow and start a new run."`
 	Resume        resumeCmd        `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
+	Check         checkCmd         `cmd:"" help:"Check a workflow without running it: every error in it, and programs that cannot be found."`
+	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status, start, duration, cost, failed step."`
 	Inspect       inspectCmd       `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
+	Output        outputCmd        `cmd:"" help:"Print a run's result, the last step's handoff data (or --step's), as JSON on stdout."`
 	Validate      validateCmd      `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`
 	Repair        repairCmd        `cmd:"" help:"Extract and repair the JSON in an agent's output."`
 	Agent         agentCmd         `cmd:"" help:"Built-in agents."`

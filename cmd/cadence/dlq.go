@@ -29,7 +29,7 @@ type dlqListCmd struct {
 func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
 	rep, err := orchestrator.Inspect(e.ctx, dir, state, runID, false)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return nil, nil, withCode(exitUsage, fmt.Errorf("no runs in %s yet", dir))
+		return nil, nil, noRuns(dir)
 	}
 	if err != nil {
 		return nil, nil, withCode(exitUsage, stateHint(err))
@@ -50,6 +50,7 @@ func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orc
 }
 
 func (c *dlqListCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (c *dlqListCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "run %s: the dead-letter queue is empty\n", rep.Run.ID)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "run %s: %d dead items\n\n", rep.Run.ID, len(dead))
+	fmt.Fprintf(e.stdout, "run %s: %s\n\n", rep.Run.ID, plural(len(dead), "dead item", "dead items"))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tKEY\tCLASS\tATTEMPTS\tLAST\tSIGNATURE")
 	for _, d := range dead {
@@ -85,7 +86,13 @@ func (c *dlqListCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "  %4d  %s\n", groups[sig], sig)
 		}
 	}
-	fmt.Fprintln(e.stdout, "\nshow one: cadence dlq show KEY · retry: cadence dlq retry --key KEY (or --all)")
+	switch rep.Run.Status {
+	case "succeeded", "abandoned":
+		// Finished for good: its dead items can be shown, not retried.
+		fmt.Fprintf(e.stdout, "\nshow one: cadence dlq show KEY (run %s is %s: its dead items run again only in a new run)\n", rep.Run.ID, rep.Run.Status)
+	default:
+		fmt.Fprintln(e.stdout, "\nshow one: cadence dlq show KEY · retry: cadence dlq retry --key KEY (or --all)")
+	}
 	return nil
 }
 
@@ -99,6 +106,7 @@ type dlqShowCmd struct {
 }
 
 func (c *dlqShowCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	rep, dead, err := deadOf(e, c.Dir, c.State, c.RunID, c.Step)
 	if err != nil {
 		return err
@@ -184,6 +192,7 @@ type dlqRetryCmd struct {
 }
 
 func (c *dlqRetryCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	if c.All == (len(c.Key) > 0) {
 		return withCode(exitUsage, errors.New("name the items to retry with --key KEY (repeatable), or retry them all with --all"))
 	}

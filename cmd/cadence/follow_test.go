@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,9 +148,28 @@ func followEvents(t *testing.T, out string) []orchestrator.Event {
 	return evs
 }
 
+// startFollow starts `cadence inspect --follow` in the background; the
+// returned function waits for it to end.
+func startFollow(t *testing.T, p *project) (stdout, stderr *syncBuffer, wait func() result) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := p.command(ctx, nil, "inspect", "--follow")
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return stdout, stderr, func() result {
+		defer cancel()
+		return p.finish(cmd, cmd.Wait(), stdout.String(), stderr.String())
+	}
+}
+
 // A run whose cadence was killed stays recorded as running; the follower
-// sees that no process holds the project and ends as interrupted (exit 3).
-// A failed run ends the follow with exit 1.
+// sees that no process holds the project, says so once, and waits: the
+// `cadence resume` that continues the run is followed to the run's end,
+// and a failed run ends the follow with exit 1.
 func TestInspectFollowEnds(t *testing.T) {
 	p := newProject(t, simWorkflow(`{max_attempts: 2, backoff: fixed, initial: 10ms, jitter: none}`,
 		"  - {id: one, prompt: go, handoff: {schema: s.json}}\n"),
@@ -157,15 +178,64 @@ func TestInspectFollowEnds(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("the failpoint did not stop the run: %s", r.stdout)
 	}
-	r = p.cadence(nil, "inspect", "--follow")
-	r.exits(t, 3)
-	if !strings.Contains(r.stdout, "no cadence process is working on the run") {
-		t.Errorf("follow of an abandoned running run:\n%s", r.stdout)
-	}
+	out, errOut, wait := startFollow(t, p)
+	waitFor(t, "the follower to see that nothing works on the run", func() bool {
+		return strings.Contains(out.String(), "no cadence process is working on the run") &&
+			strings.Contains(errOut.String(), "waiting for it to be resumed")
+	})
 	p.cadence(nil, "resume").exits(t, 1)
+	r = wait()
+	r.exits(t, 1)
+	if strings.Count(r.stdout, "no cadence process is working on the run") != 1 {
+		t.Errorf("the follower should report the stop once:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "one          attempt 2 failed") || !strings.Contains(r.stdout, "FAILED") {
+		t.Errorf("the follower did not follow the resume to the run's end:\n%s", r.stdout)
+	}
+	// Opened on the failed run, the follow replays it and ends at once.
 	r = p.cadence(nil, "inspect", "--follow")
 	r.exits(t, 1)
 	if !strings.Contains(r.stdout, "FAILED") {
 		t.Errorf("follow of a failed run:\n%s", r.stdout)
+	}
+}
+
+// Opened before any run, the follow waits for one to start and follows it
+// to its end, through a stop (SIGINT) and the resume that continues it.
+func TestInspectFollowWaitsForTheRun(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 2, backoff: fixed, initial: 10ms, jitter: none}`,
+		"  - {id: one, prompt: go, handoff: {schema: s.json}}\n  - {id: two, prompt: go, handoff: {schema: s.json}}\n"),
+		map[string]string{"s.json": boolSchema, "scenario.yaml": "steps:\n  one: [{answer: '{\"ok\": true}'}]\n" +
+			"  two: [{sleep: 30s, answer: '{\"ok\": true}'}, {answer: '{\"ok\": true}'}]\n"})
+	out, errOut, wait := startFollow(t, p)
+	waitFor(t, "the follower to wait for a run", func() bool {
+		return strings.Contains(errOut.String(), "waiting for a run to start")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := p.command(ctx, nil, "run")
+	var runOut bytes.Buffer
+	run.Stdout = &runOut
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the follower to see step two's agent start", func() bool {
+		return strings.Contains(out.String(), "two          attempt 1 started")
+	})
+	_ = run.Process.Signal(syscall.SIGINT)
+	p.finish(run, run.Wait(), runOut.String(), "").exits(t, 3)
+	if !regexp.MustCompile(`(?m)^run \S+ interrupted$`).MatchString(runOut.String()) {
+		t.Errorf("the stopped run should say only that it was interrupted:\n%s", runOut.String())
+	}
+	waitFor(t, "the follower to see the stop", func() bool {
+		return strings.Contains(out.String(), "interrupted")
+	})
+	p.cadence(nil, "resume").exits(t, 0)
+	r := wait()
+	r.exits(t, 0)
+	for _, want := range []string{"one          attempt 1 succeeded", "run .* interrupted", "two          attempt 2 succeeded", "run .* succeeded$"} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(r.stdout) {
+			t.Errorf("the follow lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }

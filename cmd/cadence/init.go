@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/workflow"
@@ -37,18 +38,35 @@ func (c *initCmd) Run(e *env) error {
 		return withCode(exitUsage, err)
 	}
 	files := workflow.StarterFiles()
-	for name, data := range files {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var wrote, kept []string
+	for _, name := range names {
 		path := filepath.Join(c.Dir, filepath.FromSlash(name))
 		if _, err := os.Stat(path); err == nil {
-			continue // keep a user's file of the same name
+			kept = append(kept, path) // keep a user's file of the same name
+			continue
 		}
-		if err := checkpoint.WriteFileAtomic(path, data, 0o644); err != nil {
+		if err := checkpoint.WriteFileAtomic(path, files[name], 0o644); err != nil {
 			return err
 		}
+		wrote = append(wrote, path)
 	}
-	if err := checkpoint.WriteFileAtomic(filepath.Join(cdir, ".gitignore"), []byte(gitignore), 0o644); err != nil {
+	ignore := filepath.Join(cdir, ".gitignore")
+	if err := checkpoint.WriteFileAtomic(ignore, []byte(gitignore), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s\nrun it with: cadence run %s\n", wf, c.Dir)
+	wrote = append(wrote, ignore)
+	fmt.Fprintln(e.stdout, "wrote:")
+	for _, p := range wrote {
+		fmt.Fprintf(e.stdout, "  %s\n", p)
+	}
+	for _, p := range kept {
+		fmt.Fprintf(e.stdout, "kept the existing %s\n", p)
+	}
+	fmt.Fprintf(e.stdout, "check it with: cadence check %s\nrun it with:   cadence run %s\n", c.Dir, c.Dir)
 	return nil
 }

@@ -21,11 +21,12 @@ type inspectCmd struct {
 	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
 	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
 	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
-	Follow  bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends; exits with the run's code (0 succeeded, 1 failed, 3 interrupted)."`
+	Follow  bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends: waits for a run to start, and through a stop for its resume; exits 0 when it succeeded, 1 when it failed or was abandoned."`
 	stateFlag
 }
 
 func (c *inspectCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	if c.Attempt != 0 && c.Step == "" {
 		return withCode(exitUsage, errors.New("--attempt needs --step"))
 	}
@@ -40,7 +41,7 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, c.Attempt != 0)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+		return noRuns(c.Dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))
@@ -73,6 +74,14 @@ func (c *inspectCmd) Run(e *env) error {
 				return nil
 			}
 		}
+		if step.ItemCounts != nil {
+			key := "KEY"
+			if len(step.Items) > 0 {
+				key = step.Items[0].Key
+			}
+			return withCode(exitUsage, fmt.Errorf("step %s of run %s is a map step: its attempts belong to its items; name one with --item, e.g. cadence inspect --step %s --item %s --attempt %d (the items: cadence inspect --step %s)",
+				c.Step, rep.Run.ID, c.Step, key, c.Attempt, c.Step))
+		}
 		return withCode(exitUsage, fmt.Errorf("step %s of run %s has no attempt %d", c.Step, rep.Run.ID, c.Attempt))
 	}
 	if c.JSON {
@@ -93,20 +102,19 @@ func (c *inspectCmd) follow(e *env) error {
 	if c.Step != "" || c.Item != "" || c.Attempt != 0 {
 		return withCode(exitUsage, errors.New("--follow shows the whole run; it does not take --step, --item or --attempt"))
 	}
+	if c.State == "" && !isProject(c.Dir) {
+		return noRuns(c.Dir)
+	}
 	v := newView(e.stdout, e.stderr, output{JSON: c.JSON, NoColor: true})
 	v.live = false
-	status, err := orchestrator.Follow(e.ctx, c.Dir, c.State, c.RunID, v.Emit)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
-	}
+	status, err := orchestrator.Follow(e.ctx, c.Dir, c.State, c.RunID, v.Emit, func(msg string) {
+		fmt.Fprintf(e.stderr, "cadence: %s\n", msg)
+	})
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))
 	}
-	switch status {
-	case "succeeded":
+	if status == "succeeded" {
 		return nil
-	case "interrupted":
-		return withCode(exitInterrupted, nil)
 	}
 	return withCode(exitFailed, nil)
 }
@@ -117,7 +125,7 @@ func (c *inspectCmd) stats(e *env) error {
 	}
 	st, err := orchestrator.ComputeStats(e.ctx, c.Dir, c.State, c.RunID)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+		return noRuns(c.Dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))
@@ -167,8 +175,11 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	fmt.Fprintf(w, "workflow %s (sha256 %s)\n", r.Workflow, short(r.WorkflowSHA256))
 	fmt.Fprintf(w, "started  %s  finished %s\n", r.StartedAt.UTC().Format(time.RFC3339), ts(r.FinishedAt))
 	cost := fmt.Sprintf("$%.4f", r.CostUSD)
-	if r.CostUnknown > 0 {
-		cost += fmt.Sprintf(" (+ %d attempt(s) whose agent reports no cost)", r.CostUnknown)
+	switch {
+	case !r.CostKnown && r.CostUnknown > 0:
+		cost = "unknown (the agents report no cost)"
+	case r.CostUnknown > 0:
+		cost += fmt.Sprintf(" (+ %s whose agent reports no cost)", plural(r.CostUnknown, "attempt", "attempts"))
 	}
 	fmt.Fprintf(w, "cost     %s\n\n", cost)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -197,11 +208,26 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 	if len(rep.Circuits) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		// Circuits are the project's, kept across runs: an agent of an
+		// earlier workflow keeps its breaker.
+		used := map[string]bool{}
+		for _, s := range rep.Steps {
+			used[s.Agent] = true
+		}
+		other := false
 		fmt.Fprintln(tw, "AGENT\tCIRCUIT\tFAILURES\tOPEN UNTIL")
 		for _, c := range rep.Circuits {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Agent, c.State, c.Failures, ts(c.OpenUntil))
+			name := c.Agent
+			if !used[c.Agent] {
+				name += " *"
+				other = true
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", name, c.State, c.Failures, ts(c.OpenUntil))
 		}
 		tw.Flush()
+		if other {
+			fmt.Fprintln(w, "* no step of this run uses the agent: its circuit is from an earlier workflow (or an on_help advisor)")
+		}
 	}
 }
 
@@ -310,7 +336,7 @@ func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orche
 	if a.PID != nil {
 		fmt.Fprintf(w, "pid       %d\n", *a.PID)
 	} else {
-		fmt.Fprintln(w, "pid       - (the agent was never started)")
+		fmt.Fprintln(w, "pid       -")
 	}
 	if a.ExitCode != nil {
 		fmt.Fprintf(w, "exit code %d\n", *a.ExitCode)

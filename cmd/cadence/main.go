@@ -71,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cadence: %v\n", err)
 		return exitUsage
 	}
-	cmd, code, done := parseArgs(parser, args, stderr)
+	cmd, code, done := parseArgs(parser, helpArgs(args), stderr)
 	if done {
 		return code
 	}
@@ -83,6 +83,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	return exitOK
+}
+
+// helpArgs turns `cadence help [COMMAND...]` into `cadence [COMMAND...]
+// --help`, and a bare `cadence` into `cadence --help`: the full list of
+// commands.
+func helpArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	return args
 }
 
 // exitPanic lets kong's --help and usage errors end parsing without calling

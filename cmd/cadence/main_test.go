@@ -57,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"exits":   cmdExits,
 			"jsonlen": cmdJSONLen,
 			"sqldump": cmdSQLDump,
+			"jsonenv": cmdJSONEnv,
 		},
 	})
 }
@@ -126,6 +127,28 @@ func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
 	if equal == neg {
 		ts.Fatalf("%s %s: got %s, want %s%s", args[0], args[1], gb, map[bool]string{true: "not ", false: ""}[neg], wb)
 	}
+}
+
+// cmdJSONEnv implements `jsonenv VAR FILE POINTER`: set the environment
+// variable VAR to the string at the JSON pointer in FILE, for the commands
+// that follow (a run id a later command names, say).
+func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonenv VAR FILE POINTER")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &doc); err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	v, err := pointerGet(doc, args[2])
+	if err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		ts.Fatalf("%s %s: not a string", args[1], args[2])
+	}
+	ts.Setenv(args[0], s)
 }
 
 // cmdJSONLen implements `jsonlen FILE POINTER N`: the array (or object) at

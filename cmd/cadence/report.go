@@ -24,9 +24,10 @@ type reportCmd struct {
 // state without the project lock, like inspect, so it works while the run
 // goes on.
 func (c *reportCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, true)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", c.Dir, c.Dir))
+		return noRuns(c.Dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))

@@ -19,6 +19,7 @@ type resumeCmd struct {
 }
 
 func (c *resumeCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
 	if err != nil {
 		return err

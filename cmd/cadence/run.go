@@ -25,6 +25,7 @@ type runCmd struct {
 }
 
 func (c *runCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
 	if err != nil {
 		return err

@@ -20,13 +20,25 @@ func printStats(w io.Writer, s *orchestrator.Stats) {
 	if s.Runs == 1 {
 		runs = "run"
 	}
-	fmt.Fprintf(w, "stats of %s (%d %s)\n\n", s.Scope, s.Runs, runs)
+	fmt.Fprintf(w, "stats of %s (%d %s)\n", s.Scope, s.Runs, runs)
+	// Figures over runs of different workflows mix steps and agents that
+	// the workflow of today may no longer have.
+	mark := func(name string, earlier bool) string {
+		if earlier {
+			return name + " *"
+		}
+		return name
+	}
+	if s.Workflows > 1 {
+		fmt.Fprintf(w, "these runs used %d different workflows; * marks a step or agent the latest run does not have (one run's figures: --run ID)\n", s.Workflows)
+	}
+	fmt.Fprintln(w)
 	printStatsTable(w, "STEP", len(s.Steps), func(i int) (string, orchestrator.Counts) {
-		return s.Steps[i].Step, s.Steps[i].Counts
+		return mark(s.Steps[i].Step, s.Steps[i].Earlier), s.Steps[i].Counts
 	})
 	fmt.Fprintln(w)
 	printStatsTable(w, "AGENT", len(s.Agents), func(i int) (string, orchestrator.Counts) {
-		return s.Agents[i].Agent, s.Agents[i].Counts
+		return mark(s.Agents[i].Agent, s.Agents[i].Earlier), s.Agents[i].Counts
 	})
 	fmt.Fprintln(w)
 	if len(s.Checks) > 0 {

@@ -43,6 +43,9 @@ func (c *validateCmd) Run(e *env) error {
 	if c.Schema == "" {
 		return withCode(exitUsage, errors.New("--schema is required (or --failed, to judge a project's failed attempts again)"))
 	}
+	if _, err := os.Stat(c.Schema); errors.Is(err, os.ErrNotExist) {
+		return withCode(exitUsage, fmt.Errorf("schema file %s does not exist", c.Schema))
+	}
 	schema, err := handoff.CompileSchema(c.Schema)
 	if err != nil {
 		var se *handoff.SchemaError
@@ -139,13 +142,14 @@ func (c *validateCmd) failed(e *env) error {
 	if dir == "" {
 		dir = "."
 	}
+	dir = findProject(dir)
 	wf, err := workflow.Load(dir, c.Workflow)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	rep, err := orchestrator.Inspect(e.ctx, dir, c.State, c.RunID, true)
 	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return withCode(exitUsage, fmt.Errorf("no runs in %s yet; start one with `cadence run %s`", dir, dir))
+		return noRuns(dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))

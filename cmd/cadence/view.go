@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
@@ -165,25 +168,34 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 	}
 	switch ev.Type {
 	case orchestrator.EventRunStarted:
-		return fmt.Sprintf("run %s started (%s)", ev.RunID, ev.Message), false
+		return fmt.Sprintf("run %s started%s", ev.RunID, paren(ev.Message)), false
 	case orchestrator.EventRunResumed:
-		return fmt.Sprintf("run %s resumed (%s)", ev.RunID, ev.Message), false
+		return fmt.Sprintf("run %s resumed%s", ev.RunID, paren(ev.Message)), false
 	case orchestrator.EventAttemptSettled:
 		return fmt.Sprintf("%s attempt %d %s: %s", step, ev.Attempt, ev.Status, ev.Message), true
 	case orchestrator.EventStepSkipped:
 		return fmt.Sprintf("%s already succeeded, not run again", step), false
 	case orchestrator.EventAttemptStarted:
-		if ev.Kind == "help" {
-			return fmt.Sprintf("%s attempt %d started (help round %d, advisor %s, pid %d)", step, ev.Attempt, ev.HelpRound, ev.Agent, ev.PID), false
+		// An agent without a process of its own (openai) has no pid, and a
+		// follower may read an attempt before its pid is recorded.
+		pid := ""
+		if ev.PID > 0 {
+			pid = fmt.Sprintf(", pid %d", ev.PID)
 		}
-		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, agent %s, pid %d)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, ev.Agent, ev.PID), false
+		if ev.Kind == "help" {
+			return fmt.Sprintf("%s attempt %d started (help round %d, advisor %s%s)", step, ev.Attempt, ev.HelpRound, ev.Agent, pid), false
+		}
+		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, agent %s%s)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, ev.Agent, pid), false
 	case orchestrator.EventAttemptFinished:
 		s := fmt.Sprintf("%s attempt %d %s in %.1fs", step, ev.Attempt, ev.Status, ev.Elapsed)
 		if ev.Kind == "help" {
 			s = fmt.Sprintf("%s attempt %d (help round %d) %s in %.1fs", step, ev.Attempt, ev.HelpRound, ev.Status, ev.Elapsed)
 		}
 		if ev.Error != "" {
-			s += ": " + firstLine(ev.Error)
+			s += ": " + clean(firstLine(ev.Error), maxErrorLine)
+			if cause := clean(ev.Stderr, maxQuote); cause != "" {
+				s += " (stderr: " + cause + ")"
+			}
 		}
 		if len(ev.Repairs) > 0 {
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
@@ -243,9 +255,20 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 	case orchestrator.EventRunFinished:
 		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
 	case orchestrator.EventRunInterrupted:
+		if ev.Message == "" || ev.Message == "interrupted" {
+			return fmt.Sprintf("run %s interrupted", ev.RunID), true
+		}
 		return fmt.Sprintf("run %s interrupted: %s", ev.RunID, ev.Message), true
 	}
 	return "", false
+}
+
+// paren is " (s)", or "" when s is empty.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 func firstLine(s string) string {
@@ -253,4 +276,40 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// escapes matches terminal escape sequences: CSI (colours, cursor moves)
+// and OSC (titles, links), so that clean drops them whole.
+var escapes = regexp.MustCompile(`\x1b\[[0-9:;<=>?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b[ -/]*[0-~]`)
+
+// maxQuote bounds what the view quotes of an agent's own words; an
+// error's first line (which may quote the agent too) has its own bound.
+const (
+	maxQuote     = 160
+	maxErrorLine = 400
+)
+
+// clean makes text an agent wrote safe to print on a terminal: control
+// characters (escape sequences among them) and invalid UTF-8 are dropped,
+// tabs become spaces, surrounding space is trimmed, and the result is cut
+// to at most n runes.
+func clean(s string, n int) string {
+	s = escapes.ReplaceAllString(s, "")
+	var b strings.Builder
+	runes := 0
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			r = ' '
+		case r == utf8.RuneError, unicode.IsControl(r), r == '\u2028', r == '\u2029',
+			unicode.In(r, unicode.Bidi_Control):
+			continue
+		}
+		if runes == n {
+			return strings.TrimSpace(b.String()) + "…"
+		}
+		b.WriteRune(r)
+		runes++
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -17,6 +17,7 @@ type workerCmd struct {
 }
 
 func (c *workerCmd) Run(e *env) error {
+	c.Dir = findProject(c.Dir)
 	opts, view, err := orchestratorOptions(e, c.Dir, "", 0, c.output)
 	if err != nil {
 		return err

@@ -176,7 +176,7 @@ func truncatedDiagnosis(output []byte, line, col int, excerpt string) *Diagnosis
 // tooLargeDiagnosis: the output exceeds max_bytes.
 func tooLargeDiagnosis(size, limit int64) *Diagnosis {
 	return &Diagnosis{Class: ClassTooLarge, OutputSize: size,
-		Details: fmt.Sprintf("The output is %d bytes, over the limit of %d bytes (handoff.max_bytes).", size, limit)}
+		Details: fmt.Sprintf("The output is %d bytes, over the limit of %d bytes: raise handoff.max_bytes, or have the agent write its handoff to a file (handoff: {from: file, path: ...}).", size, limit)}
 }
 
 // missingDiagnosis: a file handoff that is not there (or not a regular file).

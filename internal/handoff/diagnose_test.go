@@ -20,7 +20,7 @@ func TestDiagnosisSummary(t *testing.T) {
 		{"truncated", truncatedDiagnosis([]byte(`{"a": [1,`), 1, 10, `{"a": [1,`),
 			"truncated: the value is cut off at line 1, column 10"},
 		{"empty", emptyDiagnosis([]byte("no json here")), "empty: No JSON value was found in the 12 bytes of output"},
-		{"too large", tooLargeDiagnosis(2048, 1024), "too_large: The output is 2048 bytes, over the limit of 1024 bytes (handoff.max_bytes)"},
+		{"too large", tooLargeDiagnosis(2048, 1024), "too_large: The output is 2048 bytes, over the limit of 1024 bytes: raise handoff.max_bytes, or have the agent write its handoff to a file (handoff: {from: file, path: ...})"},
 		{"missing", missingDiagnosis(".cadence/out/x.json", "does not exist"), "missing: The handoff file .cadence/out/x.json does not exist"},
 		{"outside the pipeline", Diagnose(ClassExitNonzero, "exit status 2\nstderr: boom"), "exit_nonzero: exit status 2"},
 		{"no details", Diagnose(ClassInterrupted, ""), "interrupted"},

@@ -572,7 +572,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 			fmt.Sprintf("no output and no CPU used by its processes for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
 	case agent.StopTooLarge:
 		return judgement{class: handoff.ClassTooLarge, diag: handoff.Diagnose(handoff.ClassTooLarge,
-			fmt.Sprintf("output reached %d bytes, over max_bytes %d", res.StdoutBytes, ws.Handoff.MaxBytes))}
+			fmt.Sprintf("output reached %d bytes, over max_bytes %d; %s", res.StdoutBytes, ws.Handoff.MaxBytes, tooLargeHint))}
 	case agent.StopInterrupted:
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped during the attempt")}
 	case agent.StopLingered:
@@ -584,7 +584,7 @@ func (p *project) judge(ws *workflow.Step, res *agent.Result, runErr error, work
 	switch {
 	case res.TextTooLarge && handoffPath == "" && !res.IsError:
 		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
-			fmt.Sprintf("the agent's final answer is %d bytes, over max_bytes %d", res.TextBytes, ws.Handoff.MaxBytes))}
+			fmt.Sprintf("the agent's final answer is %d bytes, over max_bytes %d; %s", res.TextBytes, ws.Handoff.MaxBytes, tooLargeHint))}
 	case res.SkippedResult && handoffPath == "":
 		hr = handoff.Result{Diagnosis: handoff.Diagnose(handoff.ClassTooLarge,
 			fmt.Sprintf("the agent's final answer came in an event line over max_event_bytes %d, which was skipped", ws.Handoff.MaxEventBytes))}
@@ -679,6 +679,9 @@ func exitedBadly(ws *workflow.Step, res *agent.Result, hr handoff.Result) judgem
 	return judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg),
 		permanent: res.Permanent, lostSess: res.SessionNotFound}
 }
+
+// tooLargeHint says what to do about a handoff over max_bytes.
+const tooLargeHint = "raise the step's handoff.max_bytes, or have the agent write its handoff to a file (handoff: {from: file, path: ...})"
 
 // commitOutcome records a finished attempt. On success the envelope is
 // written to handoffs/ first and then committed; on failure the failed-
@@ -836,7 +839,8 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 	p.fp.hit(FailAfterOutcomeCommit)
 	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
-		Until: a.NextRetryAt, Uncounted: a.Uncounted})
+		Until: a.NextRetryAt, Uncounted: a.Uncounted,
+		Stderr: stderrCause(j.class, res)})
 	if !retry {
 		why := fmt.Sprintf("%s after %d of %d attempts", a.Error, used, st.MaxAttempts)
 		switch {

@@ -1,6 +1,13 @@
 package orchestrator
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/handoff"
+)
 
 // Event is one transition of a run, shown by the human view and printed as a
 // JSON line by --json. Field names are stable; new ones may be added.
@@ -31,7 +38,39 @@ type Event struct {
 	Message     string     `json:"message,omitempty"`
 	Check       string     `json:"check,omitempty"`     // the check of a check_started or check_finished event
 	ExitCode    *int       `json:"exit_code,omitempty"` // a finished check's exit code
+	// Stderr is the last non-empty line of the agent's stderr, for an
+	// attempt that failed because the agent exited with an error: usually
+	// why it did. Agent output, as written: a view must clean it.
+	Stderr string `json:"stderr,omitempty"`
 }
+
+// maxStderrCause bounds Event.Stderr.
+const maxStderrCause = 1024
+
+// stderrCause is Event.Stderr for an attempt judged class with the agent's
+// result res.
+func stderrCause(class handoff.Class, res *agent.Result) string {
+	if class != handoff.ClassExitNonzero || res == nil {
+		return ""
+	}
+	lines := strings.Split(res.StderrTail, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			if len(line) > maxStderrCause {
+				line = line[:maxStderrCause]
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// Kinds of the audit log's events that the statistics read: the run was
+// stopped (interrupted) and resumed.
+const (
+	EventKindRunStopped = "run_stopped"
+	EventKindRunResumed = "run_resumed"
+)
 
 // Event types.
 const (
@@ -74,3 +113,11 @@ type discardSink struct{}
 
 func (discardSink) Emit(Event)                         {}
 func (discardSink) Tick(string, string, time.Duration) {}
+
+// count is "1 item" or "2 items", for messages.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

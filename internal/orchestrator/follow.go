@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -17,44 +18,47 @@ const FollowInterval = 250 * time.Millisecond
 // as they are committed, read-only and without the project lock, so it
 // works from another terminal while cadence runs: first every transition
 // already recorded, then each new one, in the order they happened, each
-// once. It returns the run's final status when the run ends; a run left
-// running by a process that is gone ends the follow as interrupted.
+// once. It returns the run's final status when the run ends: succeeded,
+// failed or abandoned.
+//
+// Opened before any run exists (runID empty), it waits for the first run
+// to start and follows it. A run that stops (interrupted, or left running
+// by a process that is gone) is reported once, and the follow waits for a
+// `cadence resume` to continue it and goes on following it. wait, when not
+// nil, is told each time the follow starts waiting and why.
 //
 // Transitions are rebuilt from the committed rows (attempts with their
 // start and end, checks, items, dead letters, the run), not from a log, so
 // nothing is missed between two reads: a whole attempt that began and ended
 // in between shows as its start and its end.
-func Follow(ctx context.Context, dir, state, runID string, emit func(Event)) (string, error) {
+func Follow(ctx context.Context, dir, state, runID string, emit func(Event), wait func(string)) (string, error) {
 	seen := map[string]bool{}
 	gone := 0
+	waiting := ""
+	note := func(msg string) {
+		if msg != waiting && wait != nil {
+			wait(msg)
+		}
+		waiting = msg
+	}
 	for {
 		rep, err := Inspect(ctx, dir, state, runID, false)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoRuns) && runID == "":
+			note("waiting for a run to start (cadence run)")
+		case err != nil:
 			return "", err
-		}
-		runID = rep.Run.ID // the latest run, once found, is the one followed
-		for _, ev := range transitions(rep, seen) {
-			emit(ev)
-		}
-		switch rep.Run.Status {
-		case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunInterrupted:
-			return rep.Run.Status, nil
-		}
-		// Running: a crashed cadence leaves it so; two reads without a
-		// holder of the lock (one could fall between a process's start
-		// and its lock) end the follow.
-		held, err := runHeld(ctx, dir, state, rep.Run.ID)
-		if err != nil {
-			return "", err
-		}
-		if !held {
-			if gone++; gone >= 2 {
-				emit(Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: rep.Run.ID,
-					Message: "no cadence process is working on the run; continue it with `cadence resume`"})
-				return checkpoint.RunInterrupted, nil
+		default:
+			runID = rep.Run.ID // the latest run, once found, is the one followed
+			status, done, err := followStep(ctx, dir, state, rep, seen, &gone, emit)
+			if err != nil || done {
+				return status, err
 			}
-		} else {
-			gone = 0
+			if status == checkpoint.RunInterrupted {
+				note(fmt.Sprintf("run %s stopped; waiting for it to be resumed (cadence resume), or Ctrl-C to stop following", runID))
+			} else {
+				waiting = ""
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -62,6 +66,48 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event)) (st
 		case <-time.After(FollowInterval):
 		}
 	}
+}
+
+// followStep emits the new transitions of one read of the run. done is
+// true once the run has ended; status is interrupted while no process
+// works on the run.
+func followStep(ctx context.Context, dir, state string, rep *Report, seen map[string]bool, gone *int, emit func(Event)) (status string, done bool, err error) {
+	held := false
+	if rep.Run.Status == checkpoint.RunRunning {
+		if held, err = runHeld(ctx, dir, state, rep.Run.ID); err != nil {
+			return "", false, err
+		}
+		if held {
+			// Running again after a stop: a later stop is a new
+			// transition.
+			*gone = 0
+			delete(seen, "run/stopped")
+		}
+	}
+	for _, ev := range transitions(rep, seen) {
+		emit(ev)
+	}
+	switch rep.Run.Status {
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+		return rep.Run.Status, true, nil
+	case checkpoint.RunInterrupted:
+		return checkpoint.RunInterrupted, false, nil
+	}
+	// Running: a crashed cadence leaves it so; two reads without a holder
+	// of the lock (one could fall between a process's start and its lock)
+	// mean no process works on it.
+	if held {
+		return checkpoint.RunRunning, false, nil
+	}
+	if *gone++; *gone < 2 {
+		return checkpoint.RunRunning, false, nil
+	}
+	if !seen["run/stopped"] {
+		seen["run/stopped"] = true
+		emit(Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: rep.Run.ID,
+			Message: "no cadence process is working on the run; continue it with `cadence resume`"})
+	}
+	return checkpoint.RunInterrupted, false, nil
 }
 
 // transitions returns the transitions of rep not in seen, in the order
@@ -138,10 +184,10 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		}
 		for _, d := range s.Dead {
 			add("d/"+s.ID+"/"+d.Key, 6, Event{Time: d.DeadAt, Type: EventItemDead, RunID: run.ID, Step: s.ID, Item: d.Key,
-				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: fmt.Sprintf("sent to the dead-letter queue after %d attempts", d.Attempts)})
+				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + count(d.Attempts, "attempt", "attempts")})
 		}
 		if s.Status == checkpoint.StepSucceeded || s.Status == checkpoint.StepFailed {
-			typ, msg := EventStepSucceeded, fmt.Sprintf("%d items succeeded, %d dead", s.ItemCounts[checkpoint.StepSucceeded], len(s.Dead))
+			typ, msg := EventStepSucceeded, fmt.Sprintf("%s succeeded, %d dead", count(s.ItemCounts[checkpoint.StepSucceeded], "item", "items"), len(s.Dead))
 			if s.Status == checkpoint.StepFailed {
 				typ = EventStepFailed
 			}
@@ -164,8 +210,8 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		}
 		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: run.Status})
 	case checkpoint.RunInterrupted:
-		add("run/end", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: run.Status,
-			Message: "interrupted; continue it with `cadence resume`"})
+		add("run/stopped", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: run.Status,
+			Message: "continue it with `cadence resume`"})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].ev.Time.Equal(out[j].ev.Time) {

@@ -30,24 +30,32 @@ type RunReport struct {
 	FinishedAt     *time.Time `json:"finished_at"`
 	CostUSD        float64    `json:"cost_usd"`
 	CostUnknown    int        `json:"cost_unknown_attempts"`
-	BudgetUSD      *float64   `json:"budget_usd"`
+	// CostKnown is false when no attempt of the run reported a cost: the
+	// agents report none, and cost_usd 0 means unknown, not free.
+	CostKnown bool     `json:"cost_known"`
+	BudgetUSD *float64 `json:"budget_usd"`
 }
 
 // StepReport is one step of a Report.
 type StepReport struct {
-	ID           string          `json:"id"`
-	Status       string          `json:"status"`
-	Agent        string          `json:"agent"`
-	AttemptsUsed int             `json:"attempts_used"`
-	MaxAttempts  int             `json:"max_attempts"`
-	NextRetryAt  *time.Time      `json:"next_retry_at"`
-	SessionID    string          `json:"session_id"`
-	CostUSD      float64         `json:"cost_usd"`
-	Turns        int             `json:"turns"`
-	InputTokens  int64           `json:"input_tokens"`
-	OutputTokens int64           `json:"output_tokens"`
-	Handoff      string          `json:"handoff,omitempty"`
-	Attempts     []AttemptReport `json:"attempts"`
+	ID           string     `json:"id"`
+	Status       string     `json:"status"`
+	Agent        string     `json:"agent"`
+	AttemptsUsed int        `json:"attempts_used"`
+	MaxAttempts  int        `json:"max_attempts"`
+	NextRetryAt  *time.Time `json:"next_retry_at"`
+	SessionID    string     `json:"session_id"`
+	CostUSD      float64    `json:"cost_usd"`
+	Turns        int        `json:"turns"`
+	InputTokens  int64      `json:"input_tokens"`
+	OutputTokens int64      `json:"output_tokens"`
+	// CostUnknown and TokensUnknown are true when the step's attempts ran
+	// and none reported a cost, or a token count: its agent reports none,
+	// and the zeros above mean unknown, not free.
+	CostUnknown   bool            `json:"cost_unknown"`
+	TokensUnknown bool            `json:"tokens_unknown"`
+	Handoff       string          `json:"handoff,omitempty"`
+	Attempts      []AttemptReport `json:"attempts"`
 	// Map steps only (SPEC §12): the number of items by status, each item
 	// with its attempts, and the dead-letter queue of the step.
 	ItemCounts map[string]int `json:"item_counts,omitempty"`
@@ -245,6 +253,8 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 			return err
 		}
 		rep.Steps = make([]StepReport, 0, len(steps))
+		anyCost := false
+		defer func() { rep.Run.CostKnown = rep.Run.CostUnknown == 0 || anyCost }()
 		for _, s := range steps {
 			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
 				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
@@ -252,11 +262,15 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 				sr.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID+".json"))
 			}
 			sr.AttemptsUsed, sr.Attempts = attemptReports(byUnit[s.Unit()], byAttempt, withPrompts)
+			costKnown, tokensKnown := usageKnown(sr.Attempts)
+			anyCost = anyCost || (costKnown && len(sr.Attempts) > 0)
 			items, err := tx.Items(run.ID, s.ID)
 			if err != nil {
 				return err
 			}
 			if len(items) > 0 {
+				// A map step's own usage is its items'.
+				costKnown, tokensKnown = false, false
 				sr.ItemCounts = map[string]int{}
 				sr.Items = make([]ItemReport, 0, len(items))
 				sr.Dead = []DeadReport{}
@@ -273,6 +287,10 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 				sr.Turns += it.Turns
 				sr.InputTokens += it.InputTokens
 				sr.OutputTokens += it.OutputTokens
+				itCost, itTokens := usageKnown(ir.Attempts)
+				anyCost = anyCost || (itCost && len(ir.Attempts) > 0)
+				costKnown = costKnown || itCost
+				tokensKnown = tokensKnown || itTokens
 				sr.Items = append(sr.Items, ir)
 			}
 			for _, d := range dead {
@@ -281,6 +299,7 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 						Signature: d.Signature, Attempts: d.Attempts, FirstAt: d.FirstAt, LastAt: d.LastAt, DeadAt: d.DeadAt})
 				}
 			}
+			sr.CostUnknown, sr.TokensUnknown = !costKnown, !tokensKnown
 			rep.Steps = append(rep.Steps, sr)
 		}
 		circuits, err := tx.Circuits()
@@ -341,6 +360,19 @@ func ResetCircuit(ctx context.Context, dir, state, agentName string, now time.Ti
 			Detail: fmt.Sprintf("circuit of agent %s reset by hand (was %s, %d failures)", agentName, b.State, b.Failures)})
 	})
 	return before, err
+}
+
+// usageKnown reports whether any of the attempts reported a cost, and any
+// a token count; both are known (nothing was spent) when no attempt ran.
+func usageKnown(atts []AttemptReport) (cost, tokens bool) {
+	if len(atts) == 0 {
+		return true, true
+	}
+	for _, a := range atts {
+		cost = cost || a.CostUSD != nil
+		tokens = tokens || a.InputTokens > 0 || a.OutputTokens > 0
+	}
+	return cost, tokens
 }
 
 // attemptKey names one attempt of a unit.

@@ -58,6 +58,19 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		}
 		ctx = p.fenced(ctx)
 	}
+	// The steps that had succeeded before this process: a step that
+	// settling just completed was reported as it succeeded, and is not
+	// reported again as one that had.
+	done := map[string]bool{}
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		steps, err := tx.Steps(run.ID)
+		for _, s := range steps {
+			done[s.ID] = s.Status == checkpoint.StepSucceeded
+		}
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	}
 	if err := p.settle(ctx, run); err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
 	}
@@ -74,7 +87,9 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
 			}
 			outputs[ws.ID] = map[string]any{"Output": out}
-			p.sink.Emit(Event{Time: p.now(), Type: EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
+			if done[ws.ID] {
+				p.sink.Emit(Event{Time: p.now(), Type: EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
+			}
 			continue
 		case checkpoint.StepFailed:
 			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
@@ -176,6 +191,8 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 		r.UpdatedAt = now
 		if status != checkpoint.RunInterrupted {
 			r.FinishedAt = &now
+		} else if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: EventKindRunStopped, Detail: res.Message}); err != nil {
+			return err
 		}
 		return tx.UpdateRun(*r)
 	})

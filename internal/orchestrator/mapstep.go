@@ -96,7 +96,7 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		dead += merged
 	}
 	if dead > ws.Map.MaxFailures {
-		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%d items are in the dead-letter queue, more than max_failures %d (see cadence dlq list)", dead, ws.Map.MaxFailures))
+		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%s in the dead-letter queue, more than max_failures %d (see cadence dlq list)", count(dead, "item is", "items are"), ws.Map.MaxFailures))
 	}
 	return p.finishMap(ctx, run, ws)
 }
@@ -249,7 +249,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 			return nil, nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
 		}
 		p.sink.Emit(Event{Time: now, Type: EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
-			Message: fmt.Sprintf("%d items, up to %d at once%s", len(rows), ws.Map.MaxParallel, from)})
+			Message: fmt.Sprintf("%s, up to %d at once%s", count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
 	}
 	items := make([]*mapItem, len(rows))
 	state := make(map[string]string, len(rows))
@@ -529,7 +529,7 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 	}
 	if added {
 		p.sink.Emit(Event{Time: now, Type: EventItemDead, RunID: runID, Step: ws.ID, Item: it.key, Agent: ws.Agent,
-			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + strconv.Itoa(d.Attempts) + " attempts"})
+			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + count(d.Attempts, "attempt", "attempts")})
 	}
 	return nil
 }
@@ -647,7 +647,7 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 		return 0, nil, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
 	}
 	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
-		Message: fmt.Sprintf("%d items succeeded, %d dead", len(out.Items), len(out.Failed))})
+		Message: fmt.Sprintf("%s succeeded, %d dead", count(len(out.Items), "item", "items"), len(out.Failed))})
 	var v any
 	_ = json.Unmarshal(data, &v)
 	return stepDone, v, nil

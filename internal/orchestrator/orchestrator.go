@@ -180,6 +180,9 @@ func open(ctx context.Context, o Options) (*project, error) {
 		store.InjectFault(f)
 	}
 	p.setDefaults()
+	for _, name := range UnsetAPIKeys(wf, p.env) {
+		p.log.Warn(fmt.Sprintf("agent %s: api_key_env names %s, which is not set: its requests will carry no API key", name, wf.Agents[name].APIKeyEnv))
+	}
 	ok = true
 	return p, nil
 }
@@ -329,6 +332,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
+			if last, lerr := tx.LatestRun(); lerr == nil && last.Status == checkpoint.RunFailed {
+				return usagef("the latest run %s failed; give its failed step fresh attempts with `cadence resume --retry-failed`, or start a new run with `cadence run`", last.ID)
+			}
 			return usagef("no unfinished run to resume in %s; start one with `cadence run`", p.dir)
 		}
 		run = r
@@ -396,6 +402,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		r.FinishedAt = nil
 		r.UpdatedAt = now
 		if err := tx.UpdateRun(*r); err != nil {
+			return err
+		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: EventKindRunResumed}); err != nil {
 			return err
 		}
 		run = r

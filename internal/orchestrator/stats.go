@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -22,11 +23,15 @@ const (
 // `cadence inspect --stats` shows: how well each step and each agent hands
 // off, what it costs and where the time goes.
 type Stats struct {
-	Scope  string       `json:"scope"` // "all runs" or "run ID"
-	Runs   int          `json:"runs"`  // runs the figures cover
-	Steps  []StepStats  `json:"steps"` // in order of first appearance (workflow order)
-	Agents []AgentStats `json:"agents"`
-	Checks []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
+	Scope string `json:"scope"` // "all runs" or "run ID"
+	Runs  int    `json:"runs"`  // runs the figures cover
+	// Workflows counts the different workflows (by sha256) of those runs:
+	// over 1, the figures mix steps and agents of earlier workflows, which
+	// StepStats.Earlier and AgentStats.Earlier mark.
+	Workflows int          `json:"workflows"`
+	Steps     []StepStats  `json:"steps"` // in order of first appearance (workflow order)
+	Agents    []AgentStats `json:"agents"`
+	Checks    []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
 	// Maps are the figures of each map step (SPEC §12); each of its items
 	// is also one execution of the step in Steps.
 	Maps     []MapStats `json:"maps"`
@@ -67,6 +72,9 @@ type CheckStats struct {
 // StepStats are the figures of one step id, over every run in scope.
 type StepStats struct {
 	Step string `json:"step"`
+	// Earlier marks a step that the latest run in scope does not have: it
+	// belongs to an earlier, different workflow.
+	Earlier bool `json:"earlier_workflow,omitempty"`
 	Counts
 }
 
@@ -74,6 +82,8 @@ type StepStats struct {
 // ran on it. A step's help rounds are counted with the step's agent.
 type AgentStats struct {
 	Agent string `json:"agent"`
+	// Earlier marks an agent that no step of the latest run in scope uses.
+	Earlier bool `json:"earlier_workflow,omitempty"`
 	Counts
 }
 
@@ -116,7 +126,8 @@ type Counts struct {
 	CostUnknownAttempts int     `json:"cost_unknown_attempts"`
 	// RunningSeconds is the time spent in finished attempts; WaitingSeconds
 	// the time between an attempt's end and the start of the step's next
-	// attempt (backoffs, circuit waits, and the pause before a resume).
+	// attempt that cadence spent waiting (backoffs, circuit waits), not the
+	// time it was stopped before a resume.
 	RunningSeconds float64 `json:"running_seconds"`
 	WaitingSeconds float64 `json:"waiting_seconds"`
 }
@@ -146,12 +157,25 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 
 	agg := newStatsAggregator()
 	stats := &Stats{Scope: "all runs"}
+	latestSteps, latestAgents := map[string]bool{}, map[string]bool{}
 	err = store.View(ctx, func(tx *checkpoint.Tx) error {
 		runs, err := statsRuns(tx, dir, runID)
 		if err != nil {
 			return err
 		}
 		stats.Runs = len(runs)
+		shas := map[string]bool{}
+		for _, r := range runs {
+			shas[r.WorkflowSHA256] = true
+		}
+		stats.Workflows = len(shas)
+		latest, err := tx.Steps(runs[len(runs)-1].ID)
+		if err != nil {
+			return err
+		}
+		for _, s := range latest {
+			latestSteps[s.ID], latestAgents[s.Agent] = true, true
+		}
 		for _, r := range runs {
 			steps, err := tx.Steps(r.ID)
 			if err != nil {
@@ -169,6 +193,11 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 			if err != nil {
 				return err
 			}
+			events, err := tx.Events(r.ID)
+			if err != nil {
+				return err
+			}
+			agg.stops = runStops(events)
 			for _, s := range steps {
 				agg.add(s, byUnit[s.Unit()])
 				items, err := tx.Items(r.ID, s.ID)
@@ -200,6 +229,14 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 		stats.Scope = "run " + runID
 	}
 	stats.Steps, stats.Agents = agg.result()
+	if stats.Workflows > 1 {
+		for i := range stats.Steps {
+			stats.Steps[i].Earlier = !latestSteps[stats.Steps[i].Step]
+		}
+		for i := range stats.Agents {
+			stats.Agents[i].Earlier = !latestAgents[stats.Agents[i].Agent]
+		}
+	}
 	stats.Checks = agg.checkResult(stats.Steps)
 	stats.Maps = agg.mapResult()
 	stats.Warnings = statsWarnings(stats)
@@ -264,6 +301,8 @@ type statsAggregator struct {
 	checks    map[[2]string]*checkTally // by step and check name
 	maps      map[string]*MapStats
 	mapOrder  []string
+	// stops are the stops of the run whose steps are being added.
+	stops []stop
 }
 
 // addMap records the items of one run of a map step.
@@ -358,6 +397,45 @@ type statsTally struct {
 	costKnown         int // attempts that reported a cost
 }
 
+// stop is a time no cadence process worked on a run: from its stop (zero
+// when it was not recorded: cadence was killed) to its resume.
+type stop struct{ from, to time.Time }
+
+// runStops reads a run's stops from its audit log.
+func runStops(events []checkpoint.Event) []stop {
+	var out []stop
+	var from time.Time
+	for _, e := range events {
+		switch e.Kind {
+		case EventKindRunStopped:
+			from = e.At
+		case EventKindRunResumed:
+			out = append(out, stop{from: from, to: e.At})
+			from = time.Time{}
+		}
+	}
+	return out
+}
+
+// waiting is the time between an attempt's end and the next attempt's
+// start that cadence spent waiting: the gap, less the time cadence was
+// stopped. A resume within the gap whose stop was not recorded (a killed
+// cadence) counts the gap up to that resume as stopped.
+func waiting(end, next time.Time, stops []stop) time.Duration {
+	d := next.Sub(end)
+	for _, s := range stops {
+		if !s.to.After(end) || s.to.After(next) {
+			continue
+		}
+		from := s.from
+		if from.IsZero() || from.Before(end) {
+			from = end
+		}
+		d -= s.to.Sub(from)
+	}
+	return max(d, 0)
+}
+
 func newStatsAggregator() *statsAggregator {
 	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}, checks: map[[2]string]*checkTally{},
 		maps: map[string]*MapStats{}}
@@ -380,8 +458,8 @@ func (g *statsAggregator) add(s checkpoint.Step, attempts []checkpoint.Attempt) 
 		ag = newStatsTally()
 		g.agents[s.Agent] = ag
 	}
-	st.add(s, attempts)
-	ag.add(s, attempts)
+	st.add(s, attempts, g.stops)
+	ag.add(s, attempts, g.stops)
 }
 
 // result turns the tallies into the figures, steps in order of first
@@ -408,7 +486,7 @@ func newStatsTally() *statsTally {
 }
 
 // add records one step execution into the tally.
-func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
+func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops []stop) {
 	t.c.Steps++
 	counted := 0
 	var lastCounted *checkpoint.Attempt
@@ -416,9 +494,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
 		a := &attempts[i]
 		if i > 0 {
 			if prev := attempts[i-1].FinishedAt; prev != nil {
-				if gap := a.StartedAt.Sub(*prev); gap > 0 {
-					t.c.WaitingSeconds += gap.Seconds()
-				}
+				t.c.WaitingSeconds += waiting(*prev, a.StartedAt, stops).Seconds()
 			}
 		}
 		for _, r := range a.Repairs {

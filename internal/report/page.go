@@ -153,7 +153,12 @@ func build(rep *orchestrator.Report, opts Options) *page {
 		p.Wall = human(t1.Sub(rep.Run.StartedAt)) + " so far"
 	}
 	p.Cost = money(rep.Run.CostUSD)
-	if rep.Run.CostUnknown > 0 {
+	switch {
+	case !rep.Run.CostKnown && rep.Run.CostUnknown > 0:
+		p.Cost = "unknown (the agents report no cost)"
+	case rep.Run.CostUnknown == 1:
+		p.Cost += " (+ 1 attempt whose agent reports no cost)"
+	case rep.Run.CostUnknown > 1:
 		p.Cost += fmt.Sprintf(" (+ %d attempts whose agent reports no cost)", rep.Run.CostUnknown)
 	}
 	p.Circuits = b.circuitLanes()
@@ -261,6 +266,12 @@ func (b *builder) step(i int, s *orchestrator.StepReport) stepView {
 	sv := stepView{Anchor: "s" + strconv.Itoa(i+1), ID: s.ID, Status: stepStatusClass(s.Status), Agent: s.Agent,
 		Cost: money(s.CostUSD), Turns: s.Turns, IsMap: s.ItemCounts != nil,
 		Tokens: fmt.Sprintf("%d in / %d out", s.InputTokens, s.OutputTokens)}
+	if s.CostUnknown {
+		sv.Cost = "unknown"
+	}
+	if s.TokensUnknown {
+		sv.Tokens = "unknown"
+	}
 	us := units(s)
 	links := map[*orchestrator.AttemptReport]string{}
 	repairs := map[string]int{}

@@ -1,0 +1,271 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// RunSummary is one line of `cadence runs`: what a run is, how it ended and
+// what it cost. Field names are stable (`cadence runs --json`).
+type RunSummary struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	Workflow   string     `json:"workflow"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	// DurationMS is from start to finish; nil while the run is unfinished.
+	DurationMS *int64  `json:"duration_ms"`
+	CostUSD    float64 `json:"cost_usd"`
+	// CostUnknown counts the attempts whose agent reported no cost: the
+	// cost is then a lower bound.
+	CostUnknown int `json:"cost_unknown_attempts"`
+	// FailedStep is the step that failed, for a failed run; "" otherwise.
+	FailedStep string `json:"failed_step"`
+}
+
+// ListRuns returns the runs of the project in dir, newest first, at most
+// limit of them (every run when limit <= 0). It reads without the project
+// lock, like Inspect.
+func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, error) {
+	store, err := openForReading(ctx, StateTarget(dir, state))
+	if errors.Is(err, checkpoint.ErrNoDatabase) {
+		return nil, ErrNoRuns
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var out []RunSummary
+	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+		runs, err := tx.Runs()
+		if err != nil {
+			return err
+		}
+		slices.Reverse(runs) // oldest first from the store
+		if limit > 0 && len(runs) > limit {
+			runs = runs[:limit]
+		}
+		for _, r := range runs {
+			sum := RunSummary{ID: r.ID, Status: r.Status, Workflow: r.WorkflowPath, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+			if r.FinishedAt != nil {
+				ms := r.FinishedAt.Sub(r.StartedAt).Milliseconds()
+				sum.DurationMS = &ms
+			}
+			if sum.CostUSD, sum.CostUnknown, err = tx.RunCost(r.ID); err != nil {
+				return err
+			}
+			if r.Status == checkpoint.RunFailed {
+				steps, err := tx.Steps(r.ID)
+				if err != nil {
+					return err
+				}
+				for _, s := range steps {
+					if s.Status == checkpoint.StepFailed {
+						sum.FailedStep = s.ID
+						break
+					}
+				}
+			}
+			out = append(out, sum)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, ErrNoRuns
+	}
+	return out, nil
+}
+
+// StepOutput is the accepted result of one step of a run, for `cadence
+// output`.
+type StepOutput struct {
+	RunID string
+	Step  string
+	// Data is the handoff's data exactly as stored: its numbers are never
+	// decoded into floating point. For a map step it is a JSON object of
+	// the succeeded items' data keyed by item key, in the items' order.
+	Data json.RawMessage
+}
+
+// ErrNoOutput is returned by Output when the step has no accepted handoff.
+var ErrNoOutput = errors.New("no accepted handoff")
+
+// Output reads the accepted handoff data of a step of a run: the latest run
+// when runID is "", the run's last step when stepID is "". A step that has
+// not succeeded (and a map step none of whose items has) gives an error
+// wrapping ErrNoOutput that says what state the step is in.
+func Output(ctx context.Context, dir, state, runID, stepID string) (*StepOutput, error) {
+	store, err := openForReading(ctx, StateTarget(dir, state))
+	if errors.Is(err, checkpoint.ErrNoDatabase) {
+		return nil, ErrNoRuns
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var out *StepOutput
+	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+		run, err := findRun(tx, dir, runID)
+		if err != nil {
+			return err
+		}
+		steps, err := tx.Steps(run.ID)
+		if err != nil {
+			return err
+		}
+		if len(steps) == 0 {
+			return fmt.Errorf("run %s has no steps: %w", run.ID, ErrNoOutput)
+		}
+		var step *checkpoint.Step
+		if stepID == "" {
+			step = &steps[len(steps)-1]
+		} else {
+			for i := range steps {
+				if steps[i].ID == stepID {
+					step = &steps[i]
+				}
+			}
+			if step == nil {
+				ids := make([]string, len(steps))
+				for i, s := range steps {
+					ids[i] = s.ID
+				}
+				return fmt.Errorf("run %s has no step %q (its steps: %s)", run.ID, stepID, alternatives(ids))
+			}
+		}
+		items, err := tx.Items(run.ID, step.ID)
+		if err != nil {
+			return err
+		}
+		var data json.RawMessage
+		if len(items) > 0 {
+			data, err = itemsData(step.ID, items)
+		} else {
+			data, err = stepData(run, step)
+		}
+		if err != nil {
+			return err
+		}
+		out = &StepOutput{RunID: run.ID, Step: step.ID, Data: data}
+		return nil
+	})
+	return out, err
+}
+
+// findRun returns the run runID, or the latest run when runID is "".
+func findRun(tx *checkpoint.Tx, dir, runID string) (*checkpoint.Run, error) {
+	if runID == "" {
+		run, err := tx.LatestRun()
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, ErrNoRuns
+		}
+		return run, err
+	}
+	run, err := tx.Run(runID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("no run %q in %s (list them with `cadence runs`)", runID, dir)
+	}
+	return run, err
+}
+
+// stepData is the data of a step's accepted handoff envelope.
+func stepData(run *checkpoint.Run, s *checkpoint.Step) (json.RawMessage, error) {
+	if s.Status != checkpoint.StepSucceeded || len(s.HandoffJSON) == 0 {
+		return nil, fmt.Errorf("step %s of run %s is %s: %w", s.ID, run.ID, s.Status, ErrNoOutput)
+	}
+	var env handoff.Envelope
+	if err := json.Unmarshal(s.HandoffJSON, &env); err != nil {
+		return nil, fmt.Errorf("step %s of run %s: stored handoff: %w", s.ID, run.ID, err)
+	}
+	return env.Data, nil
+}
+
+// itemsData is a JSON object of the succeeded items' data keyed by item
+// key, in the items' frozen order; an error wrapping ErrNoOutput when no
+// item succeeded.
+func itemsData(stepID string, items []checkpoint.Step) (json.RawMessage, error) {
+	buf := []byte{'{'}
+	n := 0
+	for _, it := range items {
+		if it.Status != checkpoint.StepSucceeded || len(it.HandoffJSON) == 0 {
+			continue
+		}
+		var env handoff.Envelope
+		if err := json.Unmarshal(it.HandoffJSON, &env); err != nil {
+			return nil, fmt.Errorf("item %q of step %s: stored handoff: %w", it.ItemKey, stepID, err)
+		}
+		key, err := json.Marshal(it.ItemKey)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, key...)
+		buf = append(buf, ':')
+		buf = append(buf, env.Data...)
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no item of map step %s succeeded (%d items): %w", stepID, len(items), ErrNoOutput)
+	}
+	return append(buf, '}'), nil
+}
+
+// alternatives lists names for a message: "a, b or c".
+func alternatives(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	s := ""
+	for i, n := range names[:len(names)-1] {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s + " or " + names[len(names)-1]
+}
+
+// UnsetAPIKeys names the agents, sorted, whose api_key_env names a variable
+// set neither in env (cadence's environment) nor in the agent's own env:
+// their requests would go out without a key, which the provider refuses
+// only when the first attempt runs.
+func UnsetAPIKeys(wf *workflow.Workflow, env []string) []string {
+	var out []string
+	for name, a := range wf.Agents {
+		if a.APIKeyEnv == "" {
+			continue
+		}
+		if v, ok := a.Env[a.APIKeyEnv]; ok && v != "" {
+			continue
+		}
+		set := false
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], a.APIKeyEnv+"="); ok {
+				set = v != ""
+				break
+			}
+		}
+		if !set {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
