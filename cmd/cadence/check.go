@@ -1,13 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -50,7 +47,15 @@ func (c *checkCmd) Run(e *env) error {
 		name = workflow.DefaultPath
 	}
 	var errs, warns []checkProblem
-	wf, err := workflow.Load(dir, c.Workflow)
+	file := name
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(dir, file)
+	}
+	var wf *workflow.Workflow
+	raw, err := os.ReadFile(file)
+	if err == nil {
+		wf, err = workflow.ParseAndCheck(dir, name, raw)
+	}
 	var werrs workflow.Errors
 	switch {
 	case errors.As(err, &werrs):
@@ -59,17 +64,6 @@ func (c *checkCmd) Run(e *env) error {
 		}
 	case err != nil:
 		errs = append(errs, checkProblem{File: name, Message: err.Error()})
-	}
-	file := name
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(dir, file)
-	}
-	if raw, rerr := os.ReadFile(file); rerr == nil {
-		pos := newLocator(raw)
-		errs = append(errs, programProblems(raw, dir, name, pos)...)
-		slices.SortStableFunc(errs, func(a, b checkProblem) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
 	}
 	if wf != nil {
 		pos := newLocator(wf.Raw)
@@ -132,144 +126,6 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// programProblems checks that every program cadence would start can be
-// found: each agent's program (the preset's, or its command) and the argv
-// of each check given as a list. It reads the file's YAML loosely, on its
-// own, so that it also reports what it can in a file the loader refused. A
-// program named through a template, and the commands of shell-form checks,
-// are known only when they run.
-func programProblems(raw []byte, dir, file string, pos *locator) []checkProblem {
-	var doc map[string]any
-	if yaml.Unmarshal(raw, &doc) != nil {
-		return nil
-	}
-	var out []checkProblem
-	add := func(path, key, msg string) {
-		line, col := pos.at(path)
-		out = append(out, checkProblem{File: file, Line: line, Column: col, Key: key, Message: msg})
-	}
-	agents, _ := doc["agents"].(map[string]any)
-	for _, name := range sortedKeys(agents) {
-		a, _ := agents[name].(map[string]any)
-		preset, _ := a["preset"].(string)
-		command := strings_(a["command"])
-		env, _ := a["env"].(map[string]any)
-		path, _ := env["PATH"].(string)
-		prog := agentProgram(preset, command)
-		if prog == "" {
-			continue
-		}
-		if err := findProgram(prog, dir, path); err != nil {
-			at, key := "$.agents."+name+".command", "agents."+name+".command"
-			if len(command) == 0 {
-				at, key = "$.agents."+name+".preset", "agents."+name+".preset"
-			}
-			add(at, key, fmt.Sprintf("agent %s: program %s %v", name, prog, err))
-		}
-	}
-	checkList := func(list any, at, key string) {
-		checks, _ := list.([]any)
-		for j, c := range checks {
-			m, _ := c.(map[string]any)
-			argv := strings_(m["run"])
-			if len(argv) == 0 || strings.Contains(argv[0], "{{") {
-				continue // a command line for the shell, or not a list of strings
-			}
-			name, _ := m["name"].(string)
-			if err := findProgram(argv[0], dir, ""); err != nil {
-				add(fmt.Sprintf("%s[%d].run", at, j), fmt.Sprintf("%s[%d].run", key, j),
-					fmt.Sprintf("check %s: program %s %v", name, argv[0], err))
-			}
-		}
-	}
-	if defaults, ok := doc["defaults"].(map[string]any); ok {
-		checkList(defaults["checks"], "$.defaults.checks", "defaults.checks")
-	}
-	steps, _ := doc["steps"].([]any)
-	for i, s := range steps {
-		if m, ok := s.(map[string]any); ok {
-			checkList(m["checks"], fmt.Sprintf("$.steps[%d].checks", i), fmt.Sprintf("steps[%d].checks", i))
-		}
-	}
-	return out
-}
-
-// strings_ is v as a list of strings, or nil when it is not one.
-func strings_(v any) []string {
-	list, ok := v.([]any)
-	if !ok {
-		return nil
-	}
-	out := make([]string, len(list))
-	for i, x := range list {
-		s, ok := x.(string)
-		if !ok {
-			return nil
-		}
-		out[i] = s
-	}
-	return out
-}
-
-// agentProgram is the program an agent starts, or "" when there is none to
-// look for: an openai agent, the sim preset (cadence itself), or a
-// program named through a template.
-func agentProgram(preset string, command []string) string {
-	prog := ""
-	switch {
-	case len(command) > 0:
-		prog = command[0]
-	case preset == "claude", preset == "codex", preset == "gemini":
-		prog = preset
-	}
-	if strings.Contains(prog, "{{") {
-		return ""
-	}
-	return prog
-}
-
-// findProgram looks for a program the way cadence starts it: a name with a
-// slash relative to the project, a bare name on PATH (the agent's own PATH
-// when its env sets one).
-func findProgram(name, dir, path string) error {
-	if strings.ContainsRune(name, filepath.Separator) {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, name)
-		}
-		if _, err := exec.LookPath(name); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return errors.New("does not exist")
-			}
-			return errors.New("is not an executable file")
-		}
-		return nil
-	}
-	if path == "" {
-		if _, err := exec.LookPath(name); err != nil {
-			return errors.New("is not on PATH")
-		}
-		return nil
-	}
-	for _, d := range filepath.SplitList(path) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		if _, err := exec.LookPath(filepath.Join(d, name)); err == nil {
-			return nil
-		}
-	}
-	return errors.New("is not on the agent's PATH (its env sets PATH)")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // locator finds where a key of the workflow file was written, for problems

@@ -50,6 +50,39 @@ type loader struct {
 
 // build decodes raw, named name in errors, against the project at dir.
 func build(raw []byte, name, dir string) (*Workflow, Errors) {
+	l := decode(raw, name, dir)
+	if len(l.errs) > 0 {
+		return nil, l.errs.tidy()
+	}
+	l.w.SHA256 = Hash(l.w.RawSHA256, l.w.Files)
+	return l.w, nil
+}
+
+// ParseAndCheck is Parse and CheckPrograms together, for `cadence check`: every
+// problem of the workflow at once, sorted by position, the programs that
+// cannot be found among them even when the file has other mistakes. The
+// workflow is nil when there is any problem.
+func ParseAndCheck(dir, name string, raw []byte) (*Workflow, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory %s: %w", dir, err)
+	}
+	l := decode(raw, name, absDir)
+	errs := l.errs
+	var progErrs Errors
+	if errors.As(CheckPrograms(l.w), &progErrs) {
+		errs = append(errs, progErrs...)
+	}
+	if len(errs) > 0 {
+		return nil, errs.tidy()
+	}
+	l.w.SHA256 = Hash(l.w.RawSHA256, l.w.Files)
+	return l.w, nil
+}
+
+// decode runs the loader over raw and returns it with what it built and
+// the mistakes it found.
+func decode(raw []byte, name, dir string) *loader {
 	sum := sha256.Sum256(raw)
 	l := &loader{
 		decoder: decoder{file: name},
@@ -64,15 +97,10 @@ func build(raw []byte, name, dir string) (*Workflow, Errors) {
 			Agents:    map[string]*Agent{},
 		},
 	}
-	body := l.parse(raw)
-	if body != nil {
+	if body := l.parse(raw); body != nil {
 		l.top(body)
 	}
-	if len(l.errs) > 0 {
-		return nil, l.errs.tidy()
-	}
-	l.w.SHA256 = Hash(l.w.RawSHA256, l.w.Files)
-	return l.w, nil
+	return l
 }
 
 // Hash returns the hash of a workflow whose own file hashes to rawSHA256
