@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"io"
 	"os"
 	"path/filepath"
@@ -926,8 +927,7 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed, Warning: a.Warning})
 	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
-	var data any
-	_ = json.Unmarshal(j.result.JSON, &data)
+	data, _ := jsonvalue.Decode(j.result.JSON)
 	return stepOutcome{done: true, data: data}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -539,9 +540,5 @@ func envelopeData(envJSON []byte) (any, error) {
 	if err := json.Unmarshal(envJSON, &env); err != nil {
 		return nil, err
 	}
-	var v any
-	if err := json.Unmarshal(env.Data, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return jsonvalue.Decode(env.Data)
 }

@@ -30,6 +30,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -267,8 +269,8 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 
 // itemOf rebuilds an item from its stored row.
 func itemOf(row *checkpoint.Step) (*mapItem, error) {
-	var v any
-	if err := json.Unmarshal(row.ItemJSON, &v); err != nil {
+	v, err := jsonvalue.Decode(row.ItemJSON)
+	if err != nil {
 		return nil, fmt.Errorf("item %q of step %s: stored value: %w", row.ItemKey, row.ID, err)
 	}
 	return &mapItem{key: row.ItemKey, value: v, dir: safeName(row.ItemKey)}, nil
@@ -330,7 +332,7 @@ func (p *project) itemsSource(ws *workflow.Step, outputs map[string]any) ([]any,
 	if err != nil {
 		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s: %v", ws.ID, m.ItemsPointer, m.ItemsStep, err)
 	}
-	list, ok := v.([]any)
+	list, ok := v.(jsonvalue.Array)
 	if !ok {
 		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", ws.ID, m.ItemsPointer, m.ItemsStep, jsonKind(v))
 	}
@@ -348,9 +350,13 @@ func readItemsFile(path, rel string) ([]any, error) {
 	}
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var list []any
-		if err := json.Unmarshal(trimmed, &list); err != nil {
+		v, err := jsonvalue.Decode(trimmed)
+		if err != nil {
 			return nil, itemsErrorf("the items file %s: %v", rel, err)
+		}
+		list, ok := v.(jsonvalue.Array)
+		if !ok {
+			return nil, itemsErrorf("the items file %s: not a JSON array", rel)
 		}
 		return list, nil
 	}
@@ -362,8 +368,8 @@ func readItemsFile(path, rel string) ([]any, error) {
 		if len(text) == 0 {
 			continue
 		}
-		var v any
-		if err := json.Unmarshal(text, &v); err != nil {
+		v, err := jsonvalue.Decode(text)
+		if err != nil {
 			return nil, itemsErrorf("the items file %s, line %d: %v (want a JSON array, or one JSON value per line)", rel, line, err)
 		}
 		list = append(list, v)
@@ -392,11 +398,11 @@ func itemKeys(items []any, pointer string) ([]string, error) {
 		switch x := v.(type) {
 		case string:
 			k = x
-		case float64:
-			if x != float64(int64(x)) {
+		case json.Number:
+			var ok bool
+			if k, ok = integerText(x); !ok {
 				return nil, itemsErrorf("item %d: key %v at %q is not a whole number or a string", i, x, pointer)
 			}
-			k = strconv.FormatInt(int64(x), 10)
 		default:
 			return nil, itemsErrorf("item %d: the key at %q is %s, not a string or a number", i, pointer, jsonKind(v))
 		}
@@ -420,13 +426,13 @@ func jsonPointer(v any, pointer string) (any, error) {
 	for _, tok := range strings.Split(pointer[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch x := v.(type) {
-		case map[string]any:
+		case jsonvalue.Object:
 			next, ok := x[tok]
 			if !ok {
 				return nil, fmt.Errorf("no member %q", tok)
 			}
 			v = next
-		case []any:
+		case jsonvalue.Array:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(x) {
 				return nil, fmt.Errorf("no element %q in an array of %d", tok, len(x))
@@ -443,13 +449,13 @@ func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
-	case map[string]any:
+	case jsonvalue.Object:
 		return "an object"
-	case []any:
+	case jsonvalue.Array:
 		return "an array"
 	case string:
 		return "a string"
-	case float64:
+	case json.Number:
 		return "a number"
 	case bool:
 		return "a boolean"
@@ -648,7 +654,22 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 	}
 	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
 		Message: fmt.Sprintf("%s succeeded, %d dead", count(len(out.Items), "item", "items"), len(out.Failed))})
-	var v any
-	_ = json.Unmarshal(data, &v)
+	v, _ := jsonvalue.Decode(data)
 	return stepDone, v, nil
+}
+
+// integerText returns a whole number's decimal text: the number as written
+// when it is an integer literal, however large (9007199254740993 stays
+// itself), or the value of a small whole number written otherwise (2.0,
+// 1e3).
+func integerText(n json.Number) (string, bool) {
+	s := string(n)
+	if strings.Trim(strings.TrimPrefix(s, "-"), "0123456789") == "" && s != "" && s != "-" {
+		return s, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
 }

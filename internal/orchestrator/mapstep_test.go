@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"os/exec"
 	"strings"
 	"testing"
@@ -62,11 +63,18 @@ func TestSafeName(t *testing.T) {
 	}
 }
 
-func TestItemKeys(t *testing.T) {
-	items := []any{
-		map[string]any{"id": "a", "n": float64(1)},
-		map[string]any{"id": "b", "n": float64(2)},
+// decodedItems decodes a JSON array of items the way a map step reads them.
+func decodedItems(t *testing.T, text string) []any {
+	t.Helper()
+	v, err := jsonvalue.Decode([]byte(text))
+	if err != nil {
+		t.Fatalf("items %s: %v", text, err)
 	}
+	return v.(jsonvalue.Array)
+}
+
+func TestItemKeys(t *testing.T) {
+	items := decodedItems(t, `[{"id": "a", "n": 1}, {"id": "b", "n": 2.0}]`)
 	keys, err := itemKeys(items, "/id")
 	if err != nil || strings.Join(keys, ",") != "a,b" {
 		t.Errorf("keys by /id = %v, %v", keys, err)
@@ -79,26 +87,36 @@ func TestItemKeys(t *testing.T) {
 	if err != nil || strings.Join(keys, ",") != "0,1" {
 		t.Errorf("keys by index = %v, %v", keys, err)
 	}
+	// Integers past 2^53 are keys as written: two keys, not one.
+	keys, err = itemKeys(decodedItems(t, `[{"id": 9007199254740993}, {"id": 9007199254740992}, {"id": 1e3}]`), "/id")
+	if err != nil || strings.Join(keys, ",") != "9007199254740993,9007199254740992,1000" {
+		t.Errorf("big keys = %v, %v", keys, err)
+	}
 	for _, tt := range []struct {
-		items   []any
+		items   string
 		pointer string
 		want    string
 	}{
-		{[]any{map[string]any{"id": "a"}, map[string]any{"id": "a"}}, "/id", `items 0 and 1 have the same key "a"`},
-		{[]any{map[string]any{"id": "a"}, map[string]any{"x": "a"}}, "/id", `item 1 has no key at "/id"`},
-		{[]any{map[string]any{"id": true}}, "/id", "is a boolean, not a string or a number"},
-		{[]any{map[string]any{"id": 1.5}}, "/id", "not a whole number"},
-		{[]any{map[string]any{"id": ""}}, "/id", "is empty"},
-		{[]any{"scalar"}, "/id", `item 0 has no key at "/id"`},
+		{`[{"id": "a"}, {"id": "a"}]`, "/id", `items 0 and 1 have the same key "a"`},
+		{`[{"id": 7}, {"id": 7.0}]`, "/id", `items 0 and 1 have the same key "7"`},
+		{`[{"id": "a"}, {"x": "a"}]`, "/id", `item 1 has no key at "/id"`},
+		{`[{"id": true}]`, "/id", "is a boolean, not a string or a number"},
+		{`[{"id": 1.5}]`, "/id", "not a whole number"},
+		{`[{"id": 1e400}]`, "/id", "not a whole number"},
+		{`[{"id": ""}]`, "/id", "is empty"},
+		{`["scalar"]`, "/id", `item 0 has no key at "/id"`},
 	} {
-		if _, err := itemKeys(tt.items, tt.pointer); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("itemKeys(%v, %q) = %v, want an error containing %q", tt.items, tt.pointer, err, tt.want)
+		if _, err := itemKeys(decodedItems(t, tt.items), tt.pointer); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("itemKeys(%s, %q) = %v, want an error containing %q", tt.items, tt.pointer, err, tt.want)
 		}
 	}
 }
 
 func TestJSONPointer(t *testing.T) {
-	doc := map[string]any{"a/b": map[string]any{"m~n": []any{"x", "y"}}}
+	doc, err := jsonvalue.Decode([]byte(`{"a/b": {"m~n": ["x", "y"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	v, err := jsonPointer(doc, "/a~1b/m~0n/1")
 	if err != nil || v != "y" {
 		t.Errorf("= %v, %v; want y", v, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"path/filepath"
 	"text/template"
 
@@ -32,12 +33,12 @@ func (p *project) templateData(ws *workflow.Step, runID string, attempt int, out
 
 // itemData is what .Item is in a map step's templates: the item's own
 // fields and Key, for an object; Key and Value for any other item.
-func itemData(it *mapItem) map[string]any {
-	obj, ok := it.value.(map[string]any)
+func itemData(it *mapItem) jsonvalue.Object {
+	obj, ok := it.value.(jsonvalue.Object)
 	if !ok {
-		return map[string]any{"Key": it.key, "Value": it.value}
+		return jsonvalue.Object{"Key": it.key, "Value": it.value}
 	}
-	out := make(map[string]any, len(obj)+1)
+	out := make(jsonvalue.Object, len(obj)+1)
 	for k, v := range obj {
 		out[k] = v
 	}
@@ -60,7 +61,7 @@ func (p *project) renderPrompt(ws *workflow.Step, runID string, attempt int, out
 func renderArgs(name string, words []string, data map[string]any) ([]string, error) {
 	out := make([]string, 0, len(words))
 	for i, w := range words {
-		t, err := template.New(name).Option("missingkey=error").Parse(w)
+		t, err := template.New(name).Option("missingkey=error").Funcs(jsonvalue.Funcs()).Parse(w)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
 		}

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"slices"
 	"strings"
 	"text/template"
@@ -14,7 +15,7 @@ const promptFields = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .S
 // newTemplate parses a template the way it will be executed: a missing key
 // is an error, never an empty string sent to an agent.
 func newTemplate(name, text string) (*template.Template, error) {
-	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	t, err := template.New(name).Option("missingkey=error").Funcs(jsonvalue.Funcs()).Parse(text)
 	if err != nil {
 		// "template: NAME:LINE: msg" → "bad template, line LINE: msg"
 		msg := strings.TrimPrefix(err.Error(), "template: "+name+":")
