@@ -35,7 +35,7 @@ func toJSON(v any) (string, error) {
 func join(sep string, list any) (string, error) {
 	rv := reflect.ValueOf(list)
 	if list == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
-		return "", fmt.Errorf("join: %s is not a list", kind(list))
+		return "", fmt.Errorf("join: %s is not a list", Kind(list))
 	}
 	parts := make([]string, rv.Len())
 	for i := range parts {
@@ -93,15 +93,19 @@ func indent(n int, text any) string {
 	return strings.Join(lines, "\n")
 }
 
-func kind(v any) string {
+// Kind names the JSON type of a decoded value for messages: "an object",
+// "a number", "null".
+func Kind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case Object, map[string]any:
 		return "an object"
+	case Array, []any:
+		return "an array"
 	case string:
 		return "a string"
-	case json.Number:
+	case json.Number, float64:
 		return "a number"
 	case bool:
 		return "a boolean"

@@ -50,20 +50,14 @@ func Decode(data []byte) (any, error) {
 func Wrap(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, e := range x {
-			x[k] = Wrap(e)
-		}
-		return Object(x)
+		return Wrap(Object(x))
 	case Object:
 		for k, e := range x {
 			x[k] = Wrap(e)
 		}
 		return x
 	case []any:
-		for i, e := range x {
-			x[i] = Wrap(e)
-		}
-		return Array(x)
+		return Wrap(Array(x))
 	case Array:
 		for i, e := range x {
 			x[i] = Wrap(e)

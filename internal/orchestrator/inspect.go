@@ -183,16 +183,8 @@ func StateTarget(dir, state string) string {
 // state is the state database as for StateTarget. withPrompts includes
 // each attempt's prompt and diagnosis.
 func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*Report, error) {
-	store, err := openForReading(ctx, StateTarget(dir, state))
-	if errors.Is(err, checkpoint.ErrNoDatabase) {
-		return nil, ErrNoRuns
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
 	var rep Report
-	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		var (
 			run *checkpoint.Run
 			err error
@@ -406,4 +398,19 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 		out = append(out, ar)
 	}
 	return used, out
+}
+
+// readState runs fn in a read transaction of the project's state, opened
+// read-only and without the project lock (G7), so that it reads while a run
+// goes on; ErrNoRuns when there is no state database yet.
+func readState(ctx context.Context, dir, state string, fn func(*checkpoint.Tx) error) error {
+	store, err := openForReading(ctx, StateTarget(dir, state))
+	if errors.Is(err, checkpoint.ErrNoDatabase) {
+		return ErrNoRuns
+	}
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return store.View(ctx, fn)
 }

@@ -334,7 +334,7 @@ func (p *project) itemsSource(ws *workflow.Step, outputs map[string]any) ([]any,
 	}
 	list, ok := v.(jsonvalue.Array)
 	if !ok {
-		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", ws.ID, m.ItemsPointer, m.ItemsStep, jsonKind(v))
+		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", ws.ID, m.ItemsPointer, m.ItemsStep, jsonvalue.Kind(v))
 	}
 	return list, nil
 }
@@ -404,7 +404,7 @@ func itemKeys(items []any, pointer string) ([]string, error) {
 				return nil, itemsErrorf("item %d: key %v at %q is not a whole number or a string", i, x, pointer)
 			}
 		default:
-			return nil, itemsErrorf("item %d: the key at %q is %s, not a string or a number", i, pointer, jsonKind(v))
+			return nil, itemsErrorf("item %d: the key at %q is %s, not a string or a number", i, pointer, jsonvalue.Kind(v))
 		}
 		if k == "" {
 			return nil, itemsErrorf("item %d: the key at %q is empty", i, pointer)
@@ -439,28 +439,10 @@ func jsonPointer(v any, pointer string) (any, error) {
 			}
 			v = x[i]
 		default:
-			return nil, fmt.Errorf("%q goes into %s", tok, jsonKind(v))
+			return nil, fmt.Errorf("%q goes into %s", tok, jsonvalue.Kind(v))
 		}
 	}
 	return v, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case jsonvalue.Object:
-		return "an object"
-	case jsonvalue.Array:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // itemStates returns the status of each item of a step, by key.

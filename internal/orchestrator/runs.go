@@ -36,16 +36,8 @@ type RunSummary struct {
 // limit of them (every run when limit <= 0). It reads without the project
 // lock, like Inspect.
 func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, error) {
-	store, err := openForReading(ctx, StateTarget(dir, state))
-	if errors.Is(err, checkpoint.ErrNoDatabase) {
-		return nil, ErrNoRuns
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
 	var out []RunSummary
-	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		runs, err := tx.Runs()
 		if err != nil {
 			return err
@@ -107,16 +99,8 @@ var ErrNoOutput = errors.New("no accepted handoff")
 // not succeeded (and a map step none of whose items has) gives an error
 // wrapping ErrNoOutput that says what state the step is in.
 func Output(ctx context.Context, dir, state, runID, stepID string) (*StepOutput, error) {
-	store, err := openForReading(ctx, StateTarget(dir, state))
-	if errors.Is(err, checkpoint.ErrNoDatabase) {
-		return nil, ErrNoRuns
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
 	var out *StepOutput
-	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		run, err := findRun(tx, dir, runID)
 		if err != nil {
 			return err

@@ -146,19 +146,10 @@ func (c Counts) MeanRetries() float64 {
 // run of the project; otherwise only that run. A project with no run yet is
 // ErrNoRuns; an unknown runID wraps checkpoint.ErrNotFound.
 func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error) {
-	store, err := openForReading(ctx, StateTarget(dir, state))
-	if errors.Is(err, checkpoint.ErrNoDatabase) {
-		return nil, ErrNoRuns
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-
 	agg := newStatsAggregator()
 	stats := &Stats{Scope: "all runs"}
 	latestSteps, latestAgents := map[string]bool{}, map[string]bool{}
-	err = store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		runs, err := statsRuns(tx, dir, runID)
 		if err != nil {
 			return err
