@@ -16,7 +16,7 @@ func changedProject(t *testing.T) (*project, func(retry, steps string)) {
   - {id: one, prompt: one, handoff: {schema: s.json}}
   - {id: two, prompt: two, handoff: {schema: s.json}}
 `
-	p := newProject(t, simWorkflow(`{max_attempts: 2, backoff: fixed, initial: 10ms, jitter: none}`, steps),
+	p := newProject(t, simWorkflow(`{max_attempts: 2, backoff: fixed, initial: 500ms, jitter: none}`, steps),
 		map[string]string{"s.json": boolSchema, "scenario.yaml": `
 steps:
   one:
@@ -54,7 +54,7 @@ func stepIDs(p *project) []string {
 func TestResumeAllowChangedApplies(t *testing.T) {
 	t.Run("max_attempts raised", func(t *testing.T) {
 		p, rewrite := changedProject(t)
-		rewrite(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+		rewrite(`{max_attempts: 3, backoff: fixed, initial: 500ms, jitter: none}`, `
   - {id: one, prompt: one, handoff: {schema: s.json}}
   - {id: two, prompt: two, handoff: {schema: s.json}}
 `)
@@ -73,7 +73,7 @@ func TestResumeAllowChangedApplies(t *testing.T) {
 
 	t.Run("step added first", func(t *testing.T) {
 		p, rewrite := changedProject(t)
-		rewrite(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+		rewrite(`{max_attempts: 3, backoff: fixed, initial: 500ms, jitter: none}`, `
   - {id: zero, prompt: zero, handoff: {schema: s.json}}
   - {id: one, prompt: one, handoff: {schema: s.json}}
   - {id: two, prompt: two, handoff: {schema: s.json}}
@@ -90,7 +90,7 @@ func TestResumeAllowChangedApplies(t *testing.T) {
 
 	t.Run("step not yet run renamed", func(t *testing.T) {
 		p, rewrite := changedProject(t)
-		rewrite(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+		rewrite(`{max_attempts: 3, backoff: fixed, initial: 500ms, jitter: none}`, `
   - {id: one, prompt: one, handoff: {schema: s.json}}
   - {id: three, prompt: two, handoff: {schema: s.json}}
 `)
@@ -113,7 +113,7 @@ func TestResumeAllowChangedApplies(t *testing.T) {
 	t.Run("step that ran renamed", func(t *testing.T) {
 		p, rewrite := changedProject(t)
 		before := p.inspect()
-		rewrite(`{max_attempts: 2, backoff: fixed, initial: 10ms, jitter: none}`, `
+		rewrite(`{max_attempts: 2, backoff: fixed, initial: 500ms, jitter: none}`, `
   - {id: uno, prompt: one, handoff: {schema: s.json}}
   - {id: two, prompt: two, handoff: {schema: s.json}}
 `)

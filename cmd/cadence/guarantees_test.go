@@ -605,7 +605,11 @@ steps:
 			}
 			waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
 			_ = cmd.Process.Signal(sig)
-			p.finish(cmd, cmd.Wait(), out.String(), errb.String()).exits(t, 3)
+			stopped := p.finish(cmd, cmd.Wait(), out.String(), errb.String())
+			stopped.exits(t, 3)
+			if !strings.Contains(stopped.stdout, "interrupted") || !strings.Contains(stopped.stdout, "(stopped by cadence: not counted against max_attempts)") {
+				t.Errorf("the live view does not say the stopped attempt is not counted:\n%s", stopped.stdout)
+			}
 
 			s := step(p.inspect(), "one")
 			if s.AttemptsUsed != 0 || len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" || !s.Attempts[0].Uncounted {

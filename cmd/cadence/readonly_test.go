@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -144,13 +145,12 @@ steps:
 	}
 	for _, tc := range []struct {
 		args []string
-		code int // --follow ends as the run it follows did: interrupted
+		code int
 		want string
 	}{
 		{[]string{"inspect"}, 0, "two"},
 		{[]string{"inspect", "--json"}, 0, `"status":"interrupted"`},
 		{[]string{"inspect", "--stats"}, 0, "ATTEMPTS"},
-		{[]string{"inspect", "--follow"}, 3, "run " + runID + " interrupted"},
 		{[]string{"dlq", "list"}, 0, ""},
 		{[]string{"validate", "--failed"}, 0, "one"},
 		{[]string{"report", "-o", filepath.Join(writable, "r.html")}, 0, "r.html"},
@@ -165,6 +165,53 @@ steps:
 			}
 		})
 	}
+	// --follow replays the stopped run and then waits for its resume:
+	// it got that far reading the state read-only.
+	t.Run("inspect --follow", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "inspect", "--follow", p.dir)
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		var seen []string
+		for line := range lines {
+			seen = append(seen, line)
+			if strings.Contains(line, "readonly") {
+				break
+			}
+			if strings.Contains(line, "waiting for it to be resumed") {
+				break
+			}
+		}
+		_ = cmd.Process.Kill()
+		for range lines {
+		}
+		_ = cmd.Wait()
+		if len(seen) == 0 || !strings.Contains(seen[len(seen)-1], "waiting for it to be resumed") {
+			t.Fatalf("inspect --follow as another user did not reach the wait for a resume:\n%s", strings.Join(seen, "\n"))
+		}
+		if !strings.Contains(out.String(), "run "+runID+" interrupted") {
+			t.Fatalf("inspect --follow did not replay the stopped run:\n%s", out.String())
+		}
+	})
 	t.Run("report into .cadence", func(t *testing.T) {
 		r := p.asNobody(t, bin, "report")
 		if r.code == 0 || !strings.Contains(r.stderr, "-o") || !strings.Contains(r.stderr, filepath.Join(".cadence", "reports")) {

@@ -200,7 +200,10 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		if len(ev.Repairs) > 0 {
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
 		}
-		if ev.Uncounted {
+		switch {
+		case ev.Uncounted && ev.Status == "interrupted":
+			s += " (stopped by cadence: not counted against max_attempts)"
+		case ev.Uncounted:
 			s += " (a usage limit: not counted against max_attempts)"
 		}
 		if ev.Until != nil {
