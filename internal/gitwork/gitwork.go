@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ErrNotRepo reports a directory that is not inside a git work tree.
@@ -192,6 +193,37 @@ func (r Repo) branchExists(ctx context.Context, branch string) bool {
 	return err == nil
 }
 
+// lockWorktrees holds an exclusive lock on the repository's git directory
+// until the returned function is called. Adding, pruning and removing
+// worktrees change one list that git itself does not lock: a `git worktree
+// prune` run while another `git worktree add` is still writing its record
+// removes that record, and the add fails ("failed to read
+// .git/worktrees/NAME/commondir"). The items of a map step, and any other
+// cadence process in the same repository, take turns here. flock on the
+// directory leaves no file behind, and the kernel releases it when its
+// holder dies.
+func (r Repo) lockWorktrees(ctx context.Context) (func(), error) {
+	dir, err := r.run(ctx, r.Dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock the worktrees of %s: %w", dir, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock the worktrees of %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
+
 // Worktree makes sure path is a worktree of branch: an existing worktree
 // there is reused as it is (a resume), an existing branch is checked out
 // with its commits, and a new branch starts at base.
@@ -203,6 +235,11 @@ func (r Repo) Worktree(ctx context.Context, path, branch, base string) error {
 		}
 		return fmt.Errorf("%s is a worktree of %q, not of branch %s", path, cur, branch)
 	}
+	unlock, err := r.lockWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// A directory left by an interrupted `git worktree add` is not a
 	// worktree yet: prune the stale record and add it again.
 	if _, err := r.run(ctx, r.Dir, "worktree", "prune"); err != nil {
@@ -218,7 +255,7 @@ func (r Repo) Worktree(ctx context.Context, path, branch, base string) error {
 		_, err := r.run(ctx, r.Dir, "worktree", "add", "--quiet", path, branch)
 		return err
 	}
-	_, err := r.run(ctx, r.Dir, "worktree", "add", "--quiet", "-b", branch, path, base)
+	_, err = r.run(ctx, r.Dir, "worktree", "add", "--quiet", "-b", branch, path, base)
 	return err
 }
 
@@ -245,11 +282,16 @@ func (r Repo) CommitAll(ctx context.Context, path, msg string) (bool, error) {
 // Remove removes the worktree at path; its branch stays. A path that is no
 // longer a worktree is not an error.
 func (r Repo) Remove(ctx context.Context, path string) error {
+	unlock, err := r.lockWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		_, err := r.run(ctx, r.Dir, "worktree", "prune")
 		return err
 	}
-	_, err := r.run(ctx, r.Dir, "worktree", "remove", "--force", path)
+	_, err = r.run(ctx, r.Dir, "worktree", "remove", "--force", path)
 	return err
 }
 

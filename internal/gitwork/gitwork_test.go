@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -274,5 +275,34 @@ func TestDeleteRunRefs(t *testing.T) {
 	}
 	if _, err := (Repo{Dir: t.TempDir()}).DeleteRunRefs(ctx, "R1"); !errors.Is(err, ErrNotRepo) {
 		t.Errorf("outside a repository: %v, want ErrNotRepo", err)
+	}
+}
+
+// Items of a map step add and remove their worktrees at the same time:
+// none may fail because another's `git worktree prune` removed the record
+// of a worktree still being added.
+func TestConcurrentWorktrees(t *testing.T) {
+	r := newRepo(t)
+	base := git(t, r, r.Dir, "rev-parse", "HEAD")
+	ctx := context.Background()
+	const n = 8
+	for round := range 5 {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				path := filepath.Join(r.Dir, ".cadence", "worktrees", "run", strconv.Itoa(round), strconv.Itoa(i))
+				branch := "cadence/run/" + strconv.Itoa(round) + "/" + strconv.Itoa(i)
+				if err := r.Worktree(ctx, path, branch, base); err != nil {
+					errs <- err
+					return
+				}
+				errs <- r.Remove(ctx, path)
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
