@@ -220,13 +220,35 @@ func connect(ctx context.Context, path, dsn string, readOnly bool) (*Store, erro
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	var n int
-	if err := db.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema"); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, classify(err))
+	// The first statement opens the connection and applies the DSN's
+	// pragmas. Switching a database that another process is creating at
+	// the same moment to WAL can fail with SQLITE_BUSY at once, without
+	// SQLite's busy handler: that is retried, briefly, like a busy wait.
+	deadline := time.Now().Add(openBusyRetry)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		var n int
+		err := db.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema")
+		if err == nil {
+			break
+		}
+		err = classify(err)
+		if !errors.Is(err, ErrBusy) || time.Now().After(deadline) {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, ctx.Err())
+		case <-time.After(delay):
+		}
 	}
 	return &Store{db: db, engine: engineSQLite, path: path, readOnly: readOnly}, nil
 }
+
+// openBusyRetry is how long opening a SQLite state retries a database that
+// is busy being set up by another process.
+const openBusyRetry = 5 * time.Second
 
 // writerDSN builds the read-write connection string. The pragmas are in the
 // DSN so the driver applies them to every connection it opens (G9);
