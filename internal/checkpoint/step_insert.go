@@ -55,8 +55,7 @@ func (t *Tx) DropStep(runID, stepID string) error {
 	if attempts > 0 || len(items) > 0 {
 		return fmt.Errorf("drop %s: %w (%d attempts, %d items)", what, ErrStepHasHistory, attempts, len(items))
 	}
-	if _, err := t.exec(`DELETE FROM steps WHERE run_id = ? AND step_id = ? AND item_key = '' AND status = ?`,
-		runID, stepID, StepPending); err != nil {
+	if _, err := t.exec(`DELETE FROM steps WHERE run_id = ? AND step_id = ? AND item_key = ''`, runID, stepID); err != nil {
 		return fmt.Errorf("drop %s: %w", what, err)
 	}
 	return nil

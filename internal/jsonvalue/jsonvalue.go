@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -79,11 +78,13 @@ func Marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// text is v as JSON for printing. Marshal fails only on a value that did
+// not come from JSON (a json.Number that is not a number); that prints as
+// the error, never through fmt's %v, which would call String again.
 func text(v any) string {
 	b, err := Marshal(v)
 	if err != nil {
-		// Only a value that did not come from JSON can fail here.
-		return fmt.Sprintf("%v", map[string]any{"error": err.Error()})
+		return "<" + err.Error() + ">"
 	}
 	return string(b)
 }
