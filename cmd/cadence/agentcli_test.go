@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/mockmodel"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
 // These tests run the cadence binary end to end with the real agent CLIs
@@ -211,7 +211,7 @@ func attemptOutputs(p *project) string {
 
 // sameSession checks that every attempt of the step ran in one session,
 // the step's, and returns it.
-func sameSession(t *testing.T, st orchestrator.StepReport) string {
+func sameSession(t *testing.T, st history.StepReport) string {
 	t.Helper()
 	id := st.SessionID
 	if id == "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
@@ -16,7 +17,7 @@ type cleanBranchesCmd struct {
 
 func (c *cleanBranchesCmd) Run(e *env) error {
 	runID, deleted, err := orchestrator.CleanBranches(e.ctx, c.Dir, c.State, c.RunID, c.Force)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	if errors.Is(err, history.ErrNoRuns) {
 		return withCode(exitUsage, fmt.Errorf("no runs in %s yet", c.Dir))
 	}
 	var ue *orchestrator.UsageError

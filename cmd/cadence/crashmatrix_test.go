@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
@@ -266,15 +267,15 @@ type attemptKey struct {
 // units lists what has attempts in a run: each step that runs once, and
 // each item of a map step under the name STEP/KEY, with its own history,
 // so that every guarantee is checked per item as it is per step.
-func units(rep orchestrator.Report) []orchestrator.StepReport {
-	var out []orchestrator.StepReport
+func units(rep history.Report) []history.StepReport {
+	var out []history.StepReport
 	for _, s := range rep.Steps {
 		if s.ItemCounts == nil {
 			out = append(out, s)
 			continue
 		}
 		for _, it := range s.Items {
-			out = append(out, orchestrator.StepReport{ID: s.ID + "/" + it.Key, Status: it.Status, Agent: s.Agent,
+			out = append(out, history.StepReport{ID: s.ID + "/" + it.Key, Status: it.Status, Agent: s.Agent,
 				AttemptsUsed: it.AttemptsUsed, MaxAttempts: it.MaxAttempts, Attempts: it.Attempts})
 		}
 	}
@@ -320,11 +321,11 @@ func newDurability(t *testing.T, p *project, files map[string]string) *durabilit
 // report reads the latest run in-process, through the same code as
 // `cadence inspect --json` and from the project's state database; ok is
 // false while no run exists yet.
-func (d *durability) report() (orchestrator.Report, bool) {
+func (d *durability) report() (history.Report, bool) {
 	d.t.Helper()
-	rep, err := orchestrator.Inspect(context.Background(), d.p.dir, d.p.state, "", false)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
-		return orchestrator.Report{}, false
+	rep, err := history.Inspect(context.Background(), d.p.dir, d.p.state, "", false)
+	if errors.Is(err, history.ErrNoRuns) {
+		return history.Report{}, false
 	}
 	if err != nil {
 		d.t.Fatalf("inspect: %v", err)
@@ -429,7 +430,7 @@ func (d *durability) handoffLanded(runID, stepID string, n int) bool {
 // checkSchedules fails when an attempt's stored delay or deadline differs
 // from what was first observed (G4: resume never redraws; G10: a deadline is
 // never moved).
-func (d *durability) checkSchedules(rep orchestrator.Report) {
+func (d *durability) checkSchedules(rep history.Report) {
 	d.t.Helper()
 	for _, e := range scheduleViolations(d.schedules, rep) {
 		d.t.Error(e)
@@ -438,7 +439,7 @@ func (d *durability) checkSchedules(rep orchestrator.Report) {
 
 // scheduleViolations records the backoff of every attempt seen for the
 // first time in first, and reports every one that differs from its record.
-func scheduleViolations(first map[attemptKey]schedule, rep orchestrator.Report) []string {
+func scheduleViolations(first map[attemptKey]schedule, rep history.Report) []string {
 	var errs []string
 	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
@@ -460,7 +461,7 @@ func scheduleViolations(first map[attemptKey]schedule, rep orchestrator.Report) 
 
 // checkSettled checks every settled attempt that was left running by a
 // killed process: adopted exactly when its handoff had landed (G5).
-func (d *durability) checkSettled(rep orchestrator.Report) {
+func (d *durability) checkSettled(rep history.Report) {
 	d.t.Helper()
 	for _, e := range settleViolations(d.landed, rep) {
 		d.t.Error(e)
@@ -470,7 +471,7 @@ func (d *durability) checkSettled(rep orchestrator.Report) {
 // settleViolations reports every attempt in landed (left running by a
 // killed process, with whether its handoff had landed) that was settled
 // the wrong way.
-func settleViolations(landed map[attemptKey]bool, rep orchestrator.Report) []string {
+func settleViolations(landed map[attemptKey]bool, rep history.Report) []string {
 	var errs []string
 	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
@@ -582,11 +583,11 @@ func ledgerIndex(recs []sim.LedgerRecord) map[attemptKey][]sim.LedgerRecord {
 //   - a retry never started before the stored deadline of the failure it
 //     retries (G4);
 //   - no attempt is left running.
-func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
+func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	execs := ledgerIndex(ledger)
-	steps := map[string]orchestrator.StepReport{}
+	steps := map[string]history.StepReport{}
 	for _, s := range units(rep) {
 		steps[s.ID] = s
 	}
@@ -694,7 +695,7 @@ func checkHistory(rep orchestrator.Report, ledger []sim.LedgerRecord) []string {
 // counts reports whether an attempt uses up one of max_attempts: help
 // rounds do not, nor do attempts cadence records as uncounted (a budget stop,
 // a usage limit with a known reset time).
-func counts(a orchestrator.AttemptReport) bool { return a.Kind != "help" && !a.Uncounted }
+func counts(a history.AttemptReport) bool { return a.Kind != "help" && !a.Uncounted }
 
 func ledgerDump(recs []sim.LedgerRecord) string {
 	var b strings.Builder
@@ -704,7 +705,7 @@ func ledgerDump(recs []sim.LedgerRecord) string {
 	return b.String()
 }
 
-func reportDump(rep orchestrator.Report) string {
+func reportDump(rep history.Report) string {
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	return string(b)
 }
@@ -716,19 +717,19 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	pid := func(n int) *int { return &n }
-	attempt := func(n int, status string, p *int, startMS, endMS int) orchestrator.AttemptReport {
+	attempt := func(n int, status string, p *int, startMS, endMS int) history.AttemptReport {
 		end := at(endMS)
-		return orchestrator.AttemptReport{N: n, Status: status, Kind: "initial", PID: p, SessionID: "s",
+		return history.AttemptReport{N: n, Status: status, Kind: "initial", PID: p, SessionID: "s",
 			StartedAt: at(startMS), FinishedAt: &end}
 	}
 	exec := func(n, p, ms int) sim.LedgerRecord {
 		return sim.LedgerRecord{Step: "one", Attempt: n, SessionID: "s", PID: p, PGID: p, Time: at(ms).Format(time.RFC3339Nano)}
 	}
-	helpRound := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Kind = "help"; return a }
-	uncounted := func(a orchestrator.AttemptReport) orchestrator.AttemptReport { a.Uncounted = true; return a }
+	helpRound := func(a history.AttemptReport) history.AttemptReport { a.Kind = "help"; return a }
+	uncounted := func(a history.AttemptReport) history.AttemptReport { a.Uncounted = true; return a }
 	resumed := func(r sim.LedgerRecord) sim.LedgerRecord { r.Resume = true; return r }
-	one := func(status string, used, maxAttempts int, attempts ...orchestrator.AttemptReport) orchestrator.Report {
-		return orchestrator.Report{Steps: []orchestrator.StepReport{{ID: "one", Status: status,
+	one := func(status string, used, maxAttempts int, attempts ...history.AttemptReport) history.Report {
+		return history.Report{Steps: []history.StepReport{{ID: "one", Status: status,
 			AttemptsUsed: used, MaxAttempts: maxAttempts, Attempts: attempts}}}
 	}
 	deadline := at(500)
@@ -736,7 +737,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	backoff.NextRetryAt = &deadline
 	for _, tc := range []struct {
 		name   string
-		rep    orchestrator.Report
+		rep    history.Report
 		ledger []sim.LedgerRecord
 		want   string // a substring of the expected violation; "" for none
 	}{
@@ -806,8 +807,8 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 // checkers on hand-made histories.
 func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
 	k := attemptKey{"one", 1}
-	withStatus := func(status string, delayMS int64, next time.Time) orchestrator.Report {
-		return orchestrator.Report{Steps: []orchestrator.StepReport{{ID: "one", Attempts: []orchestrator.AttemptReport{
+	withStatus := func(status string, delayMS int64, next time.Time) history.Report {
+		return history.Report{Steps: []history.StepReport{{ID: "one", Attempts: []history.AttemptReport{
 			{N: 1, Status: status, DelayMS: &delayMS, NextRetryAt: &next}}}}}
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
@@ -26,15 +27,15 @@ type dlqListCmd struct {
 }
 
 // deadOf reads the dead items of a run, of one step when step is set.
-func deadOf(e *env, dir, state, runID, step string) (*orchestrator.Report, []orchestrator.DeadReport, error) {
-	rep, err := orchestrator.Inspect(e.ctx, dir, state, runID, false)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+func deadOf(e *env, dir, state, runID, step string) (*history.Report, []history.DeadReport, error) {
+	rep, err := history.Inspect(e.ctx, dir, state, runID, false)
+	if errors.Is(err, history.ErrNoRuns) {
 		return nil, nil, noRuns(dir)
 	}
 	if err != nil {
 		return nil, nil, withCode(exitUsage, stateHint(err))
 	}
-	var out []orchestrator.DeadReport
+	var out []history.DeadReport
 	known := false
 	for _, s := range rep.Steps {
 		if step != "" && s.ID != step {
@@ -57,7 +58,7 @@ func (c *dlqListCmd) Run(e *env) error {
 	}
 	if c.JSON {
 		if dead == nil {
-			dead = []orchestrator.DeadReport{}
+			dead = []history.DeadReport{}
 		}
 		return writeJSON(e.stdout, dead)
 	}
@@ -111,7 +112,7 @@ func (c *dlqShowCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var hits []orchestrator.DeadReport
+	var hits []history.DeadReport
 	for _, d := range dead {
 		if d.Key == c.Key {
 			hits = append(hits, d)
@@ -128,7 +129,7 @@ func (c *dlqShowCmd) Run(e *env) error {
 		return withCode(exitUsage, fmt.Errorf("dead items of steps %s have the key %q: choose one with --step", strings.Join(steps, ", "), c.Key))
 	}
 	d := hits[0]
-	var step *orchestrator.StepReport
+	var step *history.StepReport
 	for i := range rep.Steps {
 		if rep.Steps[i].ID == d.Step {
 			step = &rep.Steps[i]
@@ -143,16 +144,16 @@ func (c *dlqShowCmd) Run(e *env) error {
 			}
 		}
 		return writeJSON(e.stdout, struct {
-			orchestrator.DeadReport
-			Item     any                          `json:"item"`
-			Attempts []orchestrator.AttemptReport `json:"attempts"`
+			history.DeadReport
+			Item     any                     `json:"item"`
+			Attempts []history.AttemptReport `json:"attempts"`
 		}{d, value, item.Attempts})
 	}
 	printDead(e.stdout, rep.Run.ID, d, step, item)
 	return nil
 }
 
-func printDead(w io.Writer, runID string, d orchestrator.DeadReport, step, item *orchestrator.StepReport) {
+func printDead(w io.Writer, runID string, d history.DeadReport, step, item *history.StepReport) {
 	fmt.Fprintf(w, "run %s  step %s  item %s  dead\n", runID, d.Step, d.Key)
 	fmt.Fprintf(w, "class      %s\nsignature  %s\nattempts   %d\nfirst      %s\nlast       %s\ndead since %s\n",
 		d.Class, d.Signature, d.Attempts, d.FirstAt.UTC().Format(time.RFC3339), d.LastAt.UTC().Format(time.RFC3339), d.DeadAt.UTC().Format(time.RFC3339))

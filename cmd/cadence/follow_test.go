@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // followWorkflow has a schema retry, a check, a map step of three items two
@@ -73,7 +73,7 @@ func TestInspectFollow(t *testing.T) {
 	runDone := make(chan error, 1)
 	go func() { runDone <- run.Wait() }()
 	waitFor(t, "the run to be recorded", func() bool {
-		_, err := orchestrator.Inspect(ctx, p.dir, "", "", false)
+		_, err := history.Inspect(ctx, p.dir, "", "", false)
 		return err == nil
 	})
 	follow := p.command(ctx, nil, "inspect", "--follow", "--json")
@@ -88,11 +88,11 @@ func TestInspectFollow(t *testing.T) {
 
 	got := followEvents(t, followOut.String())
 	want := followEvents(t, runOut.String())
-	if len(got) == 0 || got[len(got)-1].Type != orchestrator.EventRunFinished || got[len(got)-1].Status != "succeeded" {
+	if len(got) == 0 || got[len(got)-1].Type != history.EventRunFinished || got[len(got)-1].Status != "succeeded" {
 		t.Fatalf("the follow did not end with the run's end: %v", got)
 	}
 	// Every attempt's start and end the run emitted, the follower saw once.
-	key := func(e orchestrator.Event) string {
+	key := func(e history.Event) string {
 		return fmt.Sprintf("%s %s/%s #%d %s", e.Type, e.Step, e.Item, e.Attempt, e.Status)
 	}
 	count := map[string]int{}
@@ -101,8 +101,8 @@ func TestInspectFollow(t *testing.T) {
 	}
 	for _, e := range want {
 		switch e.Type {
-		case orchestrator.EventAttemptStarted, orchestrator.EventAttemptFinished, orchestrator.EventCheckFinished,
-			orchestrator.EventItemDead, orchestrator.EventRunFinished:
+		case history.EventAttemptStarted, history.EventAttemptFinished, history.EventCheckFinished,
+			history.EventItemDead, history.EventRunFinished:
 			if count[key(e)] != 1 {
 				t.Errorf("the run emitted %q; the follower saw it %d times", key(e), count[key(e)])
 			}
@@ -118,11 +118,11 @@ func TestInspectFollow(t *testing.T) {
 	for _, e := range got {
 		u := e.Step + "/" + e.Item
 		switch e.Type {
-		case orchestrator.EventAttemptStarted:
+		case history.EventAttemptStarted:
 			if want := next[u] + 1; e.Attempt != want {
 				t.Errorf("%s: attempt %d started after attempt %d's events", u, e.Attempt, next[u])
 			}
-		case orchestrator.EventAttemptFinished:
+		case history.EventAttemptFinished:
 			next[u] = e.Attempt
 		}
 	}
@@ -134,12 +134,12 @@ func TestInspectFollow(t *testing.T) {
 	}
 }
 
-func followEvents(t *testing.T, out string) []orchestrator.Event {
+func followEvents(t *testing.T, out string) []history.Event {
 	t.Helper()
-	var evs []orchestrator.Event
+	var evs []history.Event
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
-		var e orchestrator.Event
+		var e history.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("not a JSON event: %q: %v", sc.Text(), err)
 		}

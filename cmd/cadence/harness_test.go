@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // project is a scratch cadence project on disk for process-level tests.
@@ -126,11 +126,11 @@ func (r result) exits(t *testing.T, code int) {
 }
 
 // inspect returns the parsed `cadence inspect --json` of the latest run.
-func (p *project) inspect() orchestrator.Report {
+func (p *project) inspect() history.Report {
 	p.t.Helper()
 	r := p.cadence(nil, "inspect", "--json")
 	r.exits(p.t, 0)
-	var rep orchestrator.Report
+	var rep history.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		p.t.Fatalf("inspect --json: %v\n%s", err, r.stdout)
 	}
@@ -200,11 +200,11 @@ func alive(pid int) bool {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func step(rep orchestrator.Report, id string) orchestrator.StepReport {
+func step(rep history.Report, id string) history.StepReport {
 	for _, s := range rep.Steps {
 		if s.ID == id {
 			return s
 		}
 	}
-	return orchestrator.StepReport{}
+	return history.StepReport{}
 }

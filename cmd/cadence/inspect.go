@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 type inspectCmd struct {
@@ -39,14 +39,14 @@ func (c *inspectCmd) Run(e *env) error {
 	if c.Follow {
 		return c.follow(e)
 	}
-	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, c.Attempt != 0)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	rep, err := history.Inspect(e.ctx, c.Dir, c.State, c.RunID, c.Attempt != 0)
+	if errors.Is(err, history.ErrNoRuns) {
 		return noRuns(c.Dir)
 	}
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))
 	}
-	var step *orchestrator.StepReport
+	var step *history.StepReport
 	if c.Step != "" {
 		for i := range rep.Steps {
 			if rep.Steps[i].ID == c.Step {
@@ -107,7 +107,7 @@ func (c *inspectCmd) follow(e *env) error {
 	}
 	v := newView(e.stdout, e.stderr, output{JSON: c.JSON, NoColor: true})
 	v.live = false
-	status, err := orchestrator.Follow(e.ctx, c.Dir, c.State, c.RunID, v.Emit, func(msg string) {
+	status, err := history.Follow(e.ctx, c.Dir, c.State, c.RunID, v.Emit, func(msg string) {
 		fmt.Fprintf(e.stderr, "cadence: %s\n", msg)
 	})
 	if err != nil {
@@ -123,8 +123,8 @@ func (c *inspectCmd) stats(e *env) error {
 	if c.Step != "" {
 		return withCode(exitUsage, errors.New("--stats covers every step; it does not take --step"))
 	}
-	st, err := orchestrator.ComputeStats(e.ctx, c.Dir, c.State, c.RunID)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	st, err := history.ComputeStats(e.ctx, c.Dir, c.State, c.RunID)
+	if errors.Is(err, history.ErrNoRuns) {
 		return noRuns(c.Dir)
 	}
 	if err != nil {
@@ -169,7 +169,7 @@ func ts(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func printSummary(w io.Writer, rep *orchestrator.Report) {
+func printSummary(w io.Writer, rep *history.Report) {
 	r := rep.Run
 	fmt.Fprintf(w, "run      %s  %s\n", r.ID, r.Status)
 	fmt.Fprintf(w, "workflow %s (sha256 %s)\n", r.Workflow, short(r.WorkflowSHA256))
@@ -233,7 +233,7 @@ func printSummary(w io.Writer, rep *orchestrator.Report) {
 
 // lastError is the first line of the latest error among attempts, or ""
 // once the step or item succeeded.
-func lastError(status string, attempts []orchestrator.AttemptReport) string {
+func lastError(status string, attempts []history.AttemptReport) string {
 	if status == "succeeded" {
 		return ""
 	}
@@ -247,7 +247,7 @@ func lastError(status string, attempts []orchestrator.AttemptReport) string {
 }
 
 // itemCounts shows a map step's items by status: "3 items: 2 succeeded, 1 failed".
-func itemCounts(s orchestrator.StepReport) string {
+func itemCounts(s history.StepReport) string {
 	total := 0
 	var parts []string
 	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
@@ -260,7 +260,7 @@ func itemCounts(s orchestrator.StepReport) string {
 }
 
 // deadSummary names the dead items of a map step, for the summary table.
-func deadSummary(s orchestrator.StepReport) string {
+func deadSummary(s history.StepReport) string {
 	if len(s.Dead) == 0 {
 		return ""
 	}
@@ -269,10 +269,10 @@ func deadSummary(s orchestrator.StepReport) string {
 
 // itemAsStep shows one item of a map step as the step-shaped history that
 // printStep and printAttempt read; nil when the step has no such item.
-func itemAsStep(s *orchestrator.StepReport, key string) *orchestrator.StepReport {
+func itemAsStep(s *history.StepReport, key string) *history.StepReport {
 	for _, it := range s.Items {
 		if it.Key == key {
-			return &orchestrator.StepReport{ID: s.ID + "[" + key + "]", Status: it.Status, Agent: s.Agent,
+			return &history.StepReport{ID: s.ID + "[" + key + "]", Status: it.Status, Agent: s.Agent,
 				AttemptsUsed: it.AttemptsUsed, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
 				SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns, Handoff: it.Handoff, Attempts: it.Attempts}
 		}
@@ -280,7 +280,7 @@ func itemAsStep(s *orchestrator.StepReport, key string) *orchestrator.StepReport
 	return nil
 }
 
-func printStep(w io.Writer, s *orchestrator.StepReport) {
+func printStep(w io.Writer, s *history.StepReport) {
 	if s.ItemCounts != nil {
 		fmt.Fprintf(w, "map step %s  %s  agent %s  %s\n", s.ID, s.Status, s.Agent, itemCounts(*s))
 		if s.Handoff != "" {
@@ -330,7 +330,7 @@ func printStep(w io.Writer, s *orchestrator.StepReport) {
 	tw.Flush()
 }
 
-func printAttempt(w io.Writer, runID string, s *orchestrator.StepReport, a orchestrator.AttemptReport) {
+func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.AttemptReport) {
 	fmt.Fprintf(w, "run %s  step %s  attempt %d (%s)  %s\n", runID, s.ID, a.N, a.Kind, a.Status)
 	fmt.Fprintf(w, "started   %s\nfinished  %s\n", a.StartedAt.UTC().Format(time.RFC3339), ts(a.FinishedAt))
 	if a.PID != nil {

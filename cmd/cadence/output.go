@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 type outputCmd struct {
@@ -20,11 +20,11 @@ type outputCmd struct {
 // the bytes cadence stored, indented, so numbers keep every digit.
 func (c *outputCmd) Run(e *env) error {
 	dir := findProject(c.Dir)
-	out, err := orchestrator.Output(e.ctx, dir, c.State, c.RunID, c.Step)
+	out, err := history.Output(e.ctx, dir, c.State, c.RunID, c.Step)
 	switch {
-	case errors.Is(err, orchestrator.ErrNoRuns):
+	case errors.Is(err, history.ErrNoRuns):
 		return noRuns(dir)
-	case errors.Is(err, orchestrator.ErrNoOutput):
+	case errors.Is(err, history.ErrNoOutput):
 		return withCode(exitFailed, fmt.Errorf("%w; see: cadence inspect %s", err, dir))
 	case err != nil:
 		return withCode(exitUsage, stateHint(err))

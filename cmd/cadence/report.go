@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 	htmlreport "github.com/cadence-dev/cadence/internal/report"
 )
@@ -25,8 +26,8 @@ type reportCmd struct {
 // goes on.
 func (c *reportCmd) Run(e *env) error {
 	c.Dir = findProject(c.Dir)
-	rep, err := orchestrator.Inspect(e.ctx, c.Dir, c.State, c.RunID, true)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	rep, err := history.Inspect(e.ctx, c.Dir, c.State, c.RunID, true)
+	if errors.Is(err, history.ErrNoRuns) {
 		return noRuns(c.Dir)
 	}
 	if err != nil {

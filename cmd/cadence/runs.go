@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 type runsCmd struct {
@@ -23,10 +23,10 @@ func (c *runsCmd) Run(e *env) error {
 		return withCode(exitUsage, errors.New("--limit must be 0 (all runs) or more"))
 	}
 	dir := findProject(c.Dir)
-	runs, err := orchestrator.ListRuns(e.ctx, dir, c.State, c.Limit)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	runs, err := history.ListRuns(e.ctx, dir, c.State, c.Limit)
+	if errors.Is(err, history.ErrNoRuns) {
 		if c.JSON && (c.State != "" || isProject(dir)) {
-			return writeJSON(e.stdout, []orchestrator.RunSummary{})
+			return writeJSON(e.stdout, []history.RunSummary{})
 		}
 		return noRuns(dir)
 	}

@@ -8,14 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // printStats writes `inspect --stats` for people: one table per step, one per
 // agent, then the warnings. A figure that has nothing to be computed from
 // (no finished attempt, no success) is shown as "-" rather than a
 // misleading 0.
-func printStats(w io.Writer, s *orchestrator.Stats) {
+func printStats(w io.Writer, s *history.Stats) {
 	runs := "runs"
 	if s.Runs == 1 {
 		runs = "run"
@@ -33,11 +33,11 @@ func printStats(w io.Writer, s *orchestrator.Stats) {
 		fmt.Fprintf(w, "these runs used %d different workflows; * marks a step or agent the latest run does not have (one run's figures: --run ID)\n", s.Workflows)
 	}
 	fmt.Fprintln(w)
-	printStatsTable(w, "STEP", len(s.Steps), func(i int) (string, orchestrator.Counts) {
+	printStatsTable(w, "STEP", len(s.Steps), func(i int) (string, history.Counts) {
 		return mark(s.Steps[i].Step, s.Steps[i].Earlier), s.Steps[i].Counts
 	})
 	fmt.Fprintln(w)
-	printStatsTable(w, "AGENT", len(s.Agents), func(i int) (string, orchestrator.Counts) {
+	printStatsTable(w, "AGENT", len(s.Agents), func(i int) (string, history.Counts) {
 		return mark(s.Agents[i].Agent, s.Agents[i].Earlier), s.Agents[i].Counts
 	})
 	fmt.Fprintln(w)
@@ -73,7 +73,7 @@ func printStats(w io.Writer, s *orchestrator.Stats) {
 
 // printStatsTable writes one table of n rows; row returns a row's name and
 // figures.
-func printStatsTable(w io.Writer, title string, n int, row func(int) (string, orchestrator.Counts)) {
+func printStatsTable(w io.Writer, title string, n int, row func(int) (string, history.Counts)) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, title+"\tEXECUTIONS\tOK\tEXHAUSTED\tFAILED\tATTEMPTS\tHANDOFF OK\tMEAN ATTEMPTS\tEXHAUSTION\tCOST\tPER ATTEMPT\tRUNNING\tWAITING\tFAILURE CLASSES\tREPAIRS")
 	for i := range n {
@@ -124,7 +124,7 @@ func statsTally(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	names := orchestrator.ByCount(m)
+	names := history.ByCount(m)
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
@@ -134,7 +134,7 @@ func statsTally(m map[string]int) string {
 
 // statsJSON writes `inspect --stats --json`: the Stats value as one indented
 // JSON object.
-func statsJSON(w io.Writer, s *orchestrator.Stats) error {
+func statsJSON(w io.Writer, s *history.Stats) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {

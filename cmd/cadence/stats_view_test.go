@@ -9,22 +9,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // statsSample is a hand-built Stats value: three steps on two agents, one of
 // them with no finished execution, and two warnings.
-func statsSample() *orchestrator.Stats {
-	review := orchestrator.Counts{
+func statsSample() *history.Stats {
+	review := history.Counts{
 		Steps: 1, Attempts: 1, SuccessRate: 0,
 		FailureClasses: map[string]int{"schema": 1}, Repairs: map[string]int{},
 		CostUnknownAttempts: 1, RunningSeconds: 1.5, WaitingSeconds: 2,
 	}
-	return &orchestrator.Stats{
+	return &history.Stats{
 		Scope: "all runs",
 		Runs:  3,
-		Steps: []orchestrator.StepStats{
-			{Step: "plan", Counts: orchestrator.Counts{
+		Steps: []history.StepStats{
+			{Step: "plan", Counts: history.Counts{
 				Steps: 3, Succeeded: 2, Failed: 1, Attempts: 4,
 				SuccessRate: 0.5, MeanAttemptsToSuccess: 1.5,
 				FailureClasses: map[string]int{"schema": 1, "exit_nonzero": 1},
@@ -32,7 +32,7 @@ func statsSample() *orchestrator.Stats {
 				CostUSD:        0.04, CostPerAttemptUSD: 0.01,
 				RunningSeconds: 24, WaitingSeconds: 2,
 			}},
-			{Step: "implement", Counts: orchestrator.Counts{
+			{Step: "implement", Counts: history.Counts{
 				Steps: 2, Succeeded: 1, Exhausted: 1, Attempts: 4,
 				SuccessRate: 0.25, MeanAttemptsToSuccess: 2, ExhaustionRate: 0.5,
 				FailureClasses: map[string]int{"transient": 1, "invalid_json": 2},
@@ -42,8 +42,8 @@ func statsSample() *orchestrator.Stats {
 			}},
 			{Step: "review", Counts: review},
 		},
-		Agents: []orchestrator.AgentStats{
-			{Agent: "claude", Counts: orchestrator.Counts{
+		Agents: []history.AgentStats{
+			{Agent: "claude", Counts: history.Counts{
 				Steps: 5, Succeeded: 3, Exhausted: 1, Failed: 1, Attempts: 8,
 				SuccessRate: 0.375, MeanAttemptsToSuccess: 5.0 / 3, ExhaustionRate: 0.2,
 				FailureClasses: map[string]int{"schema": 1, "exit_nonzero": 1, "invalid_json": 2, "transient": 1},
@@ -91,9 +91,9 @@ func compareLines(t *testing.T, got, want string) {
 }
 
 func TestPrintStatsNoWarnings(t *testing.T) {
-	s := &orchestrator.Stats{Scope: "run 20261122-150405-3fa2c1", Runs: 1,
-		Steps:  []orchestrator.StepStats{{Step: "plan", Counts: orchestrator.Counts{Steps: 1, Succeeded: 1, Attempts: 1, SuccessRate: 1, MeanAttemptsToSuccess: 1}}},
-		Agents: []orchestrator.AgentStats{{Agent: "sim", Counts: orchestrator.Counts{Steps: 1, Succeeded: 1, Attempts: 1, SuccessRate: 1, MeanAttemptsToSuccess: 1}}}}
+	s := &history.Stats{Scope: "run 20261122-150405-3fa2c1", Runs: 1,
+		Steps:  []history.StepStats{{Step: "plan", Counts: history.Counts{Steps: 1, Succeeded: 1, Attempts: 1, SuccessRate: 1, MeanAttemptsToSuccess: 1}}},
+		Agents: []history.AgentStats{{Agent: "sim", Counts: history.Counts{Steps: 1, Succeeded: 1, Attempts: 1, SuccessRate: 1, MeanAttemptsToSuccess: 1}}}}
 	var buf bytes.Buffer
 	printStats(&buf, s)
 	out := buf.String()

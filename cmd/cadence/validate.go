@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -147,8 +148,8 @@ func (c *validateCmd) failed(e *env) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep, err := orchestrator.Inspect(e.ctx, dir, c.State, c.RunID, true)
-	if errors.Is(err, orchestrator.ErrNoRuns) {
+	rep, err := history.Inspect(e.ctx, dir, c.State, c.RunID, true)
+	if errors.Is(err, history.ErrNoRuns) {
 		return noRuns(dir)
 	}
 	if err != nil {
@@ -189,7 +190,7 @@ func (c *validateCmd) failed(e *env) error {
 
 // rejudge runs the handoff pipeline of the step's current settings over
 // the stored output of attempt a.
-func (c *validateCmd) rejudge(dir string, wf *workflow.Workflow, runID string, s orchestrator.StepReport, item string, a orchestrator.AttemptReport) rejudged {
+func (c *validateCmd) rejudge(dir string, wf *workflow.Workflow, runID string, s history.StepReport, item string, a history.AttemptReport) rejudged {
 	r := rejudged{RunID: runID, Step: s.ID, Item: item, Attempt: a.N, OldClass: a.Class, OldError: a.Error, Repairs: []string{}, OutputFile: a.OutputFile}
 	ws := wf.Step(s.ID)
 	if ws == nil {
@@ -230,7 +231,7 @@ func skipped(r rejudged, why string) rejudged {
 // fileHandoff judges again a file handoff. The file itself is cleared
 // before each attempt and not kept; its diagnosis keeps its size and first
 // 500 bytes, which are the whole file when it was that small.
-func fileHandoff(a orchestrator.AttemptReport, ws *workflow.Step, opts handoff.Options) (handoff.Result, string) {
+func fileHandoff(a history.AttemptReport, ws *workflow.Step, opts handoff.Options) (handoff.Result, string) {
 	var d handoff.Diagnosis
 	if err := json.Unmarshal([]byte(a.Details), &d); err != nil {
 		return handoff.Result{}, "the attempt's diagnosis cannot be read"

@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // view prints a run's events: one human line per transition, a live status
@@ -52,7 +52,7 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func (v *view) Emit(ev orchestrator.Event) {
+func (v *view) Emit(ev history.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.json {
@@ -61,9 +61,9 @@ func (v *view) Emit(ev orchestrator.Event) {
 	}
 	if v.live {
 		switch ev.Type {
-		case orchestrator.EventAttemptStarted:
+		case history.EventAttemptStarted:
 			v.startTicker(ev)
-		case orchestrator.EventAttemptFinished, orchestrator.EventRunInterrupted, orchestrator.EventRunFinished:
+		case history.EventAttemptFinished, history.EventRunInterrupted, history.EventRunFinished:
 			v.stopTickerLocked()
 		}
 	}
@@ -74,9 +74,9 @@ func (v *view) Emit(ev orchestrator.Event) {
 	v.clearLive()
 	if v.color {
 		switch {
-		case ev.Type == orchestrator.EventStepSucceeded || (ev.Type == orchestrator.EventRunFinished && ev.Status == "succeeded"):
+		case ev.Type == history.EventStepSucceeded || (ev.Type == history.EventRunFinished && ev.Status == "succeeded"):
 			line = "\x1b[32m" + line + "\x1b[0m"
-		case ev.Type == orchestrator.EventStepFailed || (ev.Type == orchestrator.EventRunFinished && ev.Status == "failed"):
+		case ev.Type == history.EventStepFailed || (ev.Type == history.EventRunFinished && ev.Status == "failed"):
 			line = "\x1b[31m" + line + "\x1b[0m"
 		}
 	}
@@ -95,7 +95,7 @@ func (v *view) Tick(step, what string, d time.Duration) {
 
 // startTicker shows a live line for a running attempt: elapsed time,
 // agent and attempt, redrawn every second until the attempt ends.
-func (v *view) startTicker(ev orchestrator.Event) {
+func (v *view) startTicker(ev history.Event) {
 	v.stopTickerLocked()
 	stop := make(chan struct{})
 	v.stopTicker = stop
@@ -154,7 +154,7 @@ func (v *view) close() {
 }
 
 // humanLine renders one event; important lines survive --quiet.
-func humanLine(ev orchestrator.Event) (string, bool) {
+func humanLine(ev history.Event) (string, bool) {
 	name := ev.Step
 	if ev.Item != "" {
 		name += "[" + ev.Item + "]"
@@ -167,15 +167,15 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 		return t.Local().Format("15:04:05")
 	}
 	switch ev.Type {
-	case orchestrator.EventRunStarted:
+	case history.EventRunStarted:
 		return fmt.Sprintf("run %s started%s", ev.RunID, paren(ev.Message)), false
-	case orchestrator.EventRunResumed:
+	case history.EventRunResumed:
 		return fmt.Sprintf("run %s resumed%s", ev.RunID, paren(ev.Message)), false
-	case orchestrator.EventAttemptSettled:
+	case history.EventAttemptSettled:
 		return fmt.Sprintf("%s attempt %d %s: %s", step, ev.Attempt, ev.Status, ev.Message), true
-	case orchestrator.EventStepSkipped:
+	case history.EventStepSkipped:
 		return fmt.Sprintf("%s already succeeded, not run again", step), false
-	case orchestrator.EventAttemptStarted:
+	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.
 		pid := ""
@@ -186,7 +186,7 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			return fmt.Sprintf("%s attempt %d started (help round %d, advisor %s%s)", step, ev.Attempt, ev.HelpRound, ev.Agent, pid), false
 		}
 		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, agent %s%s)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, ev.Agent, pid), false
-	case orchestrator.EventAttemptFinished:
+	case history.EventAttemptFinished:
 		s := fmt.Sprintf("%s attempt %d %s in %.1fs", step, ev.Attempt, ev.Status, ev.Elapsed)
 		if ev.Kind == "help" {
 			s = fmt.Sprintf("%s attempt %d (help round %d) %s in %.1fs", step, ev.Attempt, ev.HelpRound, ev.Status, ev.Elapsed)
@@ -216,15 +216,15 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			return s, true
 		}
 		return s, ev.Status != "succeeded"
-	case orchestrator.EventCheckStarted:
+	case history.EventCheckStarted:
 		return fmt.Sprintf("%s attempt %d check %s started: %s", step, ev.Attempt, ev.Check, firstLine(ev.Message)), false
-	case orchestrator.EventCheckFinished:
+	case history.EventCheckFinished:
 		s := fmt.Sprintf("%s attempt %d check %s %s in %.1fs", step, ev.Attempt, ev.Check, ev.Status, ev.Elapsed)
 		if ev.Error != "" {
 			s += ": " + firstLine(ev.Error)
 		}
 		return s, ev.Status != "passed"
-	case orchestrator.EventWaiting:
+	case history.EventWaiting:
 		left := time.Until(*ev.Until).Round(100 * time.Millisecond)
 		switch ev.Reason {
 		case "usage limit":
@@ -233,18 +233,18 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			// Shown with --quiet too: a wait of minutes must say what
 			// it waits for and how to end it.
 			return fmt.Sprintf("%s waiting for agent %s's circuit to half-open at %s (%s); %s",
-				step, ev.Agent, clock(ev.Until), left, orchestrator.ResetHint(ev.Agent)), true
+				step, ev.Agent, clock(ev.Until), left, history.ResetHint(ev.Agent)), true
 		}
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
-	case orchestrator.EventItemsFrozen:
+	case history.EventItemsFrozen:
 		return fmt.Sprintf("%s map over %s", step, ev.Message), false
-	case orchestrator.EventItemTakenOver:
+	case history.EventItemTakenOver:
 		return fmt.Sprintf("%s %s", step, ev.Message), true
-	case orchestrator.EventLeaseLost:
+	case history.EventLeaseLost:
 		return fmt.Sprintf("%s LEASE LOST: %s (%s)", step, ev.Message, firstLine(ev.Error)), true
-	case orchestrator.EventItemDead:
+	case history.EventItemDead:
 		return fmt.Sprintf("%s DEAD: %s: %s", step, ev.Message, firstLine(ev.Error)), true
-	case orchestrator.EventStepSucceeded:
+	case history.EventStepSucceeded:
 		s := fmt.Sprintf("%s succeeded (%d of %d attempts used)", step, ev.Counted, ev.MaxAttempts)
 		if ev.MaxAttempts == 0 && ev.Message != "" {
 			s = fmt.Sprintf("%s succeeded (%s)", step, ev.Message)
@@ -253,11 +253,11 @@ func humanLine(ev orchestrator.Event) (string, bool) {
 			s += fmt.Sprintf(", $%.4f", ev.CostUSD)
 		}
 		return s, false
-	case orchestrator.EventStepFailed:
+	case history.EventStepFailed:
 		return fmt.Sprintf("%s FAILED: %s", step, firstLine(ev.Message)), true
-	case orchestrator.EventRunFinished:
+	case history.EventRunFinished:
 		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
-	case orchestrator.EventRunInterrupted:
+	case history.EventRunInterrupted:
 		if ev.Message == "" || ev.Message == "interrupted" {
 			return fmt.Sprintf("run %s interrupted", ev.RunID), true
 		}

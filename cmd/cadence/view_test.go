@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // TestClean shows what the view makes of hostile agent text before it
@@ -42,21 +42,21 @@ func TestClean(t *testing.T) {
 func TestHumanLine(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		ev   orchestrator.Event
+		ev   history.Event
 		want string
 	}{
-		{"no pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "gpt"},
+		{"no pid", history.Event{Type: history.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "gpt"},
 			"ask          attempt 1 started (initial, 1 of 3, agent gpt)"},
-		{"pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "sim", PID: 42},
+		{"pid", history.Event{Type: history.EventAttemptStarted, Step: "ask", Attempt: 1, Kind: "initial", Counted: 1, MaxAttempts: 3, Agent: "sim", PID: 42},
 			"ask          attempt 1 started (initial, 1 of 3, agent sim, pid 42)"},
-		{"help round without pid", orchestrator.Event{Type: orchestrator.EventAttemptStarted, Step: "ask", Attempt: 2, Kind: "help", HelpRound: 1, Agent: "gpt"},
+		{"help round without pid", history.Event{Type: history.EventAttemptStarted, Step: "ask", Attempt: 2, Kind: "help", HelpRound: 1, Agent: "gpt"},
 			"ask          attempt 2 started (help round 1, advisor gpt)"},
-		{"interrupted", orchestrator.Event{Type: orchestrator.EventRunInterrupted, RunID: "r1", Message: "interrupted"},
+		{"interrupted", history.Event{Type: history.EventRunInterrupted, RunID: "r1", Message: "interrupted"},
 			"run r1 interrupted"},
-		{"interrupted with a reason", orchestrator.Event{Type: orchestrator.EventRunInterrupted, RunID: "r1", Message: "step one waits until 10:00"},
+		{"interrupted with a reason", history.Event{Type: history.EventRunInterrupted, RunID: "r1", Message: "step one waits until 10:00"},
 			"run r1 interrupted: step one waits until 10:00"},
-		{"run without a name", orchestrator.Event{Type: orchestrator.EventRunStarted, RunID: "r1"}, "run r1 started"},
-		{"run with a name", orchestrator.Event{Type: orchestrator.EventRunResumed, RunID: "r1", Message: "calc"}, "run r1 resumed (calc)"},
+		{"run without a name", history.Event{Type: history.EventRunStarted, RunID: "r1"}, "run r1 started"},
+		{"run with a name", history.Event{Type: history.EventRunResumed, RunID: "r1", Message: "calc"}, "run r1 resumed (calc)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := humanLine(tc.ev); got != tc.want {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/pgtest"
 )
 
@@ -114,9 +114,9 @@ func (pr *proc) wait(t *testing.T) result {
 }
 
 // report reads the latest run from the shared database, in-process.
-func (s *sharedRun) report() orchestrator.Report {
+func (s *sharedRun) report() history.Report {
 	s.t.Helper()
-	rep, err := orchestrator.Inspect(context.Background(), s.checkouts[0].dir, s.state, "", false)
+	rep, err := history.Inspect(context.Background(), s.checkouts[0].dir, s.state, "", false)
 	if err != nil {
 		s.t.Fatalf("inspect: %v", err)
 	}
@@ -124,9 +124,9 @@ func (s *sharedRun) report() orchestrator.Report {
 }
 
 // items returns the items of map step fix of the latest run, by key.
-func (s *sharedRun) items() map[string]orchestrator.ItemReport {
+func (s *sharedRun) items() map[string]history.ItemReport {
 	rep := s.report()
-	out := map[string]orchestrator.ItemReport{}
+	out := map[string]history.ItemReport{}
 	for _, st := range rep.Steps {
 		if st.ID == "fix" {
 			for _, it := range st.Items {
@@ -195,7 +195,7 @@ func descends(pid, ancestor int) bool {
 // its agent started, or before the agent wrote its line, has none); nothing executed after the attempt
 // that succeeded; each execution after an item's first continued its
 // session.
-func (s *sharedRun) checkExact(want int) map[string]orchestrator.ItemReport {
+func (s *sharedRun) checkExact(want int) map[string]history.ItemReport {
 	s.t.Helper()
 	items := s.items()
 	if len(items) != want {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // workersBenchItems is the size of BenchmarkWorkers' map, or
@@ -307,7 +307,7 @@ func lastLine(out string) string {
 // attempts the run's own checkout ran (its local copies of their output).
 func (m *workersMap) check(b *testing.B) (busy time.Duration, byRun int) {
 	b.Helper()
-	rep, err := orchestrator.Inspect(context.Background(), m.checkouts[0], m.state, "", false)
+	rep, err := history.Inspect(context.Background(), m.checkouts[0], m.state, "", false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -391,7 +393,7 @@ func (p *project) onStart(ctx context.Context, t *try) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil
 	}
@@ -720,7 +722,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		if err != nil {
 			return stepOutcome{}, fmt.Errorf("record interrupted attempt %d of %s: %w", a.N, unitLabel(t.unit()), err)
 		}
-		p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
+		p.sink.Emit(history.Event{Time: now, Type: history.EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 			Status: a.Status, Class: a.Class, Elapsed: elapsed, Uncounted: true})
 		return stepOutcome{}, errInterrupted
 	}
@@ -838,7 +840,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		return stepOutcome{}, fmt.Errorf("record failed attempt %d of %s: %w", a.N, unitLabel(t.unit()), err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(history.Event{Time: now, Type: history.EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class, Error: a.Error, Repairs: a.Repairs, Elapsed: elapsed,
 		Until: a.NextRetryAt, Uncounted: a.Uncounted,
 		Stderr: stderrCause(j.class, res)})
@@ -854,7 +856,7 @@ func (p *project) commitOutcome(ctx context.Context, t *try, res *agent.Result, 
 		case !policy.Retryable(string(j.class)):
 			why = fmt.Sprintf("%s (class %s is not retried)", a.Error, j.class)
 		}
-		p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Class: a.Class, Message: why})
+		p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Class: a.Class, Message: why})
 	}
 	return stepOutcome{}, nil
 }
@@ -923,9 +925,9 @@ func (p *project) commitSuccess(ctx context.Context, t *try, j judgement, cfg ci
 		return stepOutcome{}, fmt.Errorf("record the success of %s: %w", unitLabel(t.unit()), err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: now, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(history.Event{Time: now, Type: history.EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, Kind: a.Kind, Status: a.Status, Repairs: a.Repairs, Elapsed: elapsed, Warning: a.Warning})
-	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSucceeded, RunID: run.ID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent, Attempt: a.N, Counted: n,
 		MaxAttempts: st.MaxAttempts, CostUSD: step.CostUSD})
 	data, _ := jsonvalue.Decode(j.result.JSON)
 	return stepOutcome{done: true, data: data}, nil

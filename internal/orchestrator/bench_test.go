@@ -23,6 +23,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -335,8 +336,8 @@ type firstStartSink struct {
 	first time.Time
 }
 
-func (s *firstStartSink) Emit(e orchestrator.Event) {
-	if e.Type != orchestrator.EventAttemptStarted {
+func (s *firstStartSink) Emit(e history.Event) {
+	if e.Type != history.EventAttemptStarted {
 		return
 	}
 	s.mu.Lock()
@@ -414,7 +415,7 @@ func BenchmarkInspectJSON(b *testing.B) {
 	h := benchHistory{steps: 100, attemptsEach: 100}
 	dir := b.TempDir()
 	fillBenchProject(b, dir, echo, h)
-	inspectJSON(b, dir, func(rep *orchestrator.Report) {
+	inspectJSON(b, dir, func(rep *history.Report) {
 		if n := len(rep.Steps); n != h.steps+1 {
 			b.Fatalf("report has %d steps, want %d", n, h.steps+1)
 		}
@@ -424,12 +425,12 @@ func BenchmarkInspectJSON(b *testing.B) {
 // inspectJSON times `cadence inspect --json` of the project at dir once
 // per iteration, as it writes to a pipe (compact), checks each report and
 // reports ms/inspect.
-func inspectJSON(b *testing.B, dir string, check func(*orchestrator.Report)) {
+func inspectJSON(b *testing.B, dir string, check func(*history.Report)) {
 	ctx := context.Background()
 	var total time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rep, err := orchestrator.Inspect(ctx, dir, "", "", false)
+		rep, err := history.Inspect(ctx, dir, "", "", false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // CleanBranches deletes the git branches (cadence/RUN/STEP/KEY) and refs
@@ -16,7 +17,7 @@ import (
 // of a failed run, whose map step `resume --retry-failed` may merge yet,
 // unless force is set.
 func CleanBranches(ctx context.Context, dir, state, runID string, force bool) (string, []string, error) {
-	rep, err := Inspect(ctx, dir, state, runID, false)
+	rep, err := history.Inspect(ctx, dir, state, runID, false)
 	if err != nil {
 		return "", nil, err
 	}

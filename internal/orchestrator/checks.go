@@ -13,6 +13,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -136,7 +137,7 @@ func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, rec
 	if err != nil {
 		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
 	}
-	p.sink.Emit(Event{Time: row.StartedAt, Type: EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
+	p.sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Check: c.Name, Message: c.Command})
 	return &row, nil
 }
@@ -229,7 +230,7 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
 		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
 	}
-	ev := Event{Time: now, Type: EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
+	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
 	if j != nil {
 		ev.Error = j.diag.Check.Outcome()

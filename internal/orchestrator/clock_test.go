@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 )
 
@@ -92,7 +93,7 @@ steps:
 // storedDeadline reads the step's committed next_retry_at.
 func storedDeadline(t *testing.T, dir string) time.Time {
 	t.Helper()
-	rep, err := Inspect(context.Background(), dir, "", "", false)
+	rep, err := history.Inspect(context.Background(), dir, "", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.inspect.golden from this build")
@@ -142,7 +144,7 @@ func TestInspectJSONGolden(t *testing.T) {
 			if res.Status != StatusSucceeded {
 				t.Fatalf("example %s: %+v", ex, res)
 			}
-			rep, err := Inspect(context.Background(), dir, "", "", false)
+			rep, err := history.Inspect(context.Background(), dir, "", "", false)
 			if err != nil {
 				t.Fatal(err)
 			}

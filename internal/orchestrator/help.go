@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -157,13 +158,13 @@ func (p *project) helpRound(ctx context.Context, run *checkpoint.Run, ws *workfl
 		return fmt.Errorf("record the help round of step %s: %w", ws.ID, err)
 	}
 	p.fp.hit(FailAfterOutcomeCommit)
-	p.sink.Emit(Event{Time: end, Type: EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: oh.Agent, Attempt: a.N,
+	p.sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: oh.Agent, Attempt: a.N,
 		HelpRound: round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch a.Status {
 	case checkpoint.AttemptInterrupted:
 		return errInterrupted
 	case checkpoint.AttemptFailed:
-		p.sink.Emit(Event{Time: end, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent,
+		p.sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent,
 			Class: string(handoff.ClassHelp), Message: "the agent asked for help and the advisor failed: " + a.Error})
 	}
 	return nil

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"strings"
 	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
@@ -89,7 +93,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 			}
 			outputs[ws.ID] = map[string]any{"Output": out}
 			if done[ws.ID] {
-				p.sink.Emit(Event{Time: p.now(), Type: EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
+				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
 			}
 			continue
 		case checkpoint.StepFailed:
@@ -164,7 +168,7 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 			Message: fmt.Sprintf("step %s waits until %s, longer than --max-wait", stepID, long.until.Format(time.RFC3339))}
 		if long.circuit != "" {
 			res.Message = fmt.Sprintf("step %s waits until %s for agent %s's circuit, longer than --max-wait (%s)",
-				stepID, long.until.Format(time.RFC3339), long.circuit, ResetHint(long.circuit))
+				stepID, long.until.Format(time.RFC3339), long.circuit, history.ResetHint(long.circuit))
 		}
 		return p.finish(runID, checkpoint.RunInterrupted, res)
 	case errors.Is(err, context.Canceled), errors.Is(err, errInterrupted):
@@ -192,7 +196,7 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 		r.UpdatedAt = now
 		if status != checkpoint.RunInterrupted {
 			r.FinishedAt = &now
-		} else if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: EventKindRunStopped, Detail: res.Message}); err != nil {
+		} else if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: history.EventKindRunStopped, Detail: res.Message}); err != nil {
 			return err
 		}
 		return tx.UpdateRun(*r)
@@ -200,11 +204,11 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
 	}
-	typ := EventRunFinished
+	typ := history.EventRunFinished
 	if status == checkpoint.RunInterrupted {
-		typ = EventRunInterrupted
+		typ = history.EventRunInterrupted
 	}
-	ev := Event{Time: now, Type: typ, RunID: runID, Status: status, Step: res.Step, Message: res.Message}
+	ev := history.Event{Time: now, Type: typ, RunID: runID, Status: status, Step: res.Step, Message: res.Message}
 	if !res.ResumeAt.IsZero() {
 		t := res.ResumeAt
 		ev.Until = &t
@@ -392,7 +396,7 @@ func (p *project) failStep(ctx context.Context, u checkpoint.Unit, ws *workflow.
 	if err != nil {
 		return 0, nil, fmt.Errorf("record %s as failed: %w", unitLabel(u), err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Message: why})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Message: why})
 	return stepFailed, nil, nil
 }
 
@@ -412,7 +416,7 @@ func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step
 		return &errWaitTooLong{until: deadline, circuit: circuitOf}
 	}
 	d := deadline
-	p.sink.Emit(Event{Time: p.now(), Type: EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
+	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
 	if fail != "" {
 		p.fp.hit(fail)
 	}
@@ -422,17 +426,11 @@ func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step
 	}
 	what := reason
 	if circuitOf != "" {
-		what = fmt.Sprintf("agent %s's circuit is open (%s)", circuitOf, ResetHint(circuitOf))
+		what = fmt.Sprintf("agent %s's circuit is open (%s)", circuitOf, history.ResetHint(circuitOf))
 	}
 	return retrystate.WaitUntil(ctx, p.clock, deadline, func(left time.Duration) {
 		p.sink.Tick(label, what, left)
 	})
-}
-
-// ResetHint is how a user ends the wait for an agent's open circuit at
-// once, named wherever cadence waits for one.
-func ResetHint(agent string) string {
-	return "close it now with: cadence circuit reset " + agent
 }
 
 // overBudget stops the step (class budget) when the run's or the step's
@@ -490,7 +488,7 @@ func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workf
 	if err != nil {
 		return false, fmt.Errorf("record budget stop of step %s: %w", ws.ID, err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
 	return true, nil
 }
 
@@ -542,3 +540,24 @@ func envelopeData(envJSON []byte) (any, error) {
 	}
 	return jsonvalue.Decode(env.Data)
 }
+
+// stderrCause is Event.Stderr for an attempt judged class with the agent's
+// result res.
+func stderrCause(class handoff.Class, res *agent.Result) string {
+	if class != handoff.ClassExitNonzero || res == nil {
+		return ""
+	}
+	lines := strings.Split(res.StderrTail, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			if len(line) > maxStderrCause {
+				line = line[:maxStderrCause]
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// maxStderrCause bounds Event.Stderr.
+const maxStderrCause = 1024

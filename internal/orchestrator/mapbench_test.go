@@ -14,6 +14,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -222,7 +223,7 @@ func BenchmarkMapInspectJSON(b *testing.B) {
 	echo := benchEcho(b)
 	dir := b.TempDir()
 	fillMapProject(b, dir, echo, benchItems)
-	inspectJSON(b, dir, func(rep *orchestrator.Report) {
+	inspectJSON(b, dir, func(rep *history.Report) {
 		if n := len(rep.Steps[0].Items); n != benchItems {
 			b.Fatalf("report has %d items, want %d", n, benchItems)
 		}

@@ -30,7 +30,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,6 +37,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -98,7 +100,7 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		dead += merged
 	}
 	if dead > ws.Map.MaxFailures {
-		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%s in the dead-letter queue, more than max_failures %d (see cadence dlq list)", count(dead, "item is", "items are"), ws.Map.MaxFailures))
+		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%s in the dead-letter queue, more than max_failures %d (see cadence dlq list)", history.Count(dead, "item is", "items are"), ws.Map.MaxFailures))
 	}
 	return p.finishMap(ctx, run, ws)
 }
@@ -250,8 +252,8 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		}); err != nil {
 			return nil, nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
 		}
-		p.sink.Emit(Event{Time: now, Type: EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
-			Message: fmt.Sprintf("%s, up to %d at once%s", count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
+		p.sink.Emit(history.Event{Time: now, Type: history.EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
+			Message: fmt.Sprintf("%s, up to %d at once%s", history.Count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
 	}
 	items := make([]*mapItem, len(rows))
 	state := make(map[string]string, len(rows))
@@ -273,7 +275,7 @@ func itemOf(row *checkpoint.Step) (*mapItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("item %q of step %s: stored value: %w", row.ItemKey, row.ID, err)
 	}
-	return &mapItem{key: row.ItemKey, value: v, dir: safeName(row.ItemKey)}, nil
+	return &mapItem{key: row.ItemKey, value: v, dir: checkpoint.SafeName(row.ItemKey)}, nil
 }
 
 // deadCount counts the dead items of a step.
@@ -516,8 +518,8 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 		return fmt.Errorf("dead-letter %s: %w", unitLabel(u), err)
 	}
 	if added {
-		p.sink.Emit(Event{Time: now, Type: EventItemDead, RunID: runID, Step: ws.ID, Item: it.key, Agent: ws.Agent,
-			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + count(d.Attempts, "attempt", "attempts")})
+		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: ws.ID, Item: it.key, Agent: ws.Agent,
+			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + history.Count(d.Attempts, "attempt", "attempts")})
 	}
 	return nil
 }
@@ -634,8 +636,8 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 	}); err != nil {
 		return 0, nil, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
-		Message: fmt.Sprintf("%s succeeded, %d dead", count(len(out.Items), "item", "items"), len(out.Failed))})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
+		Message: fmt.Sprintf("%s succeeded, %d dead", history.Count(len(out.Items), "item", "items"), len(out.Failed))})
 	v, _ := jsonvalue.Decode(data)
 	return stepDone, v, nil
 }

@@ -1,10 +1,12 @@
 package orchestrator
 
 import (
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 )
 
 func TestSignatureGroupsAlikeFailures(t *testing.T) {
@@ -41,20 +43,20 @@ func TestSignatureGroupsAlikeFailures(t *testing.T) {
 func TestSafeName(t *testing.T) {
 	plain := []string{"a", "item-7", "pkg_x.y", "0"}
 	for _, k := range plain {
-		if got := safeName(k); got != k {
-			t.Errorf("safeName(%q) = %q, want it unchanged", k, got)
+		if got := checkpoint.SafeName(k); got != k {
+			t.Errorf("checkpoint.SafeName(%q) = %q, want it unchanged", k, got)
 		}
 	}
 	seen := map[string]string{}
 	for _, k := range []string{"..", ".", "../../etc/passwd", "a/b", "a_b~", "a b", "", "é", strings.Repeat("x", 65), "a/b/",
 		"x.lock", "a..b", "end.", "a^b", "a:b", "a@{1}"} {
-		got := safeName(k)
+		got := checkpoint.SafeName(k)
 		if got == "" || got == "." || got == ".." || strings.ContainsAny(got, "/\\\x00") || len(got) > 60 {
-			t.Errorf("safeName(%q) = %q: not one safe file name", k, got)
+			t.Errorf("checkpoint.SafeName(%q) = %q: not one safe file name", k, got)
 		}
 		// It is also part of a branch name: git must accept it as one.
 		if out, err := exec.Command("git", "check-ref-format", "refs/heads/cadence/run/step/"+got).CombinedOutput(); err != nil {
-			t.Errorf("safeName(%q) = %q is not valid in a branch name: %v %s", k, got, err, out)
+			t.Errorf("checkpoint.SafeName(%q) = %q is not valid in a branch name: %v %s", k, got, err, out)
 		}
 		if prev, dup := seen[got]; dup {
 			t.Errorf("keys %q and %q share the name %q", prev, k, got)

@@ -16,12 +16,14 @@ import (
 	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -48,7 +50,7 @@ type Options struct {
 	Env       []string // base environment of agents and checks, CADENCE_* variables dropped; nil means os.Environ()
 	Clock     retrystate.Clock
 	Rand      func() float64 // jitter source; nil means math/rand/v2
-	Sink      Sink
+	Sink      history.Sink
 	Logger    *slog.Logger
 	Failpoint string // CADENCE_FAILPOINT
 	// StoreFault injects a storage failure (CADENCE_STOREFAULT,
@@ -96,7 +98,7 @@ func usagef(format string, args ...any) error {
 }
 
 // CadenceDir is the state directory inside a project.
-const CadenceDir = ".cadence"
+const CadenceDir = checkpoint.CadenceDir
 
 // project is an opened project: its lock, workflow and store.
 type project struct {
@@ -107,7 +109,7 @@ type project struct {
 	lock  *checkpoint.Lock
 	clock retrystate.Clock
 	rnd   func() float64
-	sink  Sink
+	sink  history.Sink
 	log   *slog.Logger
 	fp    *failpoint
 	env   []string
@@ -163,7 +165,7 @@ func open(ctx context.Context, o Options) (*project, error) {
 		return nil, &UsageError{Err: err}
 	}
 	p.wf = wf
-	store, err := checkpoint.Open(ctx, StateTarget(dir, o.State))
+	store, err := checkpoint.Open(ctx, history.StateTarget(dir, o.State))
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func (p *project) setDefaults() {
 		p.rnd = mathrand.Float64
 	}
 	if p.sink == nil {
-		p.sink = discardSink{}
+		p.sink = history.Discard{}
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -301,7 +303,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventRunStarted, RunID: run.ID, Message: p.wf.Name})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventRunStarted, RunID: run.ID, Message: p.wf.Name})
 	return p.loop(ctx, &run)
 }
 
@@ -404,7 +406,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err := tx.UpdateRun(*r); err != nil {
 			return err
 		}
-		if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: EventKindRunResumed}); err != nil {
+		if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: history.EventKindRunResumed}); err != nil {
 			return err
 		}
 		run = r
@@ -417,7 +419,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("reopen run %s: %w", run.ID, err)
 	}
-	p.sink.Emit(Event{Time: now, Type: EventRunResumed, RunID: run.ID, Message: p.wf.Name})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventRunResumed, RunID: run.ID, Message: p.wf.Name})
 	return p.loop(ctx, run)
 }
 
@@ -523,4 +525,32 @@ func (p *project) relPath(path string) string {
 		return filepath.ToSlash(rel)
 	}
 	return path
+}
+
+// UnsetAPIKeys names the agents, sorted, whose api_key_env names a variable
+// set neither in env (cadence's environment) nor in the agent's own env:
+// their requests would go out without a key, which the provider refuses
+// only when the first attempt runs.
+func UnsetAPIKeys(wf *workflow.Workflow, env []string) []string {
+	var out []string
+	for name, a := range wf.Agents {
+		if a.APIKeyEnv == "" {
+			continue
+		}
+		if v, ok := a.Env[a.APIKeyEnv]; ok && v != "" {
+			continue
+		}
+		set := false
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], a.APIKeyEnv+"="); ok {
+				set = v != ""
+				break
+			}
+		}
+		if !set {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"path/filepath"
 	"text/template"
+
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"

@@ -8,6 +8,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -71,12 +72,12 @@ func (p *project) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionI
 // the new turn to it once the endpoint answered.
 func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
 	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
-	var history []agent.ChatMessage
+	var prior []agent.ChatMessage
 	if plan.resume {
 		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 			msgs, err := tx.Messages(plan.sessionID)
 			for _, m := range msgs {
-				history = append(history, agent.ChatMessage{Role: m.Role, Content: m.Content})
+				prior = append(prior, agent.ChatMessage{Role: m.Role, Content: m.Content})
 			}
 			return err
 		})
@@ -86,7 +87,7 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 	}
 	cs := agent.ChatSpec{
 		BaseURL: ag.BaseURL, Model: ag.Model, APIKeyEnv: ag.APIKeyEnv, Env: spec.Env,
-		SessionID: plan.sessionID, History: history, Prompt: plan.prompt,
+		SessionID: plan.sessionID, History: prior, Prompt: plan.prompt,
 		Output: spec.Output, MaxBytes: spec.MaxBytes, Timeout: spec.Timeout, IdleTimeout: spec.IdleTimeout,
 		HelpMarker: spec.HelpMarker,
 	}
@@ -99,7 +100,7 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
+	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
 	p.fp.hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)

@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -177,7 +178,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 		if err != nil {
 			return err
 		}
-		p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status,
+		p.sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status,
 			Message: "its handoff was already written; adopted without running the agent again"})
 		return nil
 	}
@@ -224,7 +225,7 @@ func (p *project) settleOne(ctx context.Context, t *try) error {
 	if err != nil {
 		return err
 	}
-	p.sink.Emit(Event{Time: now, Type: EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status, Message: a.Error})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: runID, Step: ws.ID, Item: u.Item, Attempt: a.N, Status: a.Status, Message: a.Error})
 	return nil
 }
 
@@ -291,7 +292,7 @@ func (p *project) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok boo
 // when they pass the attempt is adopted, when one fails it is a failed
 // check like any other, and the next attempt continues the session.
 func (p *project) settleChecks(ctx context.Context, t *try, data []byte, repairs []string, recordAttempt bool) error {
-	p.sink.Emit(Event{Time: p.now(), Type: EventAttemptSettled, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
+	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventAttemptSettled, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
 		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
 	failed, err := p.runChecks(ctx, t, recordAttempt)

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -289,7 +290,7 @@ func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.S
 	}
 	c.item = it
 	if c.prev.Owner != "" {
-		p.sink.Emit(Event{Time: p.now(), Type: EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.key,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.key,
 			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
 				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
 	}
@@ -324,7 +325,7 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 			why = cause
 		}
 		p.log.Debug("lost the lease of an item", "item", unitLabel(u), "err", why)
-		p.sink.Emit(Event{Time: p.now(), Type: EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item,
 			Message: "another process holds it now; its agent was stopped and nothing more of it is recorded here", Error: why.Error()})
 		return nil
 	}

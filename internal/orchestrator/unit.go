@@ -1,12 +1,8 @@
 package orchestrator
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
@@ -42,21 +38,14 @@ func (t *try) unit() checkpoint.Unit { return unitOf(t.run.ID, t.ws.ID, t.item) 
 // failed_handoffs): base/RUN/STEP for a step, base/RUN/STEP/KEY for an
 // item.
 func (p *project) unitDir(base, runID, stepID string, it *mapItem) string {
-	d := filepath.Join(p.dir, CadenceDir, base, runID, stepID)
-	if it != nil {
-		d = filepath.Join(d, it.dir)
-	}
-	return d
+	return checkpoint.UnitDir(p.dir, base, unitOf(runID, stepID, it))
 }
 
 // envelopePath is where a unit's accepted handoff is written:
 // handoffs/RUN/STEP.json for a step, handoffs/RUN/STEP/KEY.json for an
 // item.
 func (p *project) envelopePath(runID, stepID string, it *mapItem) string {
-	if it == nil {
-		return filepath.Join(p.dir, CadenceDir, "handoffs", runID, stepID+".json")
-	}
-	return filepath.Join(p.dir, CadenceDir, "handoffs", runID, stepID, it.dir+".json")
+	return filepath.Join(p.dir, checkpoint.EnvelopePath(unitOf(runID, stepID, it)))
 }
 
 // workDir is where an attempt's agent and checks run.
@@ -65,32 +54,6 @@ func (p *project) workDir(it *mapItem) string {
 		return it.workdir
 	}
 	return p.dir
-}
-
-// plainKey is a key that is already safe as a file name and as a part of a
-// git branch name.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
-
-// safeName turns an item's key into one file name that is also valid in a
-// branch name: the key itself when it is plain, else its plain characters
-// (at most 40), "=" and a hash of the whole key, so that two keys never
-// share a name ("=" is never in a plain key).
-func safeName(key string) string {
-	if plainKey.MatchString(key) && !strings.HasSuffix(key, ".") && !strings.HasSuffix(key, ".lock") && !strings.Contains(key, "..") {
-		return key
-	}
-	b := make([]byte, 0, 40)
-	for i := 0; i < len(key) && len(b) < 40; i++ {
-		c := key[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-			b = append(b, c)
-		default:
-			b = append(b, '_')
-		}
-	}
-	sum := sha256.Sum256([]byte(key))
-	return string(b) + "=" + hex.EncodeToString(sum[:6])
 }
 
 // itemIndexKey is the key of an item keyed by its position (no key:).

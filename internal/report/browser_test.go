@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // The browser tests open reports in headless Chromium (Debian's chromium
@@ -323,7 +323,7 @@ func cadence(t *testing.T, bin string, args ...string) string {
 }
 
 // writeReport renders rep into a file.
-func writeReport(t testing.TB, path string, rep *orchestrator.Report, opts Options) {
+func writeReport(t testing.TB, path string, rep *history.Report, opts Options) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Render(&buf, rep, opts); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // unitAttempt is one attempt with the unit (step or map item) it belongs
@@ -14,7 +14,7 @@ import (
 type unitAttempt struct {
 	unit  string // "plan" or "fix[a]"
 	agent string
-	a     *orchestrator.AttemptReport
+	a     *history.AttemptReport
 }
 
 // openSpell is one time an agent's circuit was open, as far as the
@@ -44,7 +44,7 @@ type openSpell struct {
 // counting failure from then on is taken as the one that opened it (exact
 // when attempts run one at a time, and for a threshold of one failure).
 // A breaker still open now adds the spell its stored state gives.
-func inferOpenSpells(attempts []unitAttempt, circuits []orchestrator.CircuitReport, t0, t1 time.Time) []openSpell {
+func inferOpenSpells(attempts []unitAttempt, circuits []history.CircuitReport, t0, t1 time.Time) []openSpell {
 	byAgent := map[string][]unitAttempt{}
 	var agents []string
 	for _, ua := range attempts {
@@ -120,7 +120,7 @@ func agentSpells(agent string, list []unitAttempt) []openSpell {
 
 // countsAgainst reports whether an attempt's outcome counts as a failure
 // for its agent's circuit.
-func countsAgainst(a *orchestrator.AttemptReport) bool {
+func countsAgainst(a *history.AttemptReport) bool {
 	return (a.Status == checkpoint.AttemptFailed || a.Status == checkpoint.AttemptInterrupted) &&
 		circuit.OutcomeFor(a.Class) == circuit.Failure
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // att is an attempt for the circuit tests: unit, n, generation, start and
@@ -14,7 +14,7 @@ import (
 func att(unit string, n int, gen int64, from, to float64, status, class string) unitAttempt {
 	sec := func(s float64) time.Time { return epoch.Add(time.Duration(s * float64(time.Second))) }
 	end := sec(to)
-	return unitAttempt{unit: unit, agent: "sim", a: &orchestrator.AttemptReport{N: n, Kind: "initial", Status: status, Class: class,
+	return unitAttempt{unit: unit, agent: "sim", a: &history.AttemptReport{N: n, Kind: "initial", Status: status, Class: class,
 		CircuitGen: gen, StartedAt: sec(from), FinishedAt: &end}}
 }
 
@@ -45,7 +45,7 @@ func TestInferOpenSpells(t *testing.T) {
 	tests := []struct {
 		name     string
 		attempts []unitAttempt
-		circuits []orchestrator.CircuitReport
+		circuits []history.CircuitReport
 		want     string
 	}{
 		{
@@ -110,7 +110,7 @@ func TestInferOpenSpells(t *testing.T) {
 			attempts: []unitAttempt{
 				att("x", 1, 0, 0, 3, "failed", "transient"),
 			},
-			circuits: []orchestrator.CircuitReport{{Agent: "sim", State: "open", OpenedAt: &opened, OpenUntil: &until}},
+			circuits: []history.CircuitReport{{Agent: "sim", State: "open", OpenedAt: &opened, OpenUntil: &until}},
 			want:     "sim 3-60 by x#1",
 		},
 		{
@@ -118,7 +118,7 @@ func TestInferOpenSpells(t *testing.T) {
 			attempts: []unitAttempt{
 				att("x", 1, 0, 0, 3, "succeeded", ""),
 			},
-			circuits: []orchestrator.CircuitReport{{Agent: "sim", State: "open",
+			circuits: []history.CircuitReport{{Agent: "sim", State: "open",
 				OpenedAt: ptr(epoch.Add(-2 * time.Hour)), OpenUntil: ptr(epoch.Add(-time.Hour))}},
 		},
 	}

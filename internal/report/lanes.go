@@ -8,7 +8,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // A lane is one row of the timeline: a step, an item of a map step, or an
@@ -99,7 +99,7 @@ const waitGap = 50 * time.Millisecond
 
 // unitLane draws the attempts of one step or map item, the waits between
 // them and the marks of their checks and help rounds.
-func (b *builder) unitLane(y float64, name, agent string, atts []orchestrator.AttemptReport, links map[*orchestrator.AttemptReport]string) lane {
+func (b *builder) unitLane(y float64, name, agent string, atts []history.AttemptReport, links map[*history.AttemptReport]string) lane {
 	ln := lane{Y: y, Label: laneLabel(name)}
 	if ln.Label != name {
 		ln.Title = name
@@ -131,7 +131,7 @@ func (b *builder) unitLane(y float64, name, agent string, atts []orchestrator.At
 }
 
 // next returns the attempt after i, or nil.
-func next(atts []orchestrator.AttemptReport, i int) *orchestrator.AttemptReport {
+func next(atts []history.AttemptReport, i int) *history.AttemptReport {
 	if i+1 < len(atts) {
 		return &atts[i+1]
 	}
@@ -140,7 +140,7 @@ func next(atts []orchestrator.AttemptReport, i int) *orchestrator.AttemptReport 
 
 // endOf is when an attempt ended, or the end of the timeline for one still
 // running.
-func (b *builder) endOf(a *orchestrator.AttemptReport) time.Time {
+func (b *builder) endOf(a *history.AttemptReport) time.Time {
 	if a.FinishedAt != nil {
 		return *a.FinishedAt
 	}
@@ -150,7 +150,7 @@ func (b *builder) endOf(a *orchestrator.AttemptReport) time.Time {
 // waitsAfter draws what the unit waited for between attempt a and the next
 // one: the backoff (or usage limit) a recorded, then any further gap during
 // which the agent's circuit was open.
-func (b *builder) waitsAfter(agent string, a, nx *orchestrator.AttemptReport) []wait {
+func (b *builder) waitsAfter(agent string, a, nx *history.AttemptReport) []wait {
 	if a.FinishedAt == nil {
 		return nil
 	}
@@ -234,7 +234,7 @@ func checkClass(s string) string {
 }
 
 // attemptTitle is an attempt bar's tooltip; the lane names the unit.
-func attemptTitle(a *orchestrator.AttemptReport, end time.Time) string {
+func attemptTitle(a *history.AttemptReport, end time.Time) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "#%d %s · %s", a.N, a.Kind, a.Status)
 	if a.Class != "" {
@@ -251,7 +251,7 @@ func attemptTitle(a *orchestrator.AttemptReport, end time.Time) string {
 }
 
 // checkTitle is a check mark's tooltip.
-func checkTitle(n int, c orchestrator.CheckReport) string {
+func checkTitle(n int, c history.CheckReport) string {
 	how := c.Status
 	switch {
 	case c.TimedOut:
@@ -345,7 +345,7 @@ func summaryGroup(status string) int {
 }
 
 // mapSummary builds the summary lane of a map step.
-func (b *builder) mapSummary(s *orchestrator.StepReport) summary {
+func (b *builder) mapSummary(s *history.StepReport) summary {
 	var counts [summaryBins][4]int
 	binW := plotWidth / summaryBins
 	bin := func(t time.Time) int {

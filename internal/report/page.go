@@ -9,7 +9,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // Limits that keep a report of a very long run small and quick to open:
@@ -35,7 +35,7 @@ const (
 
 // page is everything the template shows.
 type page struct {
-	Run        orchestrator.RunReport
+	Run        history.RunReport
 	Started    string
 	Finished   string
 	Wall       string
@@ -122,7 +122,7 @@ type spellRow struct {
 
 // builder holds what building a page needs along the way.
 type builder struct {
-	rep    *orchestrator.Report
+	rep    *history.Report
 	opts   Options
 	sc     scale
 	end    time.Time
@@ -137,7 +137,7 @@ type builder struct {
 }
 
 // build turns a run's history into the page model.
-func build(rep *orchestrator.Report, opts Options) *page {
+func build(rep *history.Report, opts Options) *page {
 	b := &builder{rep: rep, opts: opts, budget: textBudget, unlisted: map[string]int{}}
 	t0, t1 := b.bounds()
 	b.end = t1
@@ -246,11 +246,11 @@ func (b *builder) allAttempts() []unitAttempt {
 type unit struct {
 	name string
 	key  string // the item's key; "" for a step
-	atts []orchestrator.AttemptReport
+	atts []history.AttemptReport
 }
 
 // units lists the units of a step: the step itself, or its items.
-func units(s *orchestrator.StepReport) []unit {
+func units(s *history.StepReport) []unit {
 	if s.ItemCounts == nil {
 		return []unit{{name: s.ID, atts: s.Attempts}}
 	}
@@ -262,7 +262,7 @@ func units(s *orchestrator.StepReport) []unit {
 }
 
 // step builds the view of one step.
-func (b *builder) step(i int, s *orchestrator.StepReport) stepView {
+func (b *builder) step(i int, s *history.StepReport) stepView {
 	sv := stepView{Anchor: "s" + strconv.Itoa(i+1), ID: s.ID, Status: stepStatusClass(s.Status), Agent: s.Agent,
 		Cost: money(s.CostUSD), Turns: s.Turns, IsMap: s.ItemCounts != nil,
 		Tokens: fmt.Sprintf("%d in / %d out", s.InputTokens, s.OutputTokens)}
@@ -273,7 +273,7 @@ func (b *builder) step(i int, s *orchestrator.StepReport) stepView {
 		sv.Tokens = "unknown"
 	}
 	us := units(s)
-	links := map[*orchestrator.AttemptReport]string{}
+	links := map[*history.AttemptReport]string{}
 	repairs := map[string]int{}
 	for _, u := range us {
 		for j := range u.atts {
@@ -334,7 +334,7 @@ func stepStatusClass(s string) string {
 }
 
 // itemCounts shows a map step's items by status: "2 succeeded, 1 failed".
-func itemCounts(s *orchestrator.StepReport) string {
+func itemCounts(s *history.StepReport) string {
 	var parts []string
 	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
 		if n := s.ItemCounts[st]; n > 0 {
@@ -349,7 +349,7 @@ func byCount(m map[string]int, empty string) string {
 	if len(m) == 0 {
 		return empty
 	}
-	names := orchestrator.ByCount(m)
+	names := history.ByCount(m)
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s ×%d", n, m[n])
@@ -359,7 +359,7 @@ func byCount(m map[string]int, empty string) string {
 
 // failure builds the entry of the failed attempt u.atts[j], reading its
 // failed-handoff record for the diagnosis and the follow-up that was sent.
-func (b *builder) failure(s *orchestrator.StepReport, u unit, j int) (failedEntry, bool) {
+func (b *builder) failure(s *history.StepReport, u unit, j int) (failedEntry, bool) {
 	a := &u.atts[j]
 	if b.listed >= maxListed {
 		b.unlisted[dash(a.Class)]++
@@ -425,7 +425,7 @@ func (e *failedEntry) fromRecord(r *handoff.FailedRecord) {
 }
 
 // nextCounted returns the next attempt after j that is not a help round.
-func nextCounted(atts []orchestrator.AttemptReport, j int) *orchestrator.AttemptReport {
+func nextCounted(atts []history.AttemptReport, j int) *history.AttemptReport {
 	for k := j + 1; k < len(atts); k++ {
 		if atts[k].Kind != checkpoint.KindHelp {
 			return &atts[k]
@@ -436,7 +436,7 @@ func nextCounted(atts []orchestrator.AttemptReport, j int) *orchestrator.Attempt
 
 // diagnosisOf returns the diagnosis stored with an attempt (inspect
 // --attempt's), or its error.
-func diagnosisOf(a *orchestrator.AttemptReport) string {
+func diagnosisOf(a *history.AttemptReport) string {
 	if d := storedDetails(a.Details); d != "" {
 		return d
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/handoff"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 func sec(s float64) *time.Time { return at(time.Duration(s * float64(time.Second))) }
@@ -26,27 +26,27 @@ func sec(s float64) *time.Time { return at(time.Duration(s * float64(time.Second
 // that lifts at 7s, then succeeds (7s-8s). The usage limit opened the
 // agent's circuit (generation 0 to 1) and review #2 was its half-open
 // trial (generation 2).
-func smallRun() *orchestrator.Report {
-	return &orchestrator.Report{
-		Run: orchestrator.RunReport{ID: "r1", Status: "succeeded", Workflow: ".cadence/workflow.yaml", StartedAt: epoch, FinishedAt: sec(10), CostUSD: 0.04},
-		Steps: []orchestrator.StepReport{
+func smallRun() *history.Report {
+	return &history.Report{
+		Run: history.RunReport{ID: "r1", Status: "succeeded", Workflow: ".cadence/workflow.yaml", StartedAt: epoch, FinishedAt: sec(10), CostUSD: 0.04},
+		Steps: []history.StepReport{
 			{ID: "implement", Status: "succeeded", Agent: "sim", AttemptsUsed: 2, MaxAttempts: 3, CostUSD: 0.03, Turns: 6,
-				InputTokens: 291, OutputTokens: 38, Attempts: []orchestrator.AttemptReport{
+				InputTokens: 291, OutputTokens: 38, Attempts: []history.AttemptReport{
 					{N: 1, Status: "failed", Kind: "initial", Class: "schema", Error: `schema: /: missing required field "success"`,
 						StartedAt: epoch, FinishedAt: sec(1), DelayMS: ptr(int64(2000)), NextRetryAt: sec(3),
 						FailedHandoff: ".cadence/failed_handoffs/r1/implement/1.json", Details: `{"Details": "stored diagnosis"}`},
 					{N: 2, Status: "succeeded", Kind: "followup", StartedAt: *sec(3), FinishedAt: sec(4), Repairs: []string{"prose"},
-						Checks: []orchestrator.CheckReport{{Name: "tests", Status: "passed", ExitCode: ptr(0), StartedAt: *sec(3.5), DurationMS: 500}}},
+						Checks: []history.CheckReport{{Name: "tests", Status: "passed", ExitCode: ptr(0), StartedAt: *sec(3.5), DurationMS: 500}}},
 				}},
 			{ID: "review", Status: "succeeded", Agent: "sim", AttemptsUsed: 1, MaxAttempts: 3, CostUSD: 0.01,
-				Attempts: []orchestrator.AttemptReport{
+				Attempts: []history.AttemptReport{
 					{N: 1, Status: "failed", Kind: "initial", Class: "transient", Error: "transient: API Error: 429", Uncounted: true,
 						StartedAt: *sec(5), FinishedAt: sec(5.5), DelayMS: ptr(int64(1500)), RetryAfterMS: ptr(int64(1500)), NextRetryAt: sec(7),
 						Details: `{"Details": "rate limited"}`},
 					{N: 2, Status: "succeeded", Kind: "followup", StartedAt: *sec(7), FinishedAt: sec(8), Prompt: "Continue where you stopped.", CircuitGen: 2},
 				}},
 		},
-		Circuits: []orchestrator.CircuitReport{{Agent: "sim", State: "closed"}},
+		Circuits: []history.CircuitReport{{Agent: "sim", State: "closed"}},
 	}
 }
 
@@ -66,7 +66,7 @@ func writeRecord(t testing.TB, dir, rel string, rec handoff.FailedRecord) {
 	}
 }
 
-func render(t *testing.T, rep *orchestrator.Report, opts Options) string {
+func render(t *testing.T, rep *history.Report, opts Options) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Render(&buf, rep, opts); err != nil {
@@ -133,7 +133,7 @@ const hostile = `</script><script>window.pwned=1</script><img src=x onerror=aler
 
 // hostileRun is smallRun with hostile text in every field that agents,
 // items or users control, and a failed-handoff record full of it under dir.
-func hostileRun(t testing.TB, dir string) *orchestrator.Report {
+func hostileRun(t testing.TB, dir string) *history.Report {
 	t.Helper()
 	rep := smallRun()
 	rep.Run.Workflow = hostile
@@ -142,18 +142,18 @@ func hostileRun(t testing.TB, dir string) *orchestrator.Report {
 	a := &s.Attempts[0]
 	a.Error, a.Details, a.Class = hostile, `{"Details": `+mustJSON(hostile)+`}`, "schema"+hostile
 	a.Repairs = []string{hostile}
-	a.Checks = []orchestrator.CheckReport{{Name: hostile, Status: hostile, StartedAt: epoch}}
+	a.Checks = []history.CheckReport{{Name: hostile, Status: hostile, StartedAt: epoch}}
 	rep.Steps[1].Attempts[1].Prompt = hostile
 	rep.Steps[1].Attempts[0].Details = ""
 	rep.Steps[1].Attempts[0].Error = hostile
 	writeRecord(t, dir, a.FailedHandoff, handoff.FailedRecord{Details: hostile, OutputSample: hostile, FollowupPrompt: hostile,
 		Violations: []handoff.Violation{{Pointer: hostile, Keyword: hostile}},
 		Check:      &handoff.CheckFailure{Name: hostile, Command: hostile, Output: hostile}})
-	rep.Steps = append(rep.Steps, orchestrator.StepReport{ID: "fix", Status: "failed", Agent: "sim", ItemCounts: map[string]int{"failed": 1},
-		Items: []orchestrator.ItemReport{{Key: hostile, Status: "failed", Attempts: []orchestrator.AttemptReport{
+	rep.Steps = append(rep.Steps, history.StepReport{ID: "fix", Status: "failed", Agent: "sim", ItemCounts: map[string]int{"failed": 1},
+		Items: []history.ItemReport{{Key: hostile, Status: "failed", Attempts: []history.AttemptReport{
 			{N: 1, Status: "failed", Kind: hostile, Class: "transient", Error: hostile, StartedAt: *sec(8), FinishedAt: sec(9)}}}},
-		Dead: []orchestrator.DeadReport{{Key: hostile, Class: hostile, Error: hostile, Signature: hostile}}})
-	rep.Circuits = []orchestrator.CircuitReport{{Agent: hostile, State: "open", OpenedAt: sec(9), OpenUntil: sec(20)}}
+		Dead: []history.DeadReport{{Key: hostile, Class: hostile, Error: hostile, Signature: hostile}}})
+	rep.Circuits = []history.CircuitReport{{Agent: hostile, State: "open", OpenedAt: sec(9), OpenUntil: sec(20)}}
 	return rep
 }
 
@@ -226,14 +226,14 @@ func TestScriptAllowedByPolicy(t *testing.T) {
 }
 
 // mapRun is a run of one map step with n items of one attempt each.
-func mapRun(n int) *orchestrator.Report {
-	rep := &orchestrator.Report{Run: orchestrator.RunReport{ID: "r2", Status: "succeeded", StartedAt: epoch, FinishedAt: sec(float64(n))}}
-	s := orchestrator.StepReport{ID: "fix", Status: "succeeded", Agent: "sim", MaxAttempts: 2, ItemCounts: map[string]int{"succeeded": n}}
+func mapRun(n int) *history.Report {
+	rep := &history.Report{Run: history.RunReport{ID: "r2", Status: "succeeded", StartedAt: epoch, FinishedAt: sec(float64(n))}}
+	s := history.StepReport{ID: "fix", Status: "succeeded", Agent: "sim", MaxAttempts: 2, ItemCounts: map[string]int{"succeeded": n}}
 	for i := range n {
-		s.Items = append(s.Items, orchestrator.ItemReport{Key: fmt.Sprint(i), Status: "succeeded", AttemptsUsed: 1,
-			Attempts: []orchestrator.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: *sec(float64(i)), FinishedAt: sec(float64(i) + 1)}}})
+		s.Items = append(s.Items, history.ItemReport{Key: fmt.Sprint(i), Status: "succeeded", AttemptsUsed: 1,
+			Attempts: []history.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: *sec(float64(i)), FinishedAt: sec(float64(i) + 1)}}})
 	}
-	rep.Steps = []orchestrator.StepReport{s}
+	rep.Steps = []history.StepReport{s}
 	return rep
 }
 
@@ -265,7 +265,7 @@ func TestMapLanesFold(t *testing.T) {
 // TestRenderEdgeCases renders runs at their edges: nothing run yet, a run
 // still going with an attempt running, a map step with no items yet.
 func TestRenderEdgeCases(t *testing.T) {
-	running := func() *orchestrator.Report {
+	running := func() *history.Report {
 		rep := smallRun()
 		rep.Run.Status, rep.Run.FinishedAt = "running", nil
 		a := &rep.Steps[1].Attempts[1]
@@ -275,13 +275,13 @@ func TestRenderEdgeCases(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		rep  *orchestrator.Report
+		rep  *history.Report
 		opts Options
 		want []string
 	}{
 		{
 			name: "no step yet",
-			rep:  &orchestrator.Report{Run: orchestrator.RunReport{ID: "r0", Status: "running", StartedAt: epoch}},
+			rep:  &history.Report{Run: history.RunReport{ID: "r0", Status: "running", StartedAt: epoch}},
 			opts: Options{Now: epoch.Add(time.Minute)},
 			want: []string{`<title>cadence run r0 · running</title>`, `<dd>still running</dd>`, `<dd>1m00s so far</dd>`},
 		},
@@ -295,8 +295,8 @@ func TestRenderEdgeCases(t *testing.T) {
 		},
 		{
 			name: "a map step with no items yet",
-			rep: &orchestrator.Report{Run: orchestrator.RunReport{ID: "r3", Status: "running", StartedAt: epoch},
-				Steps: []orchestrator.StepReport{{ID: "fix", Status: "pending", Agent: "sim", ItemCounts: map[string]int{}}}},
+			rep: &history.Report{Run: history.RunReport{ID: "r3", Status: "running", StartedAt: epoch},
+				Steps: []history.StepReport{{ID: "fix", Status: "pending", Agent: "sim", ItemCounts: map[string]int{}}}},
 			want: []string{`<details class="items" data-step="fix" open><summary>0 item lanes of fix</summary>`},
 		},
 	}

@@ -5,7 +5,7 @@
 // its attempts, repairs, cost, tokens and turns, each failed attempt's
 // diagnosis and the follow-up that was sent, and its dead items.
 //
-// The report reads the run through orchestrator.Inspect, the query layer of
+// The report reads the run through history.Inspect, the query layer of
 // `cadence inspect`, and adds only the failed-handoff records on disk. It is
 // rendered with html/template, so agent output, errors and prompts are
 // escaped wherever they land; its CSS and script are embedded in the binary
@@ -24,7 +24,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // Options say where the report finds the files an attempt names and how it
@@ -78,7 +78,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(pageTemplate))
 
 // Render writes the HTML report of rep to w.
-func Render(w io.Writer, rep *orchestrator.Report, opts Options) error {
+func Render(w io.Writer, rep *history.Report, opts Options) error {
 	if rep == nil {
 		return fmt.Errorf("render report: no run")
 	}

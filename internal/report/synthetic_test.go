@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/handoff"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // epoch is the start of every synthetic run.
@@ -26,33 +26,33 @@ func ptr[T any](v T) *T             { return &v }
 // backoff; one in every 50 of those exhausts three attempts and is dead.
 // failEvery 1 makes every item fail. Each text is as long as a real one:
 // a diagnosis of ~600 bytes, a prompt of ~1.5 KB.
-func syntheticRun(n, failEvery int) *orchestrator.Report {
+func syntheticRun(n, failEvery int) *history.Report {
 	diag := `{"Class":"schema","Details":"` + strings.Repeat("The JSON does not match the schema: /files/0: expected string, got number. ", 8) + `"}`
 	prompt := strings.Repeat("Your previous answer did not match the schema. Rewrite the complete, corrected JSON. ", 18)
-	rep := &orchestrator.Report{Run: orchestrator.RunReport{ID: "20260301-090000-abcdef", Status: "failed",
+	rep := &history.Report{Run: history.RunReport{ID: "20260301-090000-abcdef", Status: "failed",
 		Workflow: ".cadence/workflow.yaml", StartedAt: epoch}}
-	rep.Steps = append(rep.Steps, orchestrator.StepReport{ID: "plan", Status: "succeeded", Agent: "claude", AttemptsUsed: 1, MaxAttempts: 3,
+	rep.Steps = append(rep.Steps, history.StepReport{ID: "plan", Status: "succeeded", Agent: "claude", AttemptsUsed: 1, MaxAttempts: 3,
 		CostUSD: 0.05, Turns: 3, InputTokens: 1200, OutputTokens: 300,
-		Attempts: []orchestrator.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: epoch, FinishedAt: at(40 * time.Second),
+		Attempts: []history.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: epoch, FinishedAt: at(40 * time.Second),
 			CostUSD: ptr(0.05), Turns: 3, Repairs: []string{"prose", "code_fence"}}}})
-	impl := orchestrator.StepReport{ID: "implement", Status: "succeeded", Agent: "claude", AttemptsUsed: 2, MaxAttempts: 3, CostUSD: 0.4, Turns: 20}
-	impl.Attempts = []orchestrator.AttemptReport{
+	impl := history.StepReport{ID: "implement", Status: "succeeded", Agent: "claude", AttemptsUsed: 2, MaxAttempts: 3, CostUSD: 0.4, Turns: 20}
+	impl.Attempts = []history.AttemptReport{
 		{N: 1, Status: "failed", Kind: "initial", Class: "check", Error: "check: tests failed (exit 1)", Details: diag,
 			StartedAt: *at(time.Minute), FinishedAt: at(6 * time.Minute), DelayMS: ptr(int64(2000)), NextRetryAt: at(6*time.Minute + 2*time.Second),
-			Checks: []orchestrator.CheckReport{{Name: "tests", Status: "failed", ExitCode: ptr(1), StartedAt: *at(5 * time.Minute), DurationMS: 60000}}},
+			Checks: []history.CheckReport{{Name: "tests", Status: "failed", ExitCode: ptr(1), StartedAt: *at(5 * time.Minute), DurationMS: 60000}}},
 		{N: 2, Status: "succeeded", Kind: "followup", StartedAt: *at(6*time.Minute + 2*time.Second), FinishedAt: at(9 * time.Minute), Prompt: prompt,
-			Checks: []orchestrator.CheckReport{{Name: "tests", Status: "passed", ExitCode: ptr(0), StartedAt: *at(8 * time.Minute), DurationMS: 60000}}},
+			Checks: []history.CheckReport{{Name: "tests", Status: "passed", ExitCode: ptr(0), StartedAt: *at(8 * time.Minute), DurationMS: 60000}}},
 	}
 	rep.Steps = append(rep.Steps, impl)
 
-	fix := orchestrator.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[string]int{}}
+	fix := history.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[string]int{}}
 	left := n - 3
 	slot := make([]time.Time, 8) // when each of the 8 parallel slots is free
 	for i := range slot {
 		slot[i] = epoch.Add(10 * time.Minute)
 	}
 	for i := 0; left > 0; i++ {
-		it := orchestrator.ItemReport{Key: fmt.Sprintf("finding-%05d", i), Status: "succeeded", MaxAttempts: 3}
+		it := history.ItemReport{Key: fmt.Sprintf("finding-%05d", i), Status: "succeeded", MaxAttempts: 3}
 		s := i % len(slot)
 		t := slot[s]
 		var plan []string // statuses of the item's attempts
@@ -68,7 +68,7 @@ func syntheticRun(n, failEvery int) *orchestrator.Report {
 			plan = plan[:left]
 		}
 		for k, st := range plan {
-			a := orchestrator.AttemptReport{N: k + 1, Status: st, Kind: "initial", StartedAt: t, CostUSD: ptr(0.01), Turns: 2}
+			a := history.AttemptReport{N: k + 1, Status: st, Kind: "initial", StartedAt: t, CostUSD: ptr(0.01), Turns: 2}
 			if k > 0 {
 				a.Kind, a.Prompt = "followup", prompt
 			}
@@ -89,7 +89,7 @@ func syntheticRun(n, failEvery int) *orchestrator.Report {
 		it.AttemptsUsed = len(it.Attempts)
 		if it.Attempts[len(it.Attempts)-1].Status == "failed" {
 			it.Status = "failed"
-			fix.Dead = append(fix.Dead, orchestrator.DeadReport{Step: "fix", Key: it.Key, Class: "schema",
+			fix.Dead = append(fix.Dead, history.DeadReport{Step: "fix", Key: it.Key, Class: "schema",
 				Error: "schema: /files/0: expected string, got number", Signature: "schema: /files/#: expected string, got number",
 				Attempts: 3, FirstAt: it.Attempts[0].StartedAt, LastAt: t, DeadAt: t})
 		}
@@ -110,12 +110,12 @@ func syntheticRun(n, failEvery int) *orchestrator.Report {
 	}
 	rep.Steps = append(rep.Steps, fix)
 	rep.Run.CostUSD += fix.CostUSD
-	rep.Circuits = []orchestrator.CircuitReport{{Agent: "claude", State: "closed"}}
+	rep.Circuits = []history.CircuitReport{{Agent: "claude", State: "closed"}}
 	return rep
 }
 
 // attemptCount counts every attempt of a report.
-func attemptCount(rep *orchestrator.Report) int {
+func attemptCount(rep *history.Report) int {
 	n := 0
 	for i := range rep.Steps {
 		for _, u := range units(&rep.Steps[i]) {
@@ -128,7 +128,7 @@ func attemptCount(rep *orchestrator.Report) int {
 // writeRecords writes, under dir, the failed-handoff record of every failed
 // attempt of rep that names one, as cadence does: a diagnosis, an output
 // sample and the follow-up prompt sent next.
-func writeRecords(t testing.TB, dir string, rep *orchestrator.Report) {
+func writeRecords(t testing.TB, dir string, rep *history.Report) {
 	t.Helper()
 	sample := strings.Repeat(`{"files": [1, 2, 3], "summary": "done"} `, 14)
 	followup := strings.Repeat("The JSON you returned does not match the schema at /files/0: expected string, got number. ", 16)

@@ -1,4 +1,4 @@
-package orchestrator
+package history
 
 import (
 	"context"
@@ -184,10 +184,10 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		}
 		for _, d := range s.Dead {
 			add("d/"+s.ID+"/"+d.Key, 6, Event{Time: d.DeadAt, Type: EventItemDead, RunID: run.ID, Step: s.ID, Item: d.Key,
-				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + count(d.Attempts, "attempt", "attempts")})
+				Agent: s.Agent, Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + Count(d.Attempts, "attempt", "attempts")})
 		}
 		if s.Status == checkpoint.StepSucceeded || s.Status == checkpoint.StepFailed {
-			typ, msg := EventStepSucceeded, fmt.Sprintf("%s succeeded, %d dead", count(s.ItemCounts[checkpoint.StepSucceeded], "item", "items"), len(s.Dead))
+			typ, msg := EventStepSucceeded, fmt.Sprintf("%s succeeded, %d dead", Count(s.ItemCounts[checkpoint.StepSucceeded], "item", "items"), len(s.Dead))
 			if s.Status == checkpoint.StepFailed {
 				typ = EventStepFailed
 			}
@@ -232,7 +232,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 // run.
 func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
 	if !checkpoint.IsPostgresURL(state) {
-		return checkpoint.LockHolder(filepath.Join(dir, CadenceDir)) != 0, nil
+		return checkpoint.LockHolder(filepath.Join(dir, checkpoint.CadenceDir)) != 0, nil
 	}
 	store, err := checkpoint.OpenReadOnly(ctx, state)
 	if err != nil {

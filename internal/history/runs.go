@@ -1,4 +1,4 @@
-package orchestrator
+package history
 
 import (
 	"context"
@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
-	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // RunSummary is one line of `cadence runs`: what a run is, how it ended and
@@ -224,32 +222,4 @@ func alternatives(names []string) string {
 		s += n
 	}
 	return s + " or " + names[len(names)-1]
-}
-
-// UnsetAPIKeys names the agents, sorted, whose api_key_env names a variable
-// set neither in env (cadence's environment) nor in the agent's own env:
-// their requests would go out without a key, which the provider refuses
-// only when the first attempt runs.
-func UnsetAPIKeys(wf *workflow.Workflow, env []string) []string {
-	var out []string
-	for name, a := range wf.Agents {
-		if a.APIKeyEnv == "" {
-			continue
-		}
-		if v, ok := a.Env[a.APIKeyEnv]; ok && v != "" {
-			continue
-		}
-		set := false
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], a.APIKeyEnv+"="); ok {
-				set = v != ""
-				break
-			}
-		}
-		if !set {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package history
 
 import (
 	"context"
@@ -175,7 +175,7 @@ func StateTarget(dir, state string) string {
 	if state != "" {
 		return state
 	}
-	return filepath.Join(dir, CadenceDir, "state.db")
+	return filepath.Join(dir, checkpoint.CadenceDir, "state.db")
 }
 
 // Inspect reads the history of a run (the latest when runID is empty)
@@ -251,7 +251,7 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
 				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
 			if s.Status == checkpoint.StepSucceeded {
-				sr.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID+".json"))
+				sr.Handoff = filepath.ToSlash(checkpoint.EnvelopePath(s.Unit()))
 			}
 			sr.AttemptsUsed, sr.Attempts = attemptReports(byUnit[s.Unit()], byAttempt, withPrompts)
 			costKnown, tokensKnown := usageKnown(sr.Attempts)
@@ -271,7 +271,7 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 				ir := ItemReport{Key: it.ItemKey, Item: json.RawMessage(it.ItemJSON), Status: it.Status, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
 					SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
 				if it.Status == checkpoint.StepSucceeded {
-					ir.Handoff = filepath.ToSlash(filepath.Join(CadenceDir, "handoffs", run.ID, s.ID, safeName(it.ItemKey)+".json"))
+					ir.Handoff = filepath.ToSlash(checkpoint.EnvelopePath(it.Unit()))
 				}
 				ir.AttemptsUsed, ir.Attempts = attemptReports(byUnit[it.Unit()], byAttempt, withPrompts)
 				sr.ItemCounts[it.Status]++
@@ -315,43 +315,6 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		return nil, err
 	}
 	return &rep, nil
-}
-
-// ResetCircuit closes an agent's circuit by hand and records that it did.
-// It takes the project lock, like every command that writes state.
-func ResetCircuit(ctx context.Context, dir, state, agentName string, now time.Time) (before string, err error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	cdir := filepath.Join(abs, CadenceDir)
-	lock, err := checkpoint.AcquireLock(cdir)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Release()
-	store, err := checkpoint.Open(ctx, StateTarget(abs, state))
-	if err != nil {
-		return "", err
-	}
-	defer store.Close()
-	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
-		if _, err := tx.Circuit(agentName); errors.Is(err, checkpoint.ErrNotFound) {
-			return usagef("no circuit recorded for agent %q in %s (an agent gets one when it first runs)", agentName, abs)
-		}
-		b, err := loadBreaker(tx, agentName)
-		if err != nil {
-			return err
-		}
-		before = string(b.State)
-		next := circuit.Reset(b, now)
-		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
-			return err
-		}
-		return tx.AddEvent(checkpoint.Event{At: now, Kind: "circuit_reset",
-			Detail: fmt.Sprintf("circuit of agent %s reset by hand (was %s, %d failures)", agentName, b.State, b.Failures)})
-	})
-	return before, err
 }
 
 // usageKnown reports whether any of the attempts reported a cost, and any
@@ -413,4 +376,11 @@ func readState(ctx context.Context, dir, state string, fn func(*checkpoint.Tx) e
 	}
 	defer store.Close()
 	return store.View(ctx, fn)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

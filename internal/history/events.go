@@ -1,12 +1,8 @@
-package orchestrator
+package history
 
 import (
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/cadence-dev/cadence/internal/agent"
-	"github.com/cadence-dev/cadence/internal/handoff"
 )
 
 // Event is one transition of a run, shown by the human view and printed as a
@@ -42,27 +38,6 @@ type Event struct {
 	// attempt that failed because the agent exited with an error: usually
 	// why it did. Agent output, as written: a view must clean it.
 	Stderr string `json:"stderr,omitempty"`
-}
-
-// maxStderrCause bounds Event.Stderr.
-const maxStderrCause = 1024
-
-// stderrCause is Event.Stderr for an attempt judged class with the agent's
-// result res.
-func stderrCause(class handoff.Class, res *agent.Result) string {
-	if class != handoff.ClassExitNonzero || res == nil {
-		return ""
-	}
-	lines := strings.Split(res.StderrTail, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if line := strings.TrimSpace(lines[i]); line != "" {
-			if len(line) > maxStderrCause {
-				line = line[:maxStderrCause]
-			}
-			return line
-		}
-	}
-	return ""
 }
 
 // Kinds of the audit log's events that the statistics read: the run was
@@ -109,15 +84,23 @@ type Sink interface {
 	Tick(step, what string, d time.Duration)
 }
 
-type discardSink struct{}
+// Discard is a Sink that drops every event.
+type Discard struct{}
 
-func (discardSink) Emit(Event)                         {}
-func (discardSink) Tick(string, string, time.Duration) {}
+func (Discard) Emit(Event)                         {}
+func (Discard) Tick(string, string, time.Duration) {}
 
 // count is "1 item" or "2 items", for messages.
-func count(n int, one, many string) string {
+// Count is n with the singular or the plural noun: "1 item", "3 items".
+func Count(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// ResetHint is how a user ends the wait for an agent's open circuit at
+// once, named wherever cadence waits for one.
+func ResetHint(agent string) string {
+	return "close it now with: cadence circuit reset " + agent
 }

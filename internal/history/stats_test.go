@@ -1,4 +1,4 @@
-package orchestrator_test
+package history_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // statsT0 is when the first fixture run starts; the others start an hour
@@ -93,7 +93,7 @@ func statsFixture() []fixtureRun {
 func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := checkpoint.Open(ctx, filepath.Join(dir, orchestrator.CadenceDir, "state.db"))
+	store, err := checkpoint.Open(ctx, filepath.Join(dir, checkpoint.CadenceDir, "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 
 // The expected figures below are worked out by hand from statsFixture.
 var (
-	wantPlanAll = orchestrator.Counts{
+	wantPlanAll = history.Counts{
 		Steps: 3, Succeeded: 2, Exhausted: 0, Failed: 1, Attempts: 4,
 		SuccessRate:           2.0 / 4, // r1#2 and r2#1 of r1#1, r1#2, r2#1, r3#1
 		MeanAttemptsToSuccess: 1.5,     // (2 + 1) / 2
@@ -169,7 +169,7 @@ var (
 		CostUSD:               0.04, CostPerAttemptUSD: 0.01, CostUnknownAttempts: 0,
 		RunningSeconds: 10 + 8 + 5 + 1, WaitingSeconds: 2,
 	}
-	wantImplementAll = orchestrator.Counts{
+	wantImplementAll = history.Counts{
 		Steps: 2, Succeeded: 1, Exhausted: 1, Failed: 0, Attempts: 4, // the help round is not an attempt
 		SuccessRate:           1.0 / 4,
 		MeanAttemptsToSuccess: 2,
@@ -179,14 +179,14 @@ var (
 		CostUSD:               0.05 + 0.01 + 0 + 0.04, CostPerAttemptUSD: 0.10 / 4, CostUnknownAttempts: 1,
 		RunningSeconds: 30 + 2 + 10 + 10 + 20, WaitingSeconds: 1 + 2 + 5,
 	}
-	wantReviewAll = orchestrator.Counts{
+	wantReviewAll = history.Counts{
 		Steps: 1, Attempts: 1, // the running attempt has not finished
 		FailureClasses:      map[string]int{"schema": 1},
 		Repairs:             map[string]int{},
 		CostUnknownAttempts: 1,
 		RunningSeconds:      1, WaitingSeconds: 2,
 	}
-	wantClaudeAll = orchestrator.Counts{
+	wantClaudeAll = history.Counts{
 		Steps: 5, Succeeded: 3, Exhausted: 1, Failed: 1, Attempts: 8,
 		SuccessRate:           3.0 / 8,
 		MeanAttemptsToSuccess: 5.0 / 3,
@@ -196,17 +196,17 @@ var (
 		CostUSD:               0.14, CostPerAttemptUSD: 0.14 / 8, CostUnknownAttempts: 1,
 		RunningSeconds: 24 + 72, WaitingSeconds: 2 + 8,
 	}
-	wantPlanR2 = orchestrator.Counts{
+	wantPlanR2 = history.Counts{
 		Steps: 1, Succeeded: 1, Attempts: 1, SuccessRate: 1, MeanAttemptsToSuccess: 1,
 		FailureClasses: map[string]int{}, Repairs: map[string]int{"code_fence": 1},
 		CostUSD: 0.01, CostPerAttemptUSD: 0.01, RunningSeconds: 5,
 	}
-	wantImplementR2 = orchestrator.Counts{
+	wantImplementR2 = history.Counts{
 		Steps: 1, Succeeded: 1, Attempts: 2, SuccessRate: 0.5, MeanAttemptsToSuccess: 2,
 		FailureClasses: map[string]int{"transient": 1}, Repairs: map[string]int{},
 		CostUSD: 0.04, CostPerAttemptUSD: 0.02, RunningSeconds: 30, WaitingSeconds: 5,
 	}
-	wantClaudeR2 = orchestrator.Counts{
+	wantClaudeR2 = history.Counts{
 		Steps: 2, Succeeded: 2, Attempts: 3, SuccessRate: 2.0 / 3, MeanAttemptsToSuccess: 1.5,
 		FailureClasses: map[string]int{"transient": 1}, Repairs: map[string]int{"code_fence": 1},
 		CostUSD: 0.05, CostPerAttemptUSD: 0.05 / 3, RunningSeconds: 35, WaitingSeconds: 5,
@@ -222,18 +222,18 @@ func TestComputeStats(t *testing.T) {
 		runID        string
 		wantScope    string
 		wantRuns     int
-		wantSteps    []orchestrator.StepStats
-		wantAgents   []orchestrator.AgentStats
+		wantSteps    []history.StepStats
+		wantAgents   []history.AgentStats
 		wantWarnings []string
 	}{
 		{
 			name: "all runs", runID: "", wantScope: "all runs", wantRuns: 3,
-			wantSteps: []orchestrator.StepStats{
+			wantSteps: []history.StepStats{
 				{Step: "plan", Counts: wantPlanAll},
 				{Step: "implement", Counts: wantImplementAll},
 				{Step: "review", Counts: wantReviewAll},
 			},
-			wantAgents: []orchestrator.AgentStats{
+			wantAgents: []history.AgentStats{
 				{Agent: "claude", Counts: wantClaudeAll},
 				{Agent: "lint", Counts: wantReviewAll},
 			},
@@ -244,12 +244,12 @@ func TestComputeStats(t *testing.T) {
 		},
 		{
 			name: "one run", runID: "r2", wantScope: "run r2", wantRuns: 1,
-			wantSteps: []orchestrator.StepStats{
+			wantSteps: []history.StepStats{
 				{Step: "plan", Counts: wantPlanR2},
 				{Step: "implement", Counts: wantImplementR2},
 				{Step: "review", Counts: wantReviewAll},
 			},
-			wantAgents: []orchestrator.AgentStats{
+			wantAgents: []history.AgentStats{
 				{Agent: "claude", Counts: wantClaudeR2},
 				{Agent: "lint", Counts: wantReviewAll},
 			},
@@ -258,7 +258,7 @@ func TestComputeStats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := orchestrator.ComputeStats(context.Background(), dir, "", tt.runID)
+			got, err := history.ComputeStats(context.Background(), dir, "", tt.runID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +291,7 @@ func TestComputeStats(t *testing.T) {
 }
 
 // checkCounts compares every field, floats within a rounding tolerance.
-func checkCounts(t *testing.T, what string, got, want orchestrator.Counts) {
+func checkCounts(t *testing.T, what string, got, want history.Counts) {
 	t.Helper()
 	ints := []struct {
 		name      string
@@ -349,19 +349,19 @@ func TestComputeStatsErrors(t *testing.T) {
 		runID   string
 		wantErr error
 	}{
-		{"no database", empty, "", orchestrator.ErrNoRuns},
-		{"no runs", noRuns, "", orchestrator.ErrNoRuns},
+		{"no database", empty, "", history.ErrNoRuns},
+		{"no runs", noRuns, "", history.ErrNoRuns},
 		{"unknown run", withRuns, "nope", checkpoint.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := orchestrator.ComputeStats(context.Background(), tt.dir, "", tt.runID)
+			s, err := history.ComputeStats(context.Background(), tt.dir, "", tt.runID)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("ComputeStats = %+v, %v; want error %v", s, err, tt.wantErr)
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(empty, orchestrator.CadenceDir, "state.db")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(empty, checkpoint.CadenceDir, "state.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ComputeStats created a database in an empty project (stat: %v)", err)
 	}
 }
@@ -405,7 +405,7 @@ func TestComputeStatsExhaustedVersusFailed(t *testing.T) {
 			}
 			writeStatsFixture(t, dir, []fixtureRun{{id: "r", status: checkpoint.RunFailed, steps: []fixtureStep{
 				{id: "s", agent: "a", status: checkpoint.StepFailed, max: tt.max, attempts: attempts}}}})
-			got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
+			got, err := history.ComputeStats(context.Background(), dir, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +436,7 @@ func TestComputeStatsRetryWarning(t *testing.T) {
 			}}}})
 	}
 	writeStatsFixture(t, dir, runs)
-	got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
+	got, err := history.ComputeStats(context.Background(), dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 			}
 			dir := t.TempDir()
 			writeStatsFixture(t, dir, runs)
-			got, err := orchestrator.ComputeStats(context.Background(), dir, "", "")
+			got, err := history.ComputeStats(context.Background(), dir, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -513,11 +513,11 @@ func statsAttempts(n int, last string) []fixtureAttempt {
 }
 
 func TestByCount(t *testing.T) {
-	got := orchestrator.ByCount(map[string]int{"schema": 3, "truncated": 1, "check": 3, "empty": 2})
+	got := history.ByCount(map[string]int{"schema": 3, "truncated": 1, "check": 3, "empty": 2})
 	if want := "check schema empty truncated"; strings.Join(got, " ") != want {
 		t.Errorf("ByCount = %q, want %q (most frequent first, ties by name)", got, want)
 	}
-	if got := orchestrator.ByCount(nil); len(got) != 0 {
+	if got := history.ByCount(nil); len(got) != 0 {
 		t.Errorf("ByCount(nil) = %q", got)
 	}
 }
