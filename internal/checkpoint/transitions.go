@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Run statuses.
@@ -114,4 +115,135 @@ func checkTransition(table map[string][]string, from, to string) error {
 func knownStatus(table map[string][]string, status string) bool {
 	_, ok := table[status]
 	return ok
+}
+
+// The named state changes of runs, steps (and map items) and attempts.
+// Each writes one transition, and every path that makes it calls it: the
+// run loop, settling after a crash, a help round, a budget stop, the
+// commands that reopen a run. No status is assigned anywhere else, so a
+// transition means the same thing whoever takes it (the way a job queue's
+// recoverer calls the very Retry and Archive its processor does).
+//
+// A step transition changes the row in memory and writes it: the caller
+// has read it in the same transaction and may have set other fields of
+// the step (usage, session) that the transition writes along.
+
+// StartAttempt inserts attempt a as running: committed before its agent
+// starts (G1).
+func (t *Tx) StartAttempt(a *Attempt) error {
+	a.Status = AttemptRunning
+	return t.InsertAttempt(*a)
+}
+
+// AttemptSucceeded ends a running attempt with its handoff accepted; an
+// attempt a crash left running is adopted instead (G5).
+func (t *Tx) AttemptSucceeded(a *Attempt, adopted bool) error {
+	a.Status = AttemptSucceeded
+	if adopted {
+		a.Status = AttemptAdopted
+	}
+	return t.UpdateAttempt(*a)
+}
+
+// AttemptFailed ends a running attempt with its class and error set.
+func (t *Tx) AttemptFailed(a *Attempt) error {
+	a.Status = AttemptFailed
+	return t.UpdateAttempt(*a)
+}
+
+// AttemptInterrupted ends a running attempt that cadence stopped, or that
+// a crash left running and no handoff of which landed.
+func (t *Tx) AttemptInterrupted(a *Attempt) error {
+	a.Status = AttemptInterrupted
+	return t.UpdateAttempt(*a)
+}
+
+// StepRunning marks a step, or an item, running: an attempt of it began,
+// or, for a map step, its items did.
+func (t *Tx) StepRunning(s *Step, now time.Time) error {
+	s.Status = StepRunning
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepWaiting marks a step waiting for its next attempt at next, after the
+// delay drawn (G4: the deadline is absolute and committed).
+func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time) error {
+	s.Status = StepWaiting
+	s.NextRetryAt, s.DelayMS = next, delayMS
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepSucceeded marks a step succeeded with the envelope of its accepted
+// handoff.
+func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
+	s.Status = StepSucceeded
+	s.NextRetryAt, s.DelayMS = nil, nil
+	s.HandoffJSON = envelope
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepFailed marks a step failed for good: no retry is scheduled.
+func (t *Tx) StepFailed(s *Step, now time.Time) error {
+	s.Status = StepFailed
+	s.NextRetryAt, s.DelayMS = nil, nil
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepInterrupted puts a running step back to pending when its attempt was
+// interrupted: it runs again when the run does, after the retry deadline
+// it already had, if any. A step in another state only has its other
+// fields written.
+func (t *Tx) StepInterrupted(s *Step, now time.Time) error {
+	if s.Status == StepRunning {
+		s.Status = StepPending
+	}
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepReopened makes a finished step or item pending again, with no retry
+// scheduled: `resume --retry-failed`, `--budget`, `dlq retry`, a changed
+// workflow.
+func (t *Tx) StepReopened(s *Step, now time.Time) error {
+	s.Status = StepPending
+	s.NextRetryAt, s.DelayMS = nil, nil
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// NewRun is a run that starts now: running, unfinished.
+func NewRun(r Run, now time.Time) Run {
+	r.Status = RunRunning
+	r.StartedAt, r.UpdatedAt, r.FinishedAt = now, now, nil
+	return r
+}
+
+// NewStep is a step, or a map item, that has not run yet.
+func NewStep(s Step, now time.Time) Step {
+	s.Status = StepPending
+	s.UpdatedAt = now
+	return s
+}
+
+// RunResumed marks a run running again.
+func (t *Tx) RunResumed(r *Run, now time.Time) error {
+	r.Status = RunRunning
+	r.FinishedAt = nil
+	r.UpdatedAt = now
+	return t.UpdateRun(*r)
+}
+
+// RunEnded records how this process leaves a run: succeeded, failed or
+// abandoned end it; interrupted leaves it resumable, unfinished.
+func (t *Tx) RunEnded(r *Run, status string, now time.Time) error {
+	r.Status = status
+	r.UpdatedAt = now
+	if status != RunInterrupted {
+		r.FinishedAt = &now
+	}
+	return t.UpdateRun(*r)
 }
