@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
 // crashScenario is one workflow of the crash-point matrix: its steps, the
@@ -209,7 +209,7 @@ func crashMatrix(t *testing.T, e stateEngine) {
 	start := time.Now()
 	var cells, reached, kills, adopted, interrupted int
 	for _, sc := range crashScenarios {
-		for _, fp := range orchestrator.Failpoints {
+		for _, fp := range attempt.Failpoints {
 			t.Run(sc.name+"/"+fp, func(t *testing.T) {
 				cells++
 				d := runCrashCell(t, e, sc, fp)
@@ -246,7 +246,7 @@ func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *dur
 			return d
 		}
 		d.afterKill()
-		if fp == orchestrator.FailAfterAttemptCommit {
+		if fp == attempt.FailAfterAttemptCommit {
 			d.checkNoLedgerForUnstarted()
 		}
 		var ended string

@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/orchestrator"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -259,7 +259,7 @@ func storedOutput(dir, rel string, ag *workflow.Agent, ws *workflow.Step, opts h
 	if rel == "" {
 		return handoff.Result{}, "the attempt has no output file"
 	}
-	stdoutFile, answerFile := orchestrator.JudgedFiles(rel)
+	stdoutFile, answerFile := attempt.JudgedFiles(rel)
 	if proto == agent.ProtocolText {
 		// Judged as it streamed, as when it ran.
 		if f, err := os.Open(filepath.Join(dir, stdoutFile)); err == nil {

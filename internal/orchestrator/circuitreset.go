@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/history"
@@ -34,13 +35,13 @@ func ResetCircuit(ctx context.Context, dir, state, agentName string, now time.Ti
 		if _, err := tx.Circuit(agentName); errors.Is(err, checkpoint.ErrNotFound) {
 			return usagef("no circuit recorded for agent %q in %s (an agent gets one when it first runs)", agentName, abs)
 		}
-		b, err := loadBreaker(tx, agentName)
+		b, err := attempt.LoadBreaker(tx, agentName)
 		if err != nil {
 			return err
 		}
 		before = string(b.State)
 		next := circuit.Reset(b, now)
-		if err := tx.PutCircuit(breakerRow(next, now)); err != nil {
+		if err := tx.PutCircuit(attempt.BreakerRow(next, now)); err != nil {
 			return err
 		}
 		return tx.AddEvent(checkpoint.Event{At: now, Kind: "circuit_reset",

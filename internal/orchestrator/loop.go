@@ -2,21 +2,15 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/circuit"
-	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/retrystate"
-	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // errWaitTooLong ends a run whose next wait exceeds --max-wait; circuit
@@ -87,7 +81,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		}
 		switch st.Status {
 		case checkpoint.StepSucceeded:
-			out, err := envelopeData(st.HandoffJSON)
+			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			if err != nil {
 				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
 			}
@@ -103,11 +97,12 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		var (
 			res stepResult
 			out any
+			in  = &attempt.Instance{Run: run, Step: ws, Outputs: outputs}
 		)
 		if ws.Map != nil {
-			res, out, err = p.runMap(ctx, run, ws, outputs)
+			res, out, err = p.runMap(ctx, in)
 		} else {
-			res, out, err = p.runUnit(ctx, run, ws, nil, outputs)
+			res, out, err = p.runUnit(ctx, in)
 		}
 		if err != nil {
 			return p.stopped(run.ID, ws.ID, err)
@@ -171,15 +166,12 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 				stepID, long.until.Format(time.RFC3339), long.circuit, history.ResetHint(long.circuit))
 		}
 		return p.finish(runID, checkpoint.RunInterrupted, res)
-	case errors.Is(err, context.Canceled), errors.Is(err, errInterrupted):
+	case errors.Is(err, context.Canceled), errors.Is(err, attempt.ErrInterrupted):
 		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, Message: "interrupted"}
 		return p.finish(runID, checkpoint.RunInterrupted, res)
 	}
 	return nil, err
 }
-
-// errInterrupted reports that the attempt was stopped because cadence was.
-var errInterrupted = errors.New("interrupted")
 
 // finish commits the run's final status for this process and emits it.
 func (p *project) finish(runID, status string, res *Result) (*Result, error) {
@@ -192,14 +184,12 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		r.Status = status
-		r.UpdatedAt = now
-		if status != checkpoint.RunInterrupted {
-			r.FinishedAt = &now
-		} else if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: history.EventKindRunStopped, Detail: res.Message}); err != nil {
-			return err
+		if status == checkpoint.RunInterrupted {
+			if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: history.EventKindRunStopped, Detail: res.Message}); err != nil {
+				return err
+			}
 		}
-		return tx.UpdateRun(*r)
+		return tx.RunEnded(r, status, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
@@ -232,193 +222,45 @@ func (p *project) stepRow(ctx context.Context, runID, stepID string) (*checkpoin
 	return st, nil
 }
 
-// runUnit runs attempts of one step, or of one item of a map step (it not
-// nil), until it succeeds, fails for good, or cadence is stopped. Every
-// decision is taken from the committed state, so a resumed process
+// runUnit runs attempts of a step instance until it succeeds, fails for
+// good, or cadence is stopped, waiting where the attempt runner says.
+// Every decision is taken from the committed state, so a resumed process
 // continues exactly where the last one left off.
-func (p *project) runUnit(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, outputs map[string]any) (stepResult, any, error) {
-	u := unitOf(run.ID, ws.ID, it)
-	policy := policyFor(ws.Retry)
-	ag := p.wf.Agents[ws.Agent]
-	cfg := circuitConfig(ag.Circuit)
+func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	for {
-		var (
-			st          *checkpoint.Step
-			last        *checkpoint.Attempt
-			used        int
-			needsAdvice bool
-		)
-		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-			var err error
-			if st, err = tx.Unit(u); err != nil {
-				return err
-			}
-			if last, err = lastCounted(tx, u); err != nil {
-				return err
-			}
-			if needsAdvice, err = helpPending(tx, u, last); err != nil {
-				return err
-			}
-			used, err = tx.UnitCountCounted(u)
-			return err
-		})
-		if err != nil {
-			return 0, nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
-		}
-		switch st.Status {
-		case checkpoint.StepSucceeded:
-			out, err := envelopeData(st.HandoffJSON)
-			return stepDone, out, err
-		case checkpoint.StepFailed:
-			return stepFailed, nil, nil
-		}
-		askedHelp := last != nil && last.Status == checkpoint.AttemptFailed && last.Class == string(handoff.ClassHelp)
+		out, err := p.attempts.Run(ctx, in)
 		switch {
-		case askedHelp && ws.OnHelp == nil:
-			return p.failStep(ctx, u, ws, "the agent asked for help and the step has no on_help")
-		case askedHelp && needsAdvice && st.HelpRounds >= ws.OnHelp.MaxRounds:
-			return p.failStep(ctx, u, ws, fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds))
-		case !askedHelp && last != nil && last.Status == checkpoint.AttemptFailed &&
-			last.Class != string(handoff.ClassBudget) && !policy.Retryable(last.Class):
-			// A budget stop is decided again below, against the budget now in force.
-			return p.failStep(ctx, u, ws, fmt.Sprintf("class %s is not retried", last.Class))
-		case used >= st.MaxAttempts:
-			return p.failStep(ctx, u, ws, fmt.Sprintf("all %d attempts used", st.MaxAttempts))
-		case askedHelp && needsAdvice:
-			if err := p.helpRound(ctx, run, ws, it, last, outputs); err != nil {
-				return 0, nil, err
-			}
-			continue
-		}
-
-		if st.NextRetryAt != nil && p.now().Before(*st.NextRetryAt) {
-			reason := "backoff"
-			if last != nil && last.Uncounted && last.Class == string(handoff.ClassTransient) {
-				reason = "usage limit"
-			}
-			if err := p.wait(ctx, u, ws, *st.NextRetryAt, reason, FailDuringBackoff); err != nil {
-				return 0, nil, err
-			}
-		}
-
-		if stop, err := p.overBudget(ctx, run, ws, u, st, used); err != nil || stop {
-			if err != nil {
-				return 0, nil, err
-			}
+		case err != nil:
+			return 0, nil, err
+		case out.Done:
+			return stepDone, out.Output, nil
+		case out.Failed:
 			return stepFailed, nil, nil
-		}
-
-		task, err := p.renderPrompt(ws, run.ID, used+1, outputs, it, st.Advice)
-		if err != nil {
-			return p.failStep(ctx, u, ws, err.Error())
-		}
-		orig, answered := task, false
-		if last != nil {
-			// One read of the step's history serves both questions.
-			if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-				list, err := tx.UnitAttempts(u)
-				if t := sessionTask(list); t != "" {
-					orig = t
-				}
-				answered = sessionAnswered(list, st.SessionID)
-				return err
-			}); err != nil {
-				return 0, nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
-			}
-		}
-		plan, err := p.plan(ws, st, last, task, orig, used+1, answered)
-		if err != nil {
-			return 0, nil, err
-		}
-
-		a, waitUntil, err := p.beginAttempt(ctx, u, ws, cfg, plan)
-		if err != nil {
-			return 0, nil, err
-		}
-		if a == nil {
-			if err := p.wait(ctx, u, ws, waitUntil, "circuit", ""); err != nil {
+		case !out.Wait.IsZero():
+			if err := p.wait(ctx, in, out); err != nil {
 				return 0, nil, err
 			}
-			continue
-		}
-		p.fp.hit(FailAfterAttemptCommit)
-		out, err := p.execute(ctx, &try{run: run, ws: ws, item: it, row: a, plan: plan, counted: used + 1, max: st.MaxAttempts})
-		if err != nil {
-			return 0, nil, err
-		}
-		if out.done {
-			return stepDone, out.data, nil
 		}
 	}
-}
-
-// lastCounted returns the latest attempt that counts against max_attempts.
-func lastCounted(tx *checkpoint.Tx, u checkpoint.Unit) (*checkpoint.Attempt, error) {
-	all, err := tx.UnitLastAttempt(u)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if all.Kind != checkpoint.KindHelp {
-		return all, nil
-	}
-	list, err := tx.UnitAttempts(u)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(list) - 1; i >= 0; i-- {
-		if list[i].Kind != checkpoint.KindHelp {
-			a := list[i]
-			return &a, nil
-		}
-	}
-	return nil, nil
-}
-
-// failStep marks a step, or an item, failed for good.
-func (p *project) failStep(ctx context.Context, u checkpoint.Unit, ws *workflow.Step, why string) (stepResult, any, error) {
-	now := p.now()
-	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		s, err := tx.Unit(u)
-		if err != nil {
-			return err
-		}
-		if s.Status == checkpoint.StepFailed {
-			return nil
-		}
-		s.Status = checkpoint.StepFailed
-		s.NextRetryAt = nil
-		s.UpdatedAt = now
-		return tx.UpdateStep(*s)
-	})
-	if err != nil {
-		return 0, nil, fmt.Errorf("record %s as failed: %w", unitLabel(u), err)
-	}
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Message: why})
-	return stepFailed, nil, nil
 }
 
 // wait blocks until deadline, honouring --max-wait. The deadline is absolute
 // and committed before the wait starts, so a resumed process waits only what
 // remains (G4) and a clock moved backwards only lengthens the wait (G10).
-func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step, deadline time.Time, reason, fail string) error {
+func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Outcome) error {
+	u, ws, deadline, reason := in.Unit(), in.Step, out.Wait, out.Reason
 	remaining := retrystate.Remaining(p.now(), deadline)
 	if remaining <= 0 {
 		return nil
 	}
-	circuitOf := ""
-	if reason == "circuit" {
-		circuitOf = ws.Agent
-	}
+	circuitOf := out.Circuit
 	if p.opts.MaxWait > 0 && remaining > p.opts.MaxWait {
 		return &errWaitTooLong{until: deadline, circuit: circuitOf}
 	}
 	d := deadline
 	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
-	if fail != "" {
-		p.fp.hit(fail)
+	if circuitOf == "" {
+		p.attempts.Failpoint.Hit(attempt.FailDuringBackoff)
 	}
 	label := ws.ID
 	if u.Item != "" {
@@ -433,131 +275,10 @@ func (p *project) wait(ctx context.Context, u checkpoint.Unit, ws *workflow.Step
 	})
 }
 
-// overBudget stops the step (class budget) when the run's or the step's
-// recorded cost has reached its budget before this attempt.
-func (p *project) overBudget(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, u checkpoint.Unit, st *checkpoint.Step, used int) (bool, error) {
-	var runBudget float64
-	if run.BudgetUSD != nil {
-		runBudget = *run.BudgetUSD
+// failStep fails a step instance for good, for the reason why.
+func (p *project) failStep(ctx context.Context, in *attempt.Instance, why string) (stepResult, any, error) {
+	if _, err := p.attempts.FailStep(ctx, in, why); err != nil {
+		return 0, nil, err
 	}
-	if runBudget <= 0 && ws.MaxCostUSD <= 0 {
-		return false, nil
-	}
-	var spent float64
-	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		var err error
-		spent, _, err = tx.RunCost(run.ID)
-		return err
-	}); err != nil {
-		return false, fmt.Errorf("read run cost: %w", err)
-	}
-	var detail string
-	switch {
-	case runBudget > 0 && spent >= runBudget:
-		detail = fmt.Sprintf("the run has spent $%.4f of its $%.2f budget", spent, runBudget)
-	case ws.MaxCostUSD > 0 && st.CostUSD >= ws.MaxCostUSD:
-		detail = fmt.Sprintf("step %s has spent $%.4f of its $%.2f budget", ws.ID, st.CostUSD, ws.MaxCostUSD)
-	default:
-		return false, nil
-	}
-	now := p.now()
-	diag := handoff.Diagnose(handoff.ClassBudget, detail)
-	details, _ := json.Marshal(diag)
-	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		n, err := nextN(tx, u)
-		if err != nil {
-			return err
-		}
-		// No process runs, so the stop does not use up an attempt.
-		a := checkpoint.Attempt{RunID: run.ID, StepID: ws.ID, ItemKey: u.Item, N: n, Kind: kindAfter(used), Status: checkpoint.AttemptRunning,
-			StartedAt: now, Uncounted: true}
-		if err := tx.InsertAttempt(a); err != nil {
-			return err
-		}
-		a.Status, a.Class, a.Error, a.DetailsJSON, a.FinishedAt = checkpoint.AttemptFailed, string(handoff.ClassBudget), diag.Summary(), details, &now
-		if err := tx.UpdateAttempt(a); err != nil {
-			return err
-		}
-		s, err := tx.Unit(u)
-		if err != nil {
-			return err
-		}
-		s.Status, s.NextRetryAt, s.UpdatedAt = checkpoint.StepFailed, nil, now
-		return tx.UpdateStep(*s)
-	})
-	if err != nil {
-		return false, fmt.Errorf("record budget stop of step %s: %w", ws.ID, err)
-	}
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: run.ID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
-	return true, nil
+	return stepFailed, nil, nil
 }
-
-func kindAfter(used int) string {
-	if used == 0 {
-		return checkpoint.KindInitial
-	}
-	return checkpoint.KindFollowup
-}
-
-// nextN is the number the next attempt row of a step or an item gets.
-func nextN(tx *checkpoint.Tx, u checkpoint.Unit) (int, error) {
-	last, err := tx.UnitLastAttempt(u)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		return 1, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return last.N + 1, nil
-}
-
-// policyFor converts a workflow retry section into a retry policy.
-func policyFor(r workflow.Retry) retrystate.Policy {
-	return retrystate.Policy{
-		MaxAttempts: r.MaxAttempts,
-		Backoff:     retrystate.Backoff(r.Backoff),
-		Initial:     r.Initial,
-		Multiplier:  r.Multiplier,
-		Max:         r.Max,
-		Jitter:      retrystate.Jitter(r.Jitter),
-		On:          r.On,
-		Never:       r.Never,
-	}
-}
-
-func circuitConfig(c workflow.Circuit) circuit.Config {
-	return circuit.Config{Failures: c.Failures, OpenFor: c.OpenFor, HalfOpenCalls: c.HalfOpenCalls}
-}
-
-// envelopeData returns the data of a stored envelope, decoded for templates.
-func envelopeData(envJSON []byte) (any, error) {
-	if len(envJSON) == 0 {
-		return nil, nil
-	}
-	var env handoff.Envelope
-	if err := json.Unmarshal(envJSON, &env); err != nil {
-		return nil, err
-	}
-	return jsonvalue.Decode(env.Data)
-}
-
-// stderrCause is Event.Stderr for an attempt judged class with the agent's
-// result res.
-func stderrCause(class handoff.Class, res *agent.Result) string {
-	if class != handoff.ClassExitNonzero || res == nil {
-		return ""
-	}
-	lines := strings.Split(res.StderrTail, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if line := strings.TrimSpace(lines[i]); line != "" {
-			if len(line) > maxStderrCause {
-				line = line[:maxStderrCause]
-			}
-			return line
-		}
-	}
-	return ""
-}
-
-// maxStderrCause bounds Event.Stderr.
-const maxStderrCause = 1024

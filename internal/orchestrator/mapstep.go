@@ -38,6 +38,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/jsonvalue"
 
@@ -52,28 +53,28 @@ const maxItemsBytes = 64 << 20
 // runMap runs the items of a map step and returns the step's output once
 // every item has ended, or the step's failure once more items than
 // max_failures are dead.
-func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) (stepResult, any, error) {
-	stepUnit := unitOf(run.ID, ws.ID, nil)
-	items, state, err := p.freezeItems(ctx, run, ws, outputs)
+func (p *project) runMap(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+	run, ws := in.Run, in.Step
+	items, state, err := p.freezeItems(ctx, in)
 	var ie *itemsError
 	if errors.As(err, &ie) {
-		return p.failStep(ctx, stepUnit, ws, ie.Error())
+		return p.failStep(ctx, in, ie.Error())
 	}
 	if err != nil {
 		return 0, nil, err
 	}
 
-	var todo []*mapItem
+	var todo []*attempt.Item
 	for _, it := range items {
-		switch state[it.key] {
+		switch state[it.Key] {
 		case checkpoint.StepSucceeded:
 			// A crash may have come between the item's success and the
 			// commit and removal of its worktree.
-			if err := p.finishWorktree(ctx, run.ID, ws, it); err != nil {
+			if err := p.finishWorktree(ctx, in.WithItem(it)); err != nil {
 				return 0, nil, err
 			}
 		case checkpoint.StepFailed:
-			if err := p.deadLetter(ctx, run.ID, ws, it, "", ""); err != nil {
+			if err := p.deadLetter(ctx, in.WithItem(it), "", ""); err != nil {
 				return 0, nil, err
 			}
 		default:
@@ -81,9 +82,9 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		}
 	}
 	if p.shared() {
-		err = p.runItemsShared(ctx, run, ws, outputs)
+		err = p.runItemsShared(ctx, in)
 	} else {
-		err = p.runItemsLocal(ctx, run, ws, todo, outputs)
+		err = p.runItemsLocal(ctx, in, todo)
 	}
 	if err != nil {
 		return 0, nil, err
@@ -93,22 +94,23 @@ func (p *project) runMap(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		return 0, nil, err
 	}
 	if dead <= ws.Map.MaxFailures && ws.Map.Merge {
-		merged, err := p.mergeItems(ctx, run.ID, ws, items)
+		merged, err := p.mergeItems(ctx, in, items)
 		if err != nil {
 			return 0, nil, err
 		}
 		dead += merged
 	}
 	if dead > ws.Map.MaxFailures {
-		return p.failStep(ctx, stepUnit, ws, fmt.Sprintf("%s in the dead-letter queue, more than max_failures %d (see cadence dlq list)", history.Count(dead, "item is", "items are"), ws.Map.MaxFailures))
+		return p.failStep(ctx, in, fmt.Sprintf("%s in the dead-letter queue, more than max_failures %d (see cadence dlq list)", history.Count(dead, "item is", "items are"), ws.Map.MaxFailures))
 	}
-	return p.finishMap(ctx, run, ws)
+	return p.finishMap(ctx, in)
 }
 
 // runItemsLocal runs the items of todo in this process, up to max_parallel
 // at once, until they have all ended or more items than max_failures are
 // dead; then it waits for the running ones to end.
-func (p *project) runItemsLocal(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, todo []*mapItem, outputs map[string]any) error {
+func (p *project) runItemsLocal(ctx context.Context, in *attempt.Instance, todo []*attempt.Item) error {
+	run, ws := in.Run, in.Step
 	dead, err := p.deadCount(ctx, run.ID, ws.ID)
 	if err != nil {
 		return err
@@ -137,26 +139,26 @@ func (p *project) runItemsLocal(ctx context.Context, run *checkpoint.Run, ws *wo
 			if ctx.Err() != nil {
 				mu.Lock()
 				if firstErr == nil {
-					firstErr = errInterrupted
+					firstErr = attempt.ErrInterrupted
 				}
 				mu.Unlock()
 			}
 			break
 		}
 		wg.Add(1)
-		go func(it *mapItem) {
+		go func(it *attempt.Item) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res, err := p.runItem(ctx, run, ws, it, outputs)
+			res, err := p.runItem(ctx, in.WithItem(it))
 			if err == nil && res == stepFailed {
-				err = p.deadLetter(ctx, run.ID, ws, it, "", "")
+				err = p.deadLetter(ctx, in.WithItem(it), "", "")
 				mu.Lock()
 				dead++
 				mu.Unlock()
 			}
 			if err != nil {
 				mu.Lock()
-				if firstErr == nil || errors.Is(firstErr, errInterrupted) && !errors.Is(err, errInterrupted) {
+				if firstErr == nil || errors.Is(firstErr, attempt.ErrInterrupted) && !errors.Is(err, attempt.ErrInterrupted) {
 					firstErr = err
 				}
 				mu.Unlock()
@@ -169,22 +171,22 @@ func (p *project) runItemsLocal(ctx context.Context, run *checkpoint.Run, ws *wo
 
 // runItem runs one item: in its own git worktree when the step asks for
 // one, whose changes are committed on the item's branch once it succeeded.
-func (p *project) runItem(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, it *mapItem, outputs map[string]any) (stepResult, error) {
-	if ws.Map.Workspace == workflow.WorkspaceWorktree {
-		base, err := p.baseCommit(ctx, run.ID, ws.ID)
+func (p *project) runItem(ctx context.Context, in *attempt.Instance) (stepResult, error) {
+	if in.Step.Map.Workspace == workflow.WorkspaceWorktree {
+		base, err := p.baseCommit(ctx, in.Run.ID, in.Step.ID)
 		if err != nil {
 			return 0, err
 		}
-		path, branch := p.worktreeOf(run.ID, ws, it)
+		path, branch := p.worktreeOf(in)
 		if err := p.repo().Worktree(ctx, path, branch, base); err != nil {
-			return 0, fmt.Errorf("the worktree of %s: %w", unitLabel(unitOf(run.ID, ws.ID, it)), err)
+			return 0, fmt.Errorf("the worktree of %s: %w", in.Label(), err)
 		}
 	}
-	res, _, err := p.runUnit(ctx, run, ws, it, outputs)
+	res, _, err := p.runUnit(ctx, in)
 	if err != nil || res != stepDone {
 		return res, err
 	}
-	return res, p.finishWorktree(ctx, run.ID, ws, it)
+	return res, p.finishWorktree(ctx, in)
 }
 
 // itemsError is a problem with a map step's items that fails the step
@@ -201,7 +203,8 @@ func itemsErrorf(format string, args ...any) error {
 // freezeItems returns the step's items and their status by key: the items
 // stored when it started, or, on its first run, the items of its source,
 // stored now together with the step's start.
-func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) ([]*mapItem, map[string]string, error) {
+func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*attempt.Item, map[string]string, error) {
+	run, ws := in.Run, in.Step
 	var rows []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
@@ -211,7 +214,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		return nil, nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
 	}
 	if len(rows) == 0 {
-		values, err := p.itemsSource(ws, outputs)
+		values, err := p.itemsSource(in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -232,7 +235,7 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		}
 		base, from := "", ""
 		if ws.Map.Workspace == workflow.WorkspaceWorktree {
-			if base, from, err = p.itemsBase(ctx, run.ID, ws); err != nil {
+			if base, from, err = p.itemsBase(ctx, in); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -255,27 +258,27 @@ func (p *project) freezeItems(ctx context.Context, run *checkpoint.Run, ws *work
 		p.sink.Emit(history.Event{Time: now, Type: history.EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
 			Message: fmt.Sprintf("%s, up to %d at once%s", history.Count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
 	}
-	items := make([]*mapItem, len(rows))
+	items := make([]*attempt.Item, len(rows))
 	state := make(map[string]string, len(rows))
 	for i := range rows {
 		it, err := itemOf(&rows[i])
 		if err != nil {
 			return nil, nil, err
 		}
-		p.placeItem(run.ID, ws, it)
+		p.placeItem(in.WithItem(it))
 		items[i] = it
-		state[it.key] = rows[i].Status
+		state[it.Key] = rows[i].Status
 	}
 	return items, state, nil
 }
 
 // itemOf rebuilds an item from its stored row.
-func itemOf(row *checkpoint.Step) (*mapItem, error) {
+func itemOf(row *checkpoint.Step) (*attempt.Item, error) {
 	v, err := jsonvalue.Decode(row.ItemJSON)
 	if err != nil {
 		return nil, fmt.Errorf("item %q of step %s: stored value: %w", row.ItemKey, row.ID, err)
 	}
-	return &mapItem{key: row.ItemKey, value: v, dir: checkpoint.SafeName(row.ItemKey)}, nil
+	return attempt.NewItem(row.ItemKey, v), nil
 }
 
 // deadCount counts the dead items of a step.
@@ -297,7 +300,7 @@ func (p *project) deadCount(ctx context.Context, runID, stepID string) (int, err
 }
 
 // frozenItem returns the stored item a unit names, nil for a step.
-func (p *project) frozenItem(ctx context.Context, u checkpoint.Unit) (*mapItem, error) {
+func (p *project) frozenItem(ctx context.Context, u checkpoint.Unit) (*attempt.Item, error) {
 	if u.Item == "" {
 		return nil, nil
 	}
@@ -307,21 +310,22 @@ func (p *project) frozenItem(ctx context.Context, u checkpoint.Unit) (*mapItem, 
 		row, err = tx.Unit(u)
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("read %s: %w", unitLabel(u), err)
+		return nil, fmt.Errorf("read %s: %w", attempt.UnitLabel(u), err)
 	}
 	it, err := itemOf(row)
 	if err != nil {
 		return nil, err
 	}
 	if ws := p.wf.Step(u.StepID); ws != nil && ws.Map != nil {
-		p.placeItem(u.RunID, ws, it)
+		p.placeItem(&attempt.Instance{Run: &checkpoint.Run{ID: u.RunID}, Step: ws, Item: it})
 	}
 	return it, nil
 }
 
 // itemsSource reads the items of a map step from an earlier step's handoff
 // or from a file.
-func (p *project) itemsSource(ws *workflow.Step, outputs map[string]any) ([]any, error) {
+func (p *project) itemsSource(in *attempt.Instance) ([]any, error) {
+	ws, outputs := in.Step, in.Outputs
 	m := ws.Map
 	if m.ItemsFile != "" {
 		return readItemsFile(filepath.Join(p.dir, m.ItemsFile), m.ItemsFile)
@@ -389,7 +393,7 @@ func itemKeys(items []any, pointer string) ([]string, error) {
 	seen := make(map[string]int, len(items))
 	for i, it := range items {
 		if pointer == "" {
-			keys[i] = itemIndexKey(i)
+			keys[i] = strconv.Itoa(i)
 			continue
 		}
 		v, err := jsonPointer(it, pointer)
@@ -468,8 +472,9 @@ func (p *project) itemStates(ctx context.Context, runID, stepID string) (map[str
 //
 // class and msg, when set, are the failure itself (a merge conflict);
 // otherwise it is the item's last failed attempt's.
-func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Step, it *mapItem, class, msg string) error {
-	u := unitOf(runID, ws.ID, it)
+func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, msg string) error {
+	runID, ws, it := in.Run.ID, in.Step, in.Item
+	u := in.Unit()
 	now := p.now()
 	var d checkpoint.DeadLetter
 	added := false
@@ -479,7 +484,7 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 			return err
 		}
 		for _, x := range list {
-			if x.StepID == ws.ID && x.ItemKey == it.key {
+			if x.StepID == ws.ID && x.ItemKey == it.Key {
 				return nil
 			}
 		}
@@ -491,7 +496,7 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 		if err != nil {
 			return err
 		}
-		d = checkpoint.DeadLetter{RunID: runID, StepID: ws.ID, ItemKey: it.key, Attempts: used, DeadAt: now,
+		d = checkpoint.DeadLetter{RunID: runID, StepID: ws.ID, ItemKey: it.Key, Attempts: used, DeadAt: now,
 			FirstAt: now, LastAt: now, Class: "failed"}
 		if len(attempts) > 0 {
 			d.FirstAt = attempts[0].StartedAt
@@ -515,10 +520,10 @@ func (p *project) deadLetter(ctx context.Context, runID string, ws *workflow.Ste
 		return tx.AddDeadLetter(d)
 	})
 	if err != nil {
-		return fmt.Errorf("dead-letter %s: %w", unitLabel(u), err)
+		return fmt.Errorf("dead-letter %s: %w", attempt.UnitLabel(u), err)
 	}
 	if added {
-		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: ws.ID, Item: it.key, Agent: ws.Agent,
+		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: ws.ID, Item: it.Key, Agent: ws.Agent,
 			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + history.Count(d.Attempts, "attempt", "attempts")})
 	}
 	return nil
@@ -557,7 +562,8 @@ func signature(class, msg string) string {
 // finishMap records a map step whose items have all ended, with at most
 // max_failures dead: its output lists each succeeded item's output and
 // each dead item's failure, in the items' order, for later steps to reduce.
-func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workflow.Step) (stepResult, any, error) {
+func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+	run, ws := in.Run, in.Step
 	type done struct {
 		Key    string          `json:"key"`
 		Output json.RawMessage `json:"output"`
@@ -623,7 +629,7 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 	if err != nil {
 		return 0, nil, fmt.Errorf("encode envelope: %w", err)
 	}
-	if err := p.writeEnvelope(run.ID, ws.ID, nil, env); err != nil {
+	if err := p.attempts.WriteEnvelope(in, env); err != nil {
 		return 0, nil, err
 	}
 	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
@@ -631,8 +637,7 @@ func (p *project) finishMap(ctx context.Context, run *checkpoint.Run, ws *workfl
 		if err != nil {
 			return err
 		}
-		s.Status, s.NextRetryAt, s.DelayMS, s.HandoffJSON, s.UpdatedAt = checkpoint.StepSucceeded, nil, nil, envJSON, now
-		return tx.UpdateStep(*s)
+		return tx.StepSucceeded(s, envJSON, now)
 	}); err != nil {
 		return 0, nil, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
 	}

@@ -18,9 +18,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
@@ -111,16 +111,9 @@ type project struct {
 	rnd   func() float64
 	sink  history.Sink
 	log   *slog.Logger
-	fp    *failpoint
 	env   []string
-	// noSchemaFormat names the openai agents whose endpoint refused
-	// response_format in this process; they are not asked for it again.
-	noSchemaFormat map[string]bool
-	// configHashes identifies each agent's configuration, stored with its
-	// breaker (agentBreaker).
-	configHashes map[string]string
-	// mu guards noSchemaFormat: the items of a map step run at once.
-	mu sync.Mutex
+	// attempts runs the attempts of the run's step instances.
+	attempts *attempt.Runner
 	// id names this process in leases; runLease is the lease it holds on
 	// its run, on a shared database (nil otherwise).
 	id       identity
@@ -206,10 +199,11 @@ func (p *project) setDefaults() {
 	if p.env == nil {
 		p.env = os.Environ()
 	}
-	p.env = withoutCadenceVars(p.env)
-	p.fp = parseFailpoint(p.opts.Failpoint)
-	p.noSchemaFormat = map[string]bool{}
-	p.configHashes = agentConfigHashes(p.wf)
+	p.env = attempt.WithoutCadenceVars(p.env)
+	p.attempts = &attempt.Runner{
+		Dir: p.dir, Workflow: p.wf, Store: p.store, Clock: p.clock, Rand: p.rnd, Sink: p.sink, Log: p.log,
+		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
+	}
 }
 
 func (p *project) close() {
@@ -462,7 +456,7 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		} else if len(items) > 0 {
 			continue // a map step: its dead items are reopened instead
 		}
-		last, err := lastCounted(tx, s.Unit())
+		last, err := attempt.LastCounted(tx, s.Unit())
 		if err != nil {
 			return err
 		}

@@ -33,9 +33,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // DefaultLeaseTTL is how long a lease lasts without renewal: how soon
@@ -245,7 +245,7 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 				lost(err)
 				return
 			case ctx.Err() == nil:
-				p.log.Warn("could not renew a lease; trying again", "lease", unitLabel(l.Unit()), "err", err)
+				p.log.Warn("could not renew a lease; trying again", "lease", attempt.UnitLabel(l.Unit()), "err", err)
 			}
 		}
 	}()
@@ -259,7 +259,7 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 		}
 		err := p.store.Update(context.Background(), func(tx *checkpoint.Tx) error { return tx.ReleaseLease(cur) })
 		if err != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
-			p.log.Warn("could not release a lease; it expires by itself", "lease", unitLabel(l.Unit()), "err", err)
+			p.log.Warn("could not release a lease; it expires by itself", "lease", attempt.UnitLabel(l.Unit()), "err", err)
 		}
 	}
 }
@@ -267,13 +267,14 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 // claimed is an item this process claimed, with the lease it holds and
 // the previous holder's.
 type claimed struct {
-	item        *mapItem
+	item        *attempt.Item
 	lease, prev checkpoint.Lease
 }
 
 // claim takes the next claimable item of map step ws of run, or returns
 // nil when there is none now.
-func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.Step) (*claimed, error) {
+func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, error) {
+	run, ws := in.Run, in.Step
 	var c claimed
 	var err error
 	c.lease, c.prev, err = p.store.ClaimItem(checkpoint.WithoutLease(ctx), run.ID, ws.ID, p.id.lease(), p.leaseTTL())
@@ -290,7 +291,7 @@ func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.S
 	}
 	c.item = it
 	if c.prev.Owner != "" {
-		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.key,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.Key,
 			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
 				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
 	}
@@ -302,7 +303,8 @@ func (p *project) claim(ctx context.Context, run *checkpoint.Run, ws *workflow.S
 // single process does, and dead-letters it if it fails. Losing the lease
 // stops the item's agent and ends the item here without error: the
 // process that took the lease continues it.
-func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, c *claimed, outputs map[string]any) error {
+func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed) error {
+	run, ws := in.Run, in.Step
 	u := c.lease.Unit()
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -313,9 +315,9 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 	err := p.settleUnit(itemCtx, run, u, p.id.local(c.prev))
 	if err == nil {
 		var res stepResult
-		res, err = p.runItem(itemCtx, run, ws, c.item, outputs)
+		res, err = p.runItem(itemCtx, in.WithItem(c.item))
 		if err == nil && res == stepFailed {
-			err = p.deadLetter(itemCtx, run.ID, ws, c.item, "", "")
+			err = p.deadLetter(itemCtx, in.WithItem(c.item), "", "")
 		}
 	}
 	cause := context.Cause(itemCtx)
@@ -324,7 +326,7 @@ func (p *project) workItem(ctx context.Context, run *checkpoint.Run, ws *workflo
 		if errors.Is(cause, checkpoint.ErrLeaseLost) {
 			why = cause
 		}
-		p.log.Debug("lost the lease of an item", "item", unitLabel(u), "err", why)
+		p.log.Debug("lost the lease of an item", "item", attempt.UnitLabel(u), "err", why)
 		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item,
 			Message: "another process holds it now; its agent was stopped and nothing more of it is recorded here", Error: why.Error()})
 		return nil
@@ -348,7 +350,7 @@ func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, u checkpo
 		}
 		return err
 	}); err != nil {
-		return fmt.Errorf("read the attempts of %s: %w", unitLabel(u), err)
+		return fmt.Errorf("read the attempts of %s: %w", attempt.UnitLabel(u), err)
 	}
 	for i := range running {
 		if err := p.settleAttempt(ctx, run, &running[i], local); err != nil {
@@ -382,7 +384,8 @@ func (p *project) breakDeadLeases(ctx context.Context, runID string) error {
 // process working on the run: it claims up to max_parallel items at a
 // time, and returns once no item is left unfinished, or once more items
 // than max_failures are dead and its own items have ended.
-func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, outputs map[string]any) error {
+func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) error {
+	run, ws := in.Run, in.Step
 	if err := p.breakDeadLeases(ctx, run.ID); err != nil {
 		return fmt.Errorf("end the leases of dead processes of run %s: %w", run.ID, err)
 	}
@@ -400,7 +403,7 @@ func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *w
 			stop = err != nil || dead > ws.Map.MaxFailures
 		}
 		for !stop && running < ws.Map.MaxParallel {
-			c, err := p.claim(ctx, run, ws)
+			c, err := p.claim(ctx, in)
 			if err != nil {
 				firstErr, stop = err, true
 			}
@@ -408,7 +411,7 @@ func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *w
 				break
 			}
 			running++
-			go func() { finished <- p.workItem(ctx, run, ws, c, outputs) }()
+			go func() { finished <- p.workItem(ctx, in, c) }()
 		}
 		if running == 0 {
 			if stop {
@@ -426,7 +429,7 @@ func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *w
 		select {
 		case err := <-finished:
 			running--
-			if err != nil && (firstErr == nil || errors.Is(firstErr, errInterrupted) && !errors.Is(err, errInterrupted)) {
+			if err != nil && (firstErr == nil || errors.Is(firstErr, attempt.ErrInterrupted) && !errors.Is(err, attempt.ErrInterrupted)) {
 				firstErr = err
 			}
 		case <-wake:
@@ -435,7 +438,7 @@ func (p *project) runItemsShared(ctx context.Context, run *checkpoint.Run, ws *w
 		}
 	}
 	if firstErr == nil && ctx.Err() != nil {
-		firstErr = errInterrupted
+		firstErr = attempt.ErrInterrupted
 	}
 	return firstErr
 }

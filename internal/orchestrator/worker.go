@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -102,7 +103,7 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 			}
 			for _, s := range open {
 				for s.running < s.ws.Map.MaxParallel {
-					c, err := s.p.claim(ctx, s.run, s.ws)
+					c, err := s.p.claim(ctx, &attempt.Instance{Run: s.run, Step: s.ws})
 					if err != nil {
 						w.log().Warn("could not claim an item; trying again", "step", s.ws.ID, "err", err)
 						break
@@ -113,7 +114,9 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 					claimedAny = true
 					s.running++
 					running++
-					go func() { finished <- done{s, s.p.workItem(ctx, s.run, s.ws, c, s.outputs)} }()
+					go func() {
+						finished <- done{s, s.p.workItem(ctx, &attempt.Instance{Run: s.run, Step: s.ws, Outputs: s.outputs}, c)}
+					}()
 				}
 			}
 		}
@@ -125,7 +128,7 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 			d.s.running--
 			running--
 			switch {
-			case d.err == nil || errors.Is(d.err, errInterrupted):
+			case d.err == nil || errors.Is(d.err, attempt.ErrInterrupted):
 				failures = 0
 			case failures+1 < maxWorkerFailures:
 				failures++
@@ -263,7 +266,7 @@ func (p *project) outputsOf(ctx context.Context, runID string) (map[string]any, 
 			if s.Status != checkpoint.StepSucceeded {
 				continue
 			}
-			out, err := envelopeData(s.HandoffJSON)
+			out, err := attempt.EnvelopeData(s.HandoffJSON)
 			if err != nil {
 				return fmt.Errorf("step %s: stored handoff: %w", s.ID, err)
 			}

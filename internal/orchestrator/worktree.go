@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
 	"github.com/cadence-dev/cadence/internal/workflow"
@@ -37,15 +38,16 @@ func (p *project) checkWorktrees(ctx context.Context) error {
 
 // worktreeOf is where an item's worktree lives and its branch's name, both
 // from the item's file-safe key: cadence/RUN/STEP/KEY.
-func (p *project) worktreeOf(runID string, ws *workflow.Step, it *mapItem) (path, branch string) {
-	return filepath.Join(p.dir, CadenceDir, "worktrees", runID, ws.ID, it.dir),
-		"cadence/" + runID + "/" + ws.ID + "/" + it.dir
+func (p *project) worktreeOf(in *attempt.Instance) (path, branch string) {
+	runID, ws, it := in.Run.ID, in.Step, in.Item
+	return filepath.Join(p.dir, CadenceDir, "worktrees", runID, ws.ID, it.Dir),
+		"cadence/" + runID + "/" + ws.ID + "/" + it.Dir
 }
 
 // placeItem sets the directory an item's agent and checks run in.
-func (p *project) placeItem(runID string, ws *workflow.Step, it *mapItem) {
-	if ws.Map.Workspace == workflow.WorkspaceWorktree {
-		it.workdir, _ = p.worktreeOf(runID, ws, it)
+func (p *project) placeItem(in *attempt.Instance) {
+	if in.Step.Map.Workspace == workflow.WorkspaceWorktree {
+		in.Item.Workdir, _ = p.worktreeOf(in)
 	}
 }
 
@@ -60,7 +62,8 @@ func (p *project) placeItem(runID string, ws *workflow.Step, it *mapItem) {
 // refuses a work tree with uncommitted changes: the merges would carry
 // those changes as commits onto a branch whose work tree still holds them
 // uncommitted, and git refuses to merge over them.
-func (p *project) itemsBase(ctx context.Context, runID string, ws *workflow.Step) (base, from string, err error) {
+func (p *project) itemsBase(ctx context.Context, in *attempt.Instance) (base, from string, err error) {
+	runID, ws := in.Run.ID, in.Step
 	repo := p.repo()
 	snap, dirty, err := repo.Snapshot(ctx, "refs/cadence/"+runID+"/"+ws.ID+"/base",
 		fmt.Sprintf("cadence: the work tree as step %s of run %s began", ws.ID, runID), CadenceDir)
@@ -110,21 +113,22 @@ func (p *project) baseCommit(ctx context.Context, runID, stepID string) (string,
 // worktree on the item's branch and removes the worktree; the branch stays.
 // It runs after the success is committed, and again on a resume while the
 // worktree is still there, so a crash at any point loses nothing.
-func (p *project) finishWorktree(ctx context.Context, runID string, ws *workflow.Step, it *mapItem) error {
+func (p *project) finishWorktree(ctx context.Context, in *attempt.Instance) error {
+	runID, ws, it := in.Run.ID, in.Step, in.Item
 	if ws.Map.Workspace != workflow.WorkspaceWorktree {
 		return nil
 	}
-	path, branch := p.worktreeOf(runID, ws, it)
+	path, branch := p.worktreeOf(in)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	wctx := context.WithoutCancel(ctx)
 	repo := p.repo()
-	if _, err := repo.CommitAll(wctx, path, fmt.Sprintf("cadence: run %s, step %s, item %s", runID, ws.ID, it.key)); err != nil {
-		return fmt.Errorf("commit the work of %s on %s: %w", unitLabel(unitOf(runID, ws.ID, it)), branch, err)
+	if _, err := repo.CommitAll(wctx, path, fmt.Sprintf("cadence: run %s, step %s, item %s", runID, ws.ID, it.Key)); err != nil {
+		return fmt.Errorf("commit the work of %s on %s: %w", in.Label(), branch, err)
 	}
 	if err := repo.Remove(wctx, path); err != nil {
-		return fmt.Errorf("remove the worktree of %s: %w", unitLabel(unitOf(runID, ws.ID, it)), err)
+		return fmt.Errorf("remove the worktree of %s: %w", in.Label(), err)
 	}
 	return nil
 }
@@ -134,7 +138,8 @@ func (p *project) finishWorktree(ctx context.Context, runID string, ws *workflow
 // aborts that merge and sends the item to the dead-letter queue with class
 // merge_conflict; it returns how many did. Merging an already merged branch
 // changes nothing, so a resume merges again safely.
-func (p *project) mergeItems(ctx context.Context, runID string, ws *workflow.Step, items []*mapItem) (int, error) {
+func (p *project) mergeItems(ctx context.Context, in *attempt.Instance, items []*attempt.Item) (int, error) {
+	runID, ws := in.Run.ID, in.Step
 	state, err := p.itemStates(ctx, runID, ws.ID)
 	if err != nil {
 		return 0, err
@@ -151,19 +156,19 @@ func (p *project) mergeItems(ctx context.Context, runID string, ws *workflow.Ste
 	}); err != nil {
 		return 0, err
 	}
-	sorted := append([]*mapItem(nil), items...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
+	sorted := append([]*attempt.Item(nil), items...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
 	conflicts := 0
 	repo := p.repo()
 	wctx := context.WithoutCancel(ctx)
 	for _, it := range sorted {
-		if state[it.key] != checkpoint.StepSucceeded || deadKeys[it.key] {
+		if state[it.Key] != checkpoint.StepSucceeded || deadKeys[it.Key] {
 			continue
 		}
-		_, branch := p.worktreeOf(runID, ws, it)
-		res, err := repo.Merge(wctx, branch, fmt.Sprintf("cadence: merge item %s of step %s (run %s)", it.key, ws.ID, runID))
+		_, branch := p.worktreeOf(in.WithItem(it))
+		res, err := repo.Merge(wctx, branch, fmt.Sprintf("cadence: merge item %s of step %s (run %s)", it.Key, ws.ID, runID))
 		if err != nil {
-			return conflicts, fmt.Errorf("merge the branch of %s: %w", unitLabel(unitOf(runID, ws.ID, it)), err)
+			return conflicts, fmt.Errorf("merge the branch of %s: %w", in.WithItem(it).Label(), err)
 		}
 		if res == gitwork.Conflict {
 			msg := fmt.Sprintf("merging branch %s conflicts", branch)
@@ -171,7 +176,7 @@ func (p *project) mergeItems(ctx context.Context, runID string, ws *workflow.Ste
 				msg += " on " + strings.Join(files, ", ")
 			}
 			msg += "; the merge was aborted and the branch kept"
-			if err := p.deadLetter(ctx, runID, ws, it, checkpoint.DeadMergeConflict, msg); err != nil {
+			if err := p.deadLetter(ctx, in.WithItem(it), checkpoint.DeadMergeConflict, msg); err != nil {
 				return conflicts, err
 			}
 			conflicts++

@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"os"
@@ -49,20 +49,21 @@ var Failpoints = []string{
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
 }
 
-// failpoint is the parsed CADENCE_FAILPOINT setting of one process.
-type failpoint struct {
+// Failpoint is the parsed CADENCE_FAILPOINT setting of one process.
+type Failpoint struct {
 	name string
 	nth  int
 	mu   sync.Mutex // the items of a map step reach failpoints at once
 	hits int
 }
 
-func parseFailpoint(s string) *failpoint {
+// ParseFailpoint parses a CADENCE_FAILPOINT value; "" is nil, no failpoint.
+func ParseFailpoint(s string) *Failpoint {
 	if s == "" {
 		return nil
 	}
 	name, k, found := strings.Cut(s, ":")
-	fp := &failpoint{name: name, nth: 1}
+	fp := &Failpoint{name: name, nth: 1}
 	if found {
 		if n, err := strconv.Atoi(k); err == nil && n > 0 {
 			fp.nth = n
@@ -71,10 +72,10 @@ func parseFailpoint(s string) *failpoint {
 	return fp
 }
 
-// hit kills the process with SIGKILL when name is the configured failpoint
+// Hit kills the process with SIGKILL when name is the configured failpoint
 // and this is the configured occurrence. SIGKILL, not exit: nothing deferred
 // runs, exactly as in a crash.
-func (f *failpoint) hit(name string) {
+func (f *Failpoint) Hit(name string) {
 	if f == nil || f.name != name {
 		return
 	}

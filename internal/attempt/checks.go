@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -25,40 +24,40 @@ const checkOutputCap = 64 << 20
 // checks run: CADENCE_HANDOFF_PATH for the checks, and what a resume runs
 // the checks on again after a crash, without running the agent. It exists
 // only for an attempt whose handoff passed its schema.
-func (p *project) candidatePath(t *try) string {
-	return filepath.Join(p.attemptsDir(t), strconv.Itoa(t.row.N)+".handoff.json")
+func (r *Runner) candidatePath(t *try) string {
+	return filepath.Join(r.attemptsDir(t), strconv.Itoa(t.row.N)+".handoff.json")
 }
 
 // attemptsDir is the directory of a unit's attempt files.
-func (p *project) attemptsDir(t *try) string {
-	return p.unitDir("attempts", t.run.ID, t.ws.ID, t.item)
+func (r *Runner) attemptsDir(t *try) string {
+	return r.unitDir("attempts", t.in)
 }
 
 // storeCandidate writes the handoff that passed its schema next to the
 // attempt's output, before any check runs: from then on a crash is settled
 // by running the checks again on it (SPEC §11).
-func (p *project) storeCandidate(t *try, data []byte) error {
+func (r *Runner) storeCandidate(t *try, data []byte) error {
 	t.candidate = data
-	if err := checkpoint.WriteFileAtomic(p.candidatePath(t), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
-		return fmt.Errorf("store the handoff of attempt %d of step %s for its checks: %w", t.row.N, t.ws.ID, err)
+	if err := checkpoint.WriteFileAtomic(r.candidatePath(t), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
+		return fmt.Errorf("store the handoff of attempt %d of step %s for its checks: %w", t.row.N, t.in.Step.ID, err)
 	}
 	return nil
 }
 
 // checkHandoff stores an accepted handoff and runs the step's checks on it:
 // the judgement stays a success when they all pass, and becomes the failed
-// check's otherwise. Stopped during a check, it returns errInterrupted
+// check's otherwise. Stopped during a check, it returns ErrInterrupted
 // with the attempt left running for a resume to settle.
-func (p *project) checkHandoff(ctx context.Context, t *try, j judgement, res *agent.Result) (judgement, error) {
-	if err := p.storeCandidate(t, j.result.JSON); err != nil {
+func (r *Runner) checkHandoff(ctx context.Context, t *try, j judgement, res *agent.Result) (judgement, error) {
+	if err := r.storeCandidate(t, j.result.JSON); err != nil {
 		return j, err
 	}
 	t.row.Repairs = nonNil(j.result.Repairs)
-	p.recordUsage(t, res)
-	failed, err := p.runChecks(ctx, t, true)
+	r.recordUsage(t, res)
+	failed, err := r.runChecks(ctx, t, true)
 	switch {
 	case errors.Is(err, errCheckInterrupted):
-		return j, errInterrupted
+		return j, ErrInterrupted
 	case err != nil:
 		return j, err
 	case failed != nil:
@@ -84,24 +83,24 @@ var errCheckInterrupted = errors.New("interrupted during a check")
 // check, and the others run again on the next attempt anyway. When cadence
 // is stopped during a check, the check is recorded as interrupted and
 // errCheckInterrupted returned, the attempt left running.
-func (p *project) runChecks(ctx context.Context, t *try, recordAttempt bool) (*judgement, error) {
-	for i := range t.ws.Checks {
-		c := &t.ws.Checks[i]
-		row, err := p.beginCheck(ctx, t, c, recordAttempt && i == 0)
+func (r *Runner) runChecks(ctx context.Context, t *try, recordAttempt bool) (*judgement, error) {
+	for i := range t.in.Step.Checks {
+		c := &t.in.Step.Checks[i]
+		row, err := r.beginCheck(ctx, t, c, recordAttempt && i == 0)
 		if err != nil {
 			return nil, err
 		}
-		p.fp.hit(FailBeforeCheck)
-		res, runErr := p.runCheck(ctx, t, c, row)
+		r.Failpoint.Hit(FailBeforeCheck)
+		res, runErr := r.runCheck(ctx, t, c, row)
 		var se *storeError
 		if errors.As(runErr, &se) {
 			return nil, se.err
 		}
-		j, err := p.finishCheck(context.WithoutCancel(ctx), t, c, row, res, runErr)
+		j, err := r.finishCheck(context.WithoutCancel(ctx), t, c, row, res, runErr)
 		if err != nil {
 			return nil, err
 		}
-		p.fp.hit(FailAfterCheckCommit)
+		r.Failpoint.Hit(FailAfterCheckCommit)
 		if row.Status == checkpoint.CheckInterrupted {
 			return nil, errCheckInterrupted
 		}
@@ -114,10 +113,10 @@ func (p *project) runChecks(ctx context.Context, t *try, recordAttempt bool) (*j
 
 // beginCheck commits a check's row (running) before its process starts,
 // with the attempt's row when recordAttempt is set.
-func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
+func (r *Runner) beginCheck(ctx context.Context, t *try, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
 	var row checkpoint.Check
-	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		prev, err := tx.Checks(t.run.ID, t.ws.ID, itemKey(t.item), t.row.N)
+	err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		prev, err := tx.Checks(t.in.Run.ID, t.in.Step.ID, t.in.ItemKey(), t.row.N)
 		if err != nil {
 			return err
 		}
@@ -125,25 +124,25 @@ func (p *project) beginCheck(ctx context.Context, t *try, c *workflow.Check, rec
 			if err := tx.UpdateAttempt(*t.row); err != nil {
 				return err
 			}
-			if err := tx.PutDocument(t.unit(), t.row.N, checkpoint.DocCandidate, t.candidate); err != nil {
+			if err := tx.PutDocument(t.in.Unit(), t.row.N, checkpoint.DocCandidate, t.candidate); err != nil {
 				return err
 			}
 		}
-		row = checkpoint.Check{RunID: t.run.ID, StepID: t.ws.ID, ItemKey: itemKey(t.item), N: t.row.N, Seq: len(prev) + 1,
-			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: p.now(),
-			OutputFile: p.relPath(p.checkOutputPath(t, c))}
+		row = checkpoint.Check{RunID: t.in.Run.ID, StepID: t.in.Step.ID, ItemKey: t.in.ItemKey(), N: t.row.N, Seq: len(prev) + 1,
+			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: r.now(),
+			OutputFile: r.relPath(r.checkOutputPath(t, c))}
 		return tx.InsertCheck(row)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
+		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
-	p.sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
+	r.Sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
 		Check: c.Name, Message: c.Command})
 	return &row, nil
 }
 
-func (p *project) checkOutputPath(t *try, c *workflow.Check) string {
-	return filepath.Join(p.attemptsDir(t), strconv.Itoa(t.row.N)+".check-"+c.Name+".out")
+func (r *Runner) checkOutputPath(t *try, c *workflow.Check) string {
+	return filepath.Join(r.attemptsDir(t), strconv.Itoa(t.row.N)+".check-"+c.Name+".out")
 }
 
 // runCheck runs one check's process: in the project directory, in a
@@ -151,41 +150,41 @@ func (p *project) checkOutputPath(t *try, c *workflow.Check) string {
 // CADENCE_* variables, CADENCE_HANDOFF_PATH naming the stored handoff and
 // CADENCE_CHECK its name; its output goes to its .out file (capped) and
 // its last feedback_lines lines are kept.
-func (p *project) runCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
-	out, err := checkpoint.CreateAtomicNoSync(p.checkOutputPath(t, c), 0o644)
+func (r *Runner) runCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
+	out, err := checkpoint.CreateAtomicNoSync(r.checkOutputPath(t, c), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create the output of check %s: %w", c.Name, err)
 	}
-	env := append(append([]string(nil), p.env...), p.cadenceEnv(t)...)
-	env = append(env, "CADENCE_HANDOFF_PATH="+p.candidatePath(t), "CADENCE_CHECK="+c.Name)
+	env := append(append([]string(nil), r.Env...), r.cadenceEnv(t)...)
+	env = append(env, "CADENCE_HANDOFF_PATH="+r.candidatePath(t), "CADENCE_CHECK="+c.Name)
 	spec := agent.Spec{
-		Argv: c.Argv, Env: env, Dir: p.workDir(t.item), Protocol: agent.ProtocolNone,
+		Argv: c.Argv, Env: env, Dir: r.WorkDir(t.in), Protocol: agent.ProtocolNone,
 		Output: out, OutputCap: checkOutputCap, TailLines: c.FeedbackLines,
-		Timeout: c.Timeout, Grace: p.grace(), Supervisor: p.opts.SelfExe,
+		Timeout: c.Timeout, Grace: r.grace(), Supervisor: r.SelfExe,
 		OnStart: func(pid int) error {
 			row.PID = &pid
 			// Relaxed, as an agent's pid: it matters only while the
 			// machine is up.
-			if err := p.store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			if err := r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 				return tx.UpdateCheck(*row)
 			}); err != nil {
 				return &storeError{fmt.Errorf("record the pid of check %s: %w", c.Name, err)}
 			}
 			return nil
 		},
-		OnRunning: func() { p.fp.hit(FailDuringCheck) },
+		OnRunning: func() { r.Failpoint.Hit(FailDuringCheck) },
 	}
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {
-		p.log.Warn("check output not saved", "file", row.OutputFile, "err", err)
+		r.Log.Warn("check output not saved", "file", row.OutputFile, "err", err)
 	}
 	return res, runErr
 }
 
 // finishCheck commits a check's result and returns the judgement of the
 // attempt when the check failed (nil when it passed or was interrupted).
-func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check, res *agent.Result, runErr error) (*judgement, error) {
-	now := p.now()
+func (r *Runner) finishCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check, res *agent.Result, runErr error) (*judgement, error) {
+	now := r.now()
 	row.FinishedAt = &now
 	var j *judgement
 	switch {
@@ -227,15 +226,15 @@ func (p *project) finishCheck(ctx context.Context, t *try, c *workflow.Check, ro
 			j = &judgement{class: handoff.ClassConfig, diag: d}
 		}
 	}
-	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
-		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.ws.ID, err)
+	if err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
+		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
-	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.run.ID, Step: t.ws.ID, Item: itemKey(t.item), Attempt: t.row.N,
+	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
 		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
 	if j != nil {
 		ev.Error = j.diag.Check.Outcome()
 	}
-	p.sink.Emit(ev)
+	r.Sink.Emit(ev)
 	return j, nil
 }
 
@@ -277,31 +276,23 @@ func lastLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// grace is the SIGTERM → SIGKILL grace period of agents and checks.
-func (p *project) grace() time.Duration {
-	if p.opts.Grace == 0 {
-		return 5 * time.Second
-	}
-	return p.opts.Grace
-}
-
 // storedCandidate reads the handoff an interrupted attempt stored for its
 // checks, if it did.
-func (p *project) storedCandidate(ctx context.Context, t *try) ([]byte, bool) {
-	if b, err := os.ReadFile(p.candidatePath(t)); err == nil && len(b) > 0 {
+func (r *Runner) storedCandidate(ctx context.Context, t *try) ([]byte, bool) {
+	if b, err := os.ReadFile(r.candidatePath(t)); err == nil && len(b) > 0 {
 		return b, true
 	}
 	// Stored by a process on another machine (or the file was lost): the
 	// copy in the database, committed with the first check's start.
 	var b []byte
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
-		b, err = tx.Document(t.unit(), t.row.N, checkpoint.DocCandidate)
+	err := r.Store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		b, err = tx.Document(t.in.Unit(), t.row.N, checkpoint.DocCandidate)
 		return err
 	})
 	if err != nil || len(b) == 0 {
 		return nil, false
 	}
-	if err := p.storeCandidate(t, b); err != nil {
+	if err := r.storeCandidate(t, b); err != nil {
 		return nil, false
 	}
 	return b, true

@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ var errOutsideProject = errors.New("leads outside the project directory")
 // somewhere else, and cadence must neither delete nor read through that.
 // The file itself is never followed (CheckFile opens it without following
 // a link), so only its directory is resolved here.
-func (p *project) handoffFile(workDir, rel string) (string, error) {
+func (r *Runner) handoffFile(workDir, rel string) (string, error) {
 	abs := filepath.Join(workDir, rel)
 	root, err := filepath.EvalSymlinks(workDir)
 	if err != nil {

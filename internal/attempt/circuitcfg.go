@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"crypto/sha256"
@@ -69,24 +69,24 @@ type breakerRead struct {
 // audit log: the failures it counted were the old configuration's (a
 // misspelt program, a wrong endpoint), and the fixed workflow must not
 // wait out the circuit that mistake opened.
-func (p *project) agentBreaker(tx *checkpoint.Tx, agentName string, now time.Time) (breakerRead, error) {
+func (r *Runner) agentBreaker(tx *checkpoint.Tx, agentName string, now time.Time) (breakerRead, error) {
 	b, stored, err := loadBreakerHash(tx, agentName)
 	if err != nil {
 		return breakerRead{}, err
 	}
-	r := breakerRead{Breaker: b, hash: p.configHashes[agentName]}
-	if stored == "" || r.hash == "" || stored == r.hash {
-		return r, nil
+	br := breakerRead{Breaker: b, hash: r.configHashes[agentName]}
+	if stored == "" || br.hash == "" || stored == br.hash {
+		return br, nil
 	}
-	r.changed = true
+	br.changed = true
 	if b.State == circuit.Closed && b.Failures == 0 {
-		return r, nil
+		return br, nil
 	}
-	r.Breaker = circuit.Reset(b, now)
+	br.Breaker = circuit.Reset(b, now)
 	err = tx.AddEvent(checkpoint.Event{At: now, Kind: "circuit_reset",
 		Detail: fmt.Sprintf("circuit of agent %s closed: the agent's configuration changed since it was recorded (was %s; failures counted: %d)",
 			agentName, b.State, b.Failures)})
-	return r, err
+	return br, err
 }
 
 // putBreaker stores next as its agent's breaker, read as before in the
@@ -101,7 +101,7 @@ func putBreaker(tx *checkpoint.Tx, before breakerRead, next circuit.Breaker, now
 			return err
 		}
 	}
-	row := breakerRow(next, now)
+	row := BreakerRow(next, now)
 	row.ConfigHash = before.hash
 	return tx.PutCircuit(row)
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 // onSession records the session an agent names as soon as its stream names
 // it, on the running attempt and on the step, so that a crash in the middle
 // of the attempt still knows which session to continue (G5).
-func (p *project) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoint.Attempt) func(id string) {
+func (r *Runner) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoint.Attempt) func(id string) {
 	return func(id string) {
 		if id == "" || id == a.SessionID {
 			return
 		}
-		err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			row, err := tx.UnitAttempt(u, a.N)
 			if err != nil {
 				return err
@@ -37,7 +37,7 @@ func (p *project) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoin
 			return tx.UpdateStep(*s)
 		})
 		if err != nil {
-			p.log.Warn("the agent's session id was not recorded", "step", u.StepID, "item", u.Item, "attempt", a.N, "err", err)
+			r.Log.Warn("the agent's session id was not recorded", "step", u.StepID, "item", u.Item, "attempt", a.N, "err", err)
 			return
 		}
 		a.SessionID = id
@@ -47,8 +47,8 @@ func (p *project) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoin
 // sessionTokens sums the usage recorded by the earlier attempts of a
 // session: what an agent that reports cumulative usage (codex) had already
 // counted before this attempt.
-func (p *project) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID string) (in, out int64, err error) {
-	err = p.store.View(ctx, func(tx *checkpoint.Tx) error {
+func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID string) (in, out int64, err error) {
+	err = r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		list, err := tx.UnitAttempts(u)
 		if err != nil {
 			return err
@@ -70,11 +70,11 @@ func (p *project) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionI
 // runChat runs one turn of an openai agent: cadence is the client, so it
 // resends the session's history, which it keeps in the store, and appends
 // the new turn to it once the endpoint answered.
-func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
-	runID, ws, a, plan := t.run.ID, t.ws, t.row, t.plan
+func (r *Runner) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
+	runID, ws, a, plan := t.in.Run.ID, t.in.Step, t.row, t.plan
 	var prior []agent.ChatMessage
 	if plan.resume {
-		err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 			msgs, err := tx.Messages(plan.sessionID)
 			for _, m := range msgs {
 				prior = append(prior, agent.ChatMessage{Role: m.Role, Content: m.Content})
@@ -94,34 +94,34 @@ func (p *project) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec 
 	if ws.Handoff.Schema != nil {
 		cs.Schema = json.RawMessage(ws.Handoff.Schema.Raw)
 	}
-	p.mu.Lock()
-	noFormat := p.noSchemaFormat[ag.Name]
-	p.mu.Unlock()
+	r.mu.Lock()
+	noFormat := r.noSchemaFormat[ag.Name]
+	r.mu.Unlock()
 	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: itemKey(t.item), Agent: ws.Agent,
+	r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
-	p.fp.hit(FailAfterAgentStart)
+	r.Failpoint.Hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
 	if res.SchemaUnsupported {
-		p.mu.Lock()
-		p.noSchemaFormat[ag.Name] = true
-		p.mu.Unlock()
+		r.mu.Lock()
+		r.noSchemaFormat[ag.Name] = true
+		r.mu.Unlock()
 	}
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	now := p.now()
+	now := r.now()
 	rows := make([]checkpoint.Message, len(msgs))
 	for i, m := range msgs {
-		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, ItemKey: itemKey(t.item), Attempt: a.N,
+		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, ItemKey: t.in.ItemKey(), Attempt: a.N,
 			Role: m.Role, Content: m.Content, CreatedAt: now}
 	}
-	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+	if err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		return tx.AppendMessages(rows)
 	}); err != nil {
 		return nil, fmt.Errorf("record the turn of session %s: %w", plan.sessionID, err)

@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"bytes"
@@ -16,41 +16,43 @@ import (
 )
 
 // templateData is what prompts and agent argv templates see (SPEC §4).
-func (p *project) templateData(ws *workflow.Step, runID string, attempt int, outputs map[string]any, it *mapItem) map[string]any {
+func (r *Runner) templateData(in *Instance, attempt int) map[string]any {
+	ws := in.Step
 	data := map[string]any{
-		"Run":         map[string]any{"ID": runID},
+		"Run":         map[string]any{"ID": in.Run.ID},
 		"Step":        map[string]any{"ID": ws.ID},
 		"Attempt":     attempt,
 		"HandoffPath": ws.Handoff.Path,
 		"SchemaPath":  ws.Handoff.SchemaPath,
-		"Steps":       outputs,
+		"Steps":       in.Outputs,
 		"Help":        map[string]any{"Context": "", "Advice": ""},
 	}
-	if it != nil {
-		data["Item"] = itemData(it)
+	if in.Item != nil {
+		data["Item"] = itemData(in.Item)
 	}
 	return data
 }
 
 // itemData is what .Item is in a map step's templates: the item's own
 // fields and Key, for an object; Key and Value for any other item.
-func itemData(it *mapItem) jsonvalue.Object {
-	obj, ok := it.value.(jsonvalue.Object)
+func itemData(it *Item) jsonvalue.Object {
+	obj, ok := it.Value.(jsonvalue.Object)
 	if !ok {
-		return jsonvalue.Object{"Key": it.key, "Value": it.value}
+		return jsonvalue.Object{"Key": it.Key, "Value": it.Value}
 	}
 	out := make(jsonvalue.Object, len(obj)+1)
 	for k, v := range obj {
 		out[k] = v
 	}
-	out["Key"] = it.key
+	out["Key"] = it.Key
 	return out
 }
 
 // renderPrompt renders the step's task prompt for the given attempt.
-func (p *project) renderPrompt(ws *workflow.Step, runID string, attempt int, outputs map[string]any, it *mapItem, advice string) (string, error) {
+func (r *Runner) renderPrompt(in *Instance, attempt int, advice string) (string, error) {
+	ws := in.Step
 	var b bytes.Buffer
-	data := p.templateData(ws, runID, attempt, outputs, it)
+	data := r.templateData(in, attempt)
 	data["Help"] = map[string]any{"Context": "", "Advice": advice}
 	if err := ws.Template.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("render the prompt of step %s: %w", ws.ID, err)
@@ -93,7 +95,7 @@ type attemptPlan struct {
 // handoff record shows; orig is the task of the session's first attempt);
 // a retry after timeout or stuck, or when the agent
 // lost the session, starts a fresh one with the original task.
-func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int, answered bool) (attemptPlan, error) {
+func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int, answered bool) (attemptPlan, error) {
 	if last == nil {
 		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
@@ -113,14 +115,14 @@ func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.
 		if err != nil {
 			return attemptPlan{}, fmt.Errorf("attempt %d of step %s: %w", last.N, ws.ID, err)
 		}
-		prompt := handoff.BuildFollowup(p.followupInput(ws, orig, diag, n))
+		prompt := handoff.BuildFollowup(r.followupInput(ws, orig, diag, n))
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
 	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && p.wf.Agents[ws.Agent].Preset != agent.PresetOpenAI:
+	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[ws.Agent].Preset != agent.PresetOpenAI:
 		// The agent never started: its session was never created.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
-	case !answered && !agent.UnansweredSessionResumable(p.wf.Agents[ws.Agent].Preset):
+	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[ws.Agent].Preset):
 		// The agent keeps a session only once it answered in it, and it
 		// never did: a resume could only fail.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
@@ -130,7 +132,7 @@ func (p *project) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.
 	return attemptPlan{kind: checkpoint.KindFollowup, prompt: task, sessionID: st.SessionID, resume: true}, nil
 }
 
-func (p *project) followupInput(ws *workflow.Step, task string, diag *handoff.Diagnosis, n int) handoff.FollowupInput {
+func (r *Runner) followupInput(ws *workflow.Step, task string, diag *handoff.Diagnosis, n int) handoff.FollowupInput {
 	in := handoff.FollowupInput{
 		Task:        task,
 		Diagnosis:   diag,

@@ -1,4 +1,4 @@
-package orchestrator
+package attempt
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ import (
 // continued: the next attempt starts a fresh session, and says why. A
 // plain id is continued.
 func TestPlanRefusesAStoredFlagSessionID(t *testing.T) {
-	p := &project{wf: &workflow.Workflow{Agents: map[string]*workflow.Agent{"a": {Name: "a", Preset: agent.PresetCodex}}}}
+	r := &Runner{Workflow: &workflow.Workflow{Agents: map[string]*workflow.Agent{"a": {Name: "a", Preset: agent.PresetCodex}}}}
 	ws := &workflow.Step{ID: "one", Agent: "a"}
 	last := &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassSchema), Error: "schema"}
 	for _, tt := range []struct {
@@ -27,7 +27,7 @@ func TestPlanRefusesAStoredFlagSessionID(t *testing.T) {
 		{"0199a213-81c0-7800-8aa1-bbab2a035a53", true},
 	} {
 		st := &checkpoint.Step{SessionID: tt.stored}
-		plan, err := p.plan(ws, st, last, "task", "task", 2, true)
+		plan, err := r.plan(ws, st, last, "task", "task", 2, true)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.stored, err)
 		}

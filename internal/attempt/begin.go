@@ -1,0 +1,127 @@
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+)
+
+// beginAttempt asks the agent's circuit for permission and, when granted,
+// commits the attempt row (running) together with the circuit's new state
+// and the step's session, before any process starts (G1). When the
+// circuit refuses it commits the circuit's state and returns the time to
+// wait until; waiting consumes no attempt.
+func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPlan) (*checkpoint.Attempt, time.Time, error) {
+	var (
+		a         *checkpoint.Attempt
+		waitUntil time.Time
+	)
+	u := in.Unit()
+	agentName := in.Step.Agent
+	now := r.now()
+	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		b, err := r.agentBreaker(tx, agentName, now)
+		if err != nil {
+			return err
+		}
+		next, gen, ok, until := circuit.Acquire(b.Breaker, r.circuitConfig(agentName), now)
+		if err := putBreaker(tx, b, next, now); err != nil {
+			return err
+		}
+		if !ok {
+			waitUntil = until
+			if waitUntil.IsZero() || !waitUntil.After(now) {
+				waitUntil = now.Add(time.Second)
+			}
+			return nil
+		}
+		n, err := nextN(tx, u)
+		if err != nil {
+			return err
+		}
+		row := checkpoint.Attempt{
+			RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: plan.kind,
+			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen,
+		}
+		if err := tx.StartAttempt(&row); err != nil {
+			return err
+		}
+		s, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		s.SessionID = plan.sessionID
+		s.FreshSession = false
+		if err := tx.StepRunning(s, now); err != nil {
+			return err
+		}
+		a = &row
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("begin an attempt of %s: %w", in.Label(), err)
+	}
+	return a, waitUntil, nil
+}
+
+// circuitConfig is the circuit breaker configuration of an agent.
+func (r *Runner) circuitConfig(agentName string) circuit.Config {
+	c := r.Workflow.Agents[agentName].Circuit
+	return circuit.Config{Failures: c.Failures, OpenFor: c.OpenFor, HalfOpenCalls: c.HalfOpenCalls}
+}
+
+// LoadBreaker reads an agent's breaker as stored (closed when none is).
+func LoadBreaker(tx *checkpoint.Tx, agentName string) (circuit.Breaker, error) {
+	b, _, err := loadBreakerHash(tx, agentName)
+	return b, err
+}
+
+// loadBreakerHash reads an agent's breaker and the configuration hash it
+// was recorded under ("" when none is recorded).
+func loadBreakerHash(tx *checkpoint.Tx, agentName string) (circuit.Breaker, string, error) {
+	c, err := tx.Circuit(agentName)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return circuit.Breaker{Agent: agentName, State: circuit.Closed}, "", nil
+	}
+	if err != nil {
+		return circuit.Breaker{}, "", err
+	}
+	b := circuit.Breaker{
+		Agent: c.Agent, State: circuit.State(c.State), Failures: c.Failures, Generation: c.Generation,
+		Trials: c.Trials, Successes: c.Successes,
+	}
+	if c.OpenedAt != nil {
+		b.OpenedAt = *c.OpenedAt
+	}
+	if c.OpenUntil != nil {
+		b.OpenUntil = *c.OpenUntil
+	}
+	return b, c.ConfigHash, nil
+}
+
+// sameBreaker reports whether two breakers hold the same state.
+func sameBreaker(a, b circuit.Breaker) bool {
+	return a.Agent == b.Agent && a.State == b.State && a.Failures == b.Failures && a.Generation == b.Generation &&
+		a.OpenedAt.Equal(b.OpenedAt) && a.OpenUntil.Equal(b.OpenUntil) && a.Trials == b.Trials && a.Successes == b.Successes
+}
+
+// BreakerRow is the stored row of breaker b, written at now.
+func BreakerRow(b circuit.Breaker, now time.Time) checkpoint.Circuit {
+	c := checkpoint.Circuit{
+		Agent: b.Agent, State: string(b.State), Failures: b.Failures, Generation: b.Generation,
+		Trials: b.Trials, Successes: b.Successes, UpdatedAt: now,
+	}
+	if !b.OpenedAt.IsZero() {
+		t := b.OpenedAt.UTC()
+		c.OpenedAt = &t
+	}
+	if !b.OpenUntil.IsZero() {
+		t := b.OpenUntil.UTC()
+		c.OpenUntil = &t
+	}
+	return c
+}

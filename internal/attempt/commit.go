@@ -1,0 +1,432 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
+)
+
+// try is one attempt in progress, from its committed row to its committed
+// outcome: the context every stage of the attempt machinery (launching the
+// agent, judging its handoff, running the checks, committing the outcome)
+// needs, whoever began the attempt: the step loop, the settling of an
+// interrupted attempt, a help round.
+type try struct {
+	in   *Instance
+	row  *checkpoint.Attempt
+	plan attemptPlan
+	// counted is how many attempts count against max_attempts with this
+	// one, max the step's max_attempts; both 0 for a help round.
+	counted, max int
+	// round is the help round an advisor's attempt answers (0 otherwise).
+	round int
+	// settling marks an attempt a crash left running, settled on resume:
+	// a success adopts it (G5).
+	settling bool
+	// candidate is the handoff that passed its schema, stored for its
+	// checks: committed to the database with the first check's start, so
+	// that a process on another machine can settle the attempt.
+	candidate []byte
+}
+
+// storeError marks a failure of the checkpoint store inside a callback of
+// the agent launcher, so the run loop can tell it from the agent's own.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// WriteEnvelope writes an instance's accepted handoff atomically.
+func (r *Runner) WriteEnvelope(in *Instance, env handoff.Envelope) error {
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode envelope: %w", err)
+	}
+	if err := checkpoint.WriteFileAtomic(r.envelopePath(in), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write handoff of %s: %w", in.Label(), err)
+	}
+	return nil
+}
+
+// ending is how an attempt's outcome is written, in one transaction: the
+// attempt's named transition, what it tells its agent's circuit, and the
+// step's named transition. Every path that ends an attempt writes it
+// through finish: the normal path, settling after a crash, the budget
+// stop.
+type ending struct {
+	attempt func(tx *checkpoint.Tx, a *checkpoint.Attempt) error
+	// outcome is what the attempt tells the circuit. crashed says the
+	// attempt was cut short by a crash: a half-open trial it held fails,
+	// and nothing else changes (outcome is ignored).
+	outcome circuit.Outcome
+	crashed bool
+	// resetAt, when set, keeps the circuit open until a usage limit
+	// resets.
+	resetAt time.Time
+	// usage adds the attempt's usage to the step, and the session the
+	// agent reported.
+	usage bool
+	step  func(tx *checkpoint.Tx, s *checkpoint.Step) error
+}
+
+// finish writes an attempt's ending in the caller's transaction.
+func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) error {
+	a, agentName := t.row, t.in.Step.Agent
+	if err := e.attempt(tx, a); err != nil {
+		return err
+	}
+	b, err := r.agentBreaker(tx, agentName, now)
+	if err != nil {
+		return err
+	}
+	outcome := e.outcome
+	if e.crashed {
+		outcome = circuit.Neutral
+		if b.State == circuit.HalfOpen && b.Generation == a.CircuitGen {
+			outcome = circuit.Failure
+		}
+	}
+	next := circuit.Record(b.Breaker, r.circuitConfig(agentName), a.CircuitGen, outcome, now)
+	if !e.resetAt.IsZero() && e.resetAt.After(now) {
+		next = circuit.OpenUntilTime(next, e.resetAt, now)
+	}
+	if err := putBreaker(tx, b, next, now); err != nil {
+		return err
+	}
+	s, err := tx.Unit(t.in.Unit())
+	if err != nil {
+		return err
+	}
+	if e.usage {
+		addUsage(s, a)
+		if a.SessionID != "" {
+			s.SessionID = a.SessionID
+		}
+	}
+	s.UpdatedAt = now
+	return e.step(tx, s)
+}
+
+// commit decides what follows a finished attempt judged j and records
+// it. On success the envelope is written to handoffs/ first and then
+// committed; on failure the failed-handoff record is written, and the
+// backoff deadline committed with the outcome and the circuit's new
+// state, in one transaction.
+func (r *Runner) commit(ctx context.Context, t *try, res *agent.Result, j judgement) (Outcome, error) {
+	now := r.now()
+	t.row.FinishedAt = &now
+	r.recordUsage(t, res)
+	var (
+		st   *checkpoint.Step
+		used int
+	)
+	if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if st, err = tx.Unit(t.in.Unit()); err != nil {
+			return err
+		}
+		used, err = tx.UnitCountCounted(t.in.Unit())
+		return err
+	}); err != nil {
+		return Outcome{}, fmt.Errorf("read %s: %w", t.in.Label(), err)
+	}
+	v := verdict{ok: j.ok, class: j.class, permanent: j.permanent, retryAfter: j.retryAfter, resetAt: j.resetAt,
+		fresh: j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
+			(res != nil && (res.SessionNotFound || res.SessionNotSaved || res.SessionIDRejected != "")),
+		used: used, maxAttempts: st.MaxAttempts, helpRounds: st.HelpRounds, prevNext: st.NextRetryAt, now: now}
+	if !j.ok && j.class != handoff.ClassInterrupted {
+		v.jitter = r.Rand()
+	}
+	c := &closing{r: r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now}
+	switch c.d.Decision {
+	case Succeed:
+		return c.succeeded(ctx)
+	case Stop:
+		return c.stopped(ctx)
+	}
+	return c.failed(ctx)
+}
+
+// closing is an attempt being recorded: its judgement, the decision
+// taken on it and what the record needs besides.
+type closing struct {
+	r    *Runner
+	t    *try
+	res  *agent.Result
+	j    judgement
+	v    verdict
+	d    decided
+	note string // attemptNote
+	now  time.Time
+}
+
+func (c *closing) event(typ string) history.Event {
+	t, a := c.t, c.t.row
+	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Agent: t.in.Step.Agent,
+		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class,
+		Error: a.Error, Repairs: a.Repairs, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
+}
+
+// stopped records an attempt cadence stopped itself, on the operator's
+// SIGINT or SIGTERM: that is not the agent's failure, so it does not use
+// up one of max_attempts (G5). An attempt found running after a crash is
+// settled, and counted, by Settle instead.
+func (c *closing) stopped(ctx context.Context) (Outcome, error) {
+	a := c.t.row
+	a.Class = string(c.j.class)
+	a.Error = withNote(c.j.diag.Summary(), c.note)
+	a.Uncounted = true
+	err := c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		return c.r.finish(tx, c.t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, outcome: circuit.OutcomeFor(a.Class), usage: true,
+			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepInterrupted(s, c.now) }}, c.now)
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("record interrupted attempt %d of %s: %w", a.N, c.t.in.Label(), err)
+	}
+	ev := c.event(history.EventAttemptFinished)
+	ev.Counted, ev.MaxAttempts, ev.Kind, ev.Error = c.t.counted-1, 0, "", ""
+	c.r.Sink.Emit(ev)
+	return Outcome{}, ErrInterrupted
+}
+
+// failed records a failed attempt, and the retry decided or the step's
+// failure.
+func (c *closing) failed(ctx context.Context) (Outcome, error) {
+	t, a, ws := c.t, c.t.row, c.t.in.Step
+	a.Class = string(c.j.class)
+	a.Error = withNote(c.j.diag.Summary(), c.note)
+	a.Repairs = c.j.result.Repairs
+	a.HelpContext = c.j.helpContext
+	a.Uncounted = c.d.uncounted
+	details, err := json.Marshal(c.j.diag)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("encode diagnosis: %w", err)
+	}
+	a.DetailsJSON = details
+	if c.j.retryAfter > 0 {
+		ms := c.j.retryAfter.Milliseconds()
+		a.RetryAfterMS = &ms
+	}
+	if c.d.next != nil {
+		ms := c.d.delay.Milliseconds()
+		a.DelayMS, a.NextRetryAt = &ms, c.d.next
+	}
+	recJSON, err := c.writeRecord(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	c.r.Failpoint.Hit(FailAfterHandoffWritten)
+	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
+	err = c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		// The record in the database is what another machine reads; the
+		// file is this machine's copy.
+		if err := tx.PutDocument(t.in.Unit(), a.N, checkpoint.DocFailedHandoff, recJSON); err != nil {
+			return err
+		}
+		return c.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptFailed, outcome: circuit.OutcomeFor(a.Class),
+			resetAt: c.j.resetAt, usage: true, step: func(tx *checkpoint.Tx, s *checkpoint.Step) error {
+				s.FreshSession = c.d.fresh
+				if c.d.Decision == Fail {
+					return tx.StepFailed(s, c.now)
+				}
+				return tx.StepWaiting(s, a.NextRetryAt, a.DelayMS, c.now)
+			}}, c.now)
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("record failed attempt %d of %s: %w", a.N, t.in.Label(), err)
+	}
+	c.r.Failpoint.Hit(FailAfterOutcomeCommit)
+	ev := c.event(history.EventAttemptFinished)
+	ev.Until, ev.Stderr, ev.Warning = a.NextRetryAt, stderrCause(c.j.class, c.res), ""
+	c.r.Sink.Emit(ev)
+	if c.d.Decision != Fail {
+		return Outcome{}, nil
+	}
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+		Class: a.Class, Message: failMessage(ws, c.v, a.Error)})
+	return Outcome{Failed: true}, nil
+}
+
+// writeRecord writes the failed-handoff record of a failed attempt (SPEC
+// §5.5), with the follow-up the next attempt will send when it is one,
+// and returns it.
+func (c *closing) writeRecord(ctx context.Context) ([]byte, error) {
+	t, a, ws := c.t, c.t.row, c.t.in.Step
+	var followup string
+	if c.d.next != nil && c.j.class.IsAnswerFailure() {
+		task := a.Prompt
+		if t.plan.kind == checkpoint.KindFollowup {
+			task, _ = c.r.originalTask(ctx, t.in.Unit())
+		}
+		followup = handoff.BuildFollowup(c.r.followupInput(ws, task, c.j.diag, c.d.countedAfter(c.v)))
+	}
+	rec := handoff.FailedRecord{
+		RunID: t.in.Run.ID, StepID: t.in.Unit().StepID, Item: t.in.ItemKey(), Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
+		Class: c.j.class, Details: c.j.diag.Details, Violations: c.j.diag.Violations, Repairs: c.j.result.Repairs,
+		OutputSample: c.j.diag.OutputSample, OutputFile: a.OutputFile, FollowupPrompt: followup, CreatedAt: c.now,
+		Check: c.j.diag.Check,
+	}
+	if rec.Violations == nil {
+		rec.Violations = []handoff.Violation{}
+	}
+	if rec.Repairs == nil {
+		rec.Repairs = []string{}
+	}
+	recPath := filepath.Join(c.r.unitDir("failed_handoffs", t.in), strconv.Itoa(a.N)+".json")
+	recJSON, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode failed-handoff record: %w", err)
+	}
+	if err := checkpoint.WriteFileAtomic(recPath, append(recJSON, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("write failed-handoff record: %w", err)
+	}
+	a.FailedHandoff = c.r.relPath(recPath)
+	return recJSON, nil
+}
+
+// countedAfter is the number the next attempt has against max_attempts.
+func (d decided) countedAfter(v verdict) int {
+	if d.uncounted {
+		return v.used
+	}
+	return v.used + 1
+}
+
+// succeeded writes the accepted handoff's envelope and commits the
+// attempt, the step and the circuit.
+func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
+	t, a, ws := c.t, c.t.row, c.t.in.Step
+	a.Error = c.note
+	a.Repairs = c.j.result.Repairs
+	if c.j.warning != "" {
+		a.Warning = c.j.warning
+		c.r.Log.Warn(c.j.warning, "step", ws.ID, "item", t.in.ItemKey(), "attempt", a.N)
+	}
+	env, err := c.r.envelope(ctx, t, c.j.result)
+	if err != nil {
+		return Outcome{}, err
+	}
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("encode envelope: %w", err)
+	}
+	if err := c.r.WriteEnvelope(t.in, env); err != nil {
+		return Outcome{}, err
+	}
+	c.r.Failpoint.Hit(FailAfterHandoffWritten)
+	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
+	err = c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		return c.r.finish(tx, t, ending{
+			attempt: func(tx *checkpoint.Tx, a *checkpoint.Attempt) error { return tx.AttemptSucceeded(a, t.settling) },
+			outcome: circuit.Success, usage: true,
+			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepSucceeded(s, envJSON, c.now) }}, c.now)
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("record the success of %s: %w", t.in.Label(), err)
+	}
+	c.r.Failpoint.Hit(FailAfterOutcomeCommit)
+	ev := c.event(history.EventAttemptFinished)
+	ev.Class, ev.Error, ev.Uncounted = "", "", false
+	c.r.Sink.Emit(ev)
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepSucceeded, RunID: t.in.Run.ID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, CostUSD: env.Metadata.CostUSD})
+	data, _ := jsonvalue.Decode(c.j.result.JSON)
+	return Outcome{Done: true, Output: data}, nil
+}
+
+// envelope is the envelope of an accepted handoff (SPEC §5.6): the
+// instance's usage with this attempt's added, and the errors of its
+// earlier attempts.
+func (r *Runner) envelope(ctx context.Context, t *try, hr handoff.Result) (handoff.Envelope, error) {
+	a := t.row
+	var (
+		prev []string
+		st   *checkpoint.Step
+	)
+	if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if st, err = tx.Unit(t.in.Unit()); err != nil {
+			return err
+		}
+		list, err := tx.UnitAttempts(t.in.Unit())
+		for _, x := range list {
+			if x.Status != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
+				prev = append(prev, x.Error)
+			}
+		}
+		return err
+	}); err != nil {
+		return handoff.Envelope{}, fmt.Errorf("read %s: %w", t.in.Label(), err)
+	}
+	step := *st
+	addUsage(&step, a)
+	return handoff.Envelope{
+		Component: t.in.Step.ID, SessionID: firstNonEmpty(a.SessionID, st.SessionID), Timestamp: *a.FinishedAt, Status: "success",
+		Data: json.RawMessage(hr.JSON),
+		Metadata: handoff.EnvelopeMetadata{Attempts: t.counted, Repairs: nonNil(hr.Repairs),
+			PreviousErrors: nonNil(prev), CostUSD: step.CostUSD, Turns: step.Turns},
+	}, nil
+}
+
+// originalTask returns the task prompt of the unit's current session.
+func (r *Runner) originalTask(ctx context.Context, u checkpoint.Unit) (string, error) {
+	var task string
+	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		list, err := tx.UnitAttempts(u)
+		task = sessionTask(list)
+		return err
+	})
+	return task, err
+}
+
+// sessionTask returns the prompt of the latest attempt that started a
+// session (kind initial or fresh): the task the session's follow-ups refer
+// to. It is "" when there is none.
+func sessionTask(list []checkpoint.Attempt) string {
+	var task string
+	for _, x := range list {
+		if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh {
+			task = x.Prompt
+		}
+	}
+	return task
+}
+
+func addUsage(s *checkpoint.Step, a *checkpoint.Attempt) {
+	if a.CostUSD != nil {
+		s.CostUSD += *a.CostUSD
+	} else if a.FinishedAt != nil {
+		s.CostKnown = false
+	}
+	s.Turns += a.Turns
+	s.InputTokens += a.InputTokens
+	s.OutputTokens += a.OutputTokens
+}
+
+func isProtocolCost(preset string) bool { return preset == "claude" || preset == "sim" }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

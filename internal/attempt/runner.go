@@ -1,0 +1,217 @@
+// Package attempt runs one attempt of a step instance from its committed
+// row to its committed outcome: it plans the attempt (prompt, session,
+// kind), begins it under the agent's circuit, launches the agent, judges
+// its handoff, runs the step's checks, decides the retry (a pure
+// function, decide) and commits the outcome through the named state
+// changes of checkpoint. Settling an attempt a crash left running, and an
+// advisor's help round, go through the same launch and the same state
+// changes as the normal path.
+//
+// The run loop (internal/orchestrator) decides which instance runs next
+// and waits where Run says to; everything about one attempt is here.
+package attempt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/retrystate"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// Runner runs the attempts of a project's step instances. Its fields are
+// its dependencies, set by whoever opened the project; Run is its one
+// entry point for the normal path, Settle the one for an attempt a crash
+// left running.
+type Runner struct {
+	Dir      string             // the project directory, absolute
+	Workflow *workflow.Workflow // the workflow the run uses
+	Store    *checkpoint.Store
+	Clock    retrystate.Clock
+	Rand     func() float64 // jitter source
+	Sink     history.Sink
+	Log      *slog.Logger
+	// Failpoint is the CADENCE_FAILPOINT of this process (nil: none).
+	Failpoint *Failpoint
+	// Env is the base environment of agents and checks, CADENCE_*
+	// variables dropped (WithoutCadenceVars).
+	Env     []string
+	SelfExe string        // the cadence binary: the sim preset, and the supervisor of agents and checks
+	Grace   time.Duration // SIGTERM → SIGKILL grace for agents and checks; 0 means 5s
+
+	once sync.Once
+	// configHashes identifies each agent's configuration, stored with its
+	// breaker (agentBreaker).
+	configHashes map[string]string
+	// noSchemaFormat names the openai agents whose endpoint refused
+	// response_format in this process; they are not asked for it again.
+	// mu guards it: the items of a map step run at once.
+	mu             sync.Mutex
+	noSchemaFormat map[string]bool
+}
+
+// Outcome is how Run left a step instance.
+type Outcome struct {
+	Done   bool // succeeded: Output is its output
+	Output any
+	Failed bool // failed for good
+	// Wait, when not zero, is the committed time before which the next
+	// attempt may not start; Reason says why ("backoff", "usage limit",
+	// "circuit"), and Circuit names the agent whose circuit is open.
+	Wait    time.Time
+	Reason  string
+	Circuit string
+}
+
+func (r *Runner) init() {
+	r.once.Do(func() {
+		r.configHashes = agentConfigHashes(r.Workflow)
+		r.noSchemaFormat = map[string]bool{}
+	})
+}
+
+// Run takes the instance one step further from its committed state: it
+// reports it done or failed, or the wait before its next attempt, or it
+// runs one attempt (or a help round, or a budget stop) and commits its
+// outcome. The caller calls it again until the instance is done or
+// failed, waiting where it says; every decision is taken from the
+// committed state, so a resumed process continues exactly where the last
+// one left off.
+func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
+	r.init()
+	s, err := r.readState(ctx, in.Unit())
+	if err != nil {
+		return Outcome{}, err
+	}
+	switch next := nextAction(in.Step, s, r.now()); next.kind {
+	case nextDone:
+		out, err := EnvelopeData(s.step.HandoffJSON)
+		return Outcome{Done: true, Output: out}, err
+	case nextFailed:
+		return Outcome{Failed: true}, nil
+	case nextFail:
+		return r.FailStep(ctx, in, next.why)
+	case nextHelp:
+		return Outcome{}, r.helpRound(ctx, in, s.last)
+	case nextWait:
+		return Outcome{Wait: next.until, Reason: next.reason}, nil
+	}
+	if stop, err := r.overBudget(ctx, in, s.step, s.used); err != nil || stop {
+		return Outcome{Failed: stop}, err
+	}
+	plan, err := r.planFor(ctx, in, s)
+	if err != nil {
+		var pe *promptError
+		if errors.As(err, &pe) {
+			return r.FailStep(ctx, in, pe.Error())
+		}
+		return Outcome{}, err
+	}
+	a, waitUntil, err := r.beginAttempt(ctx, in, plan)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if a == nil {
+		return Outcome{Wait: waitUntil, Reason: "circuit", Circuit: in.Step.Agent}, nil
+	}
+	r.Failpoint.Hit(FailAfterAttemptCommit)
+	return r.execute(ctx, &try{in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts})
+}
+
+// unitState is an instance's committed state, as the next decision needs
+// it.
+type unitState struct {
+	step *checkpoint.Step
+	// last is the latest attempt that counts against max_attempts; used
+	// how many do.
+	last *checkpoint.Attempt
+	used int
+	// needsAdvice says the last attempt asked for help and no advisor
+	// round has answered it yet.
+	needsAdvice bool
+}
+
+func (r *Runner) readState(ctx context.Context, u checkpoint.Unit) (unitState, error) {
+	var s unitState
+	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if s.step, err = tx.Unit(u); err != nil {
+			return err
+		}
+		if s.last, err = LastCounted(tx, u); err != nil {
+			return err
+		}
+		if s.needsAdvice, err = helpPending(tx, u, s.last); err != nil {
+			return err
+		}
+		s.used, err = tx.UnitCountCounted(u)
+		return err
+	})
+	if err != nil {
+		return s, fmt.Errorf("read %s: %w", UnitLabel(u), err)
+	}
+	return s, nil
+}
+
+// planFor renders the task and plans the next attempt from the committed
+// state.
+func (r *Runner) planFor(ctx context.Context, in *Instance, s unitState) (attemptPlan, error) {
+	task, err := r.renderPrompt(in, s.used+1, s.step.Advice)
+	if err != nil {
+		return attemptPlan{}, &promptError{err}
+	}
+	orig, answered := task, false
+	if s.last != nil {
+		// One read of the step's history serves both questions.
+		if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+			list, err := tx.UnitAttempts(in.Unit())
+			if t := sessionTask(list); t != "" {
+				orig = t
+			}
+			answered = sessionAnswered(list, s.step.SessionID)
+			return err
+		}); err != nil {
+			return attemptPlan{}, fmt.Errorf("read %s: %w", in.Label(), err)
+		}
+	}
+	return r.plan(in.Step, s.step, s.last, task, orig, s.used+1, answered)
+}
+
+// promptError is a prompt that could not be rendered: the step fails.
+type promptError struct{ err error }
+
+func (e *promptError) Error() string { return e.err.Error() }
+
+func (r *Runner) now() time.Time { return r.Clock.Now().UTC() }
+
+// grace is the SIGTERM → SIGKILL grace period of agents and checks.
+func (r *Runner) grace() time.Duration {
+	if r.Grace == 0 {
+		return 5 * time.Second
+	}
+	return r.Grace
+}
+
+// relPath returns path relative to the project directory, for display and
+// for the paths recorded in the store.
+func (r *Runner) relPath(path string) string {
+	if !filepath.IsAbs(path) {
+		return filepath.ToSlash(path)
+	}
+	if rel, err := filepath.Rel(r.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// ErrInterrupted reports that an attempt was stopped because cadence was
+// (SIGINT, SIGTERM): the run stops, resumable.
+var ErrInterrupted = errors.New("interrupted")

@@ -1,0 +1,273 @@
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+)
+
+// Settle resolves an attempt a previous process left running (G5). Its
+// agent is killed first if it survived and kill says it runs on this
+// machine (G6). Then, if the attempt's handoff is present and valid, the
+// attempt is adopted: the step succeeds with no new execution (its checks,
+// when it has any, run again first). Otherwise it becomes interrupted and
+// counts as an attempt; a half-open circuit trial it held counts as
+// failed. An attempt that ended meanwhile (on a shared database, its
+// process committed just as its lease expired) is left as it is.
+func (r *Runner) Settle(ctx context.Context, in *Instance, a *checkpoint.Attempt, kill bool) error {
+	r.init()
+	if a.PID != nil && kill {
+		r.killOrphan(ctx, *a.PID, a.Unit().String())
+	}
+	t, err := r.settlingTry(ctx, in, a)
+	if err != nil {
+		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
+	}
+	if err := r.settleOne(ctx, t); err != nil {
+		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
+	}
+	return nil
+}
+
+// settlingTry rebuilds the try of an attempt a crash left running, and
+// settles the checks it was running: their processes are killed if they
+// survived (G6), and their rows become interrupted.
+func (r *Runner) settlingTry(ctx context.Context, in *Instance, a *checkpoint.Attempt) (*try, error) {
+	t := &try{in: in, row: a, settling: true,
+		plan: attemptPlan{kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
+	var checks []checkpoint.Check
+	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		st, err := tx.Unit(in.Unit())
+		if err != nil {
+			return err
+		}
+		t.max = st.MaxAttempts
+		if t.counted, err = tx.UnitCountCounted(in.Unit()); err != nil {
+			return err
+		}
+		checks, err = tx.Checks(in.Run.ID, in.StepPath(), in.ItemKey(), a.N)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	var cut []checkpoint.Check
+	for _, c := range checks {
+		if c.Status != checkpoint.CheckRunning {
+			continue
+		}
+		if c.PID != nil {
+			r.killOrphan(ctx, *c.PID, in.Unit().String())
+		}
+		c.Status, c.FinishedAt = checkpoint.CheckInterrupted, &now
+		cut = append(cut, c)
+	}
+	if len(cut) == 0 {
+		return t, nil
+	}
+	return t, r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		for _, c := range cut {
+			if err := tx.UpdateCheck(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// settleOne settles one interrupted attempt (G5): a handoff that passed
+// its schema before the crash is checked again (when the step has checks)
+// and adopted when its checks pass, without running the agent again;
+// otherwise the attempt is interrupted and counts.
+func (r *Runner) settleOne(ctx context.Context, t *try) error {
+	ws := t.in.Step
+	if len(ws.Checks) > 0 {
+		if data, ok := r.storedCandidate(ctx, t); ok {
+			return r.settleChecks(ctx, t, data, t.row.Repairs, false)
+		}
+	}
+	now := r.now()
+	t.row.FinishedAt = &now
+	env, fromEnvelope, ok := r.adoptable(t)
+	switch {
+	case ok && len(ws.Checks) > 0 && !fromEnvelope:
+		// A file handoff that landed passed the pipeline; its checks
+		// have not run.
+		if err := r.storeCandidate(t, env.Data); err != nil {
+			return err
+		}
+		t.row.Repairs = nonNil(env.Metadata.Repairs)
+		return r.settleChecks(ctx, t, env.Data, env.Metadata.Repairs, true)
+	case ok:
+		return r.adopt(ctx, t, env, now)
+	}
+	return r.interrupt(ctx, t, now)
+}
+
+// adopt settles an attempt whose handoff landed as succeeded (adopted),
+// with no new execution.
+func (r *Runner) adopt(ctx context.Context, t *try, env *handoff.Envelope, now time.Time) error {
+	a := t.row
+	a.Repairs = env.Metadata.Repairs
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteEnvelope(t.in, *env); err != nil {
+		return err
+	}
+	err = r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := stillRunning(tx, a); err != nil {
+			return err
+		}
+		return r.finish(tx, t, ending{
+			attempt: func(tx *checkpoint.Tx, a *checkpoint.Attempt) error { return tx.AttemptSucceeded(a, true) },
+			outcome: circuit.Success,
+			step:    func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepSucceeded(s, envJSON, now) }}, now)
+	})
+	if errors.Is(err, errSettledElsewhere) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+		Attempt: a.N, Status: a.Status, Message: "its handoff was already written; adopted without running the agent again"})
+	return nil
+}
+
+// interrupt settles an attempt no handoff of which landed as interrupted:
+// it counts, and the step runs again.
+func (r *Runner) interrupt(ctx context.Context, t *try, now time.Time) error {
+	a := t.row
+	a.Class = string(handoff.ClassInterrupted)
+	a.Error = "interrupted: cadence stopped during the attempt"
+	if a.PID == nil {
+		a.Error = "interrupted before the agent started"
+	}
+	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+		if err := stillRunning(tx, a); err != nil {
+			return err
+		}
+		return r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, crashed: true,
+			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepInterrupted(s, now) }}, now)
+	})
+	if errors.Is(err, errSettledElsewhere) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+		Attempt: a.N, Status: a.Status, Message: a.Error})
+	return nil
+}
+
+// errSettledElsewhere reports that an attempt read as running had ended
+// by the time it was settled: on a shared database, its process committed
+// its outcome just as its lease expired.
+var errSettledElsewhere = errors.New("the attempt is no longer running")
+
+// stillRunning returns errSettledElsewhere unless attempt a is still
+// running in tx.
+func stillRunning(tx *checkpoint.Tx, a *checkpoint.Attempt) error {
+	cur, err := tx.UnitAttempt(a.Unit(), a.N)
+	if err != nil {
+		return err
+	}
+	if cur.Status != checkpoint.AttemptRunning {
+		return errSettledElsewhere
+	}
+	return nil
+}
+
+// adoptable returns the envelope of an interrupted attempt whose handoff
+// landed: the envelope cadence wrote just before the crash, or a file handoff
+// the agent wrote that passes the pipeline.
+//
+// fromEnvelope tells the envelope, written only after the attempt's checks
+// passed, from a file handoff, whose checks have not run.
+func (r *Runner) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool) {
+	ws, a := t.in.Step, t.row
+	envPath := r.envelopePath(t.in)
+	if b, err := os.ReadFile(envPath); err == nil {
+		var env handoff.Envelope
+		// Only a succeeding attempt writes the envelope, and the step has
+		// not succeeded: an envelope written since this attempt started is
+		// this attempt's.
+		if json.Unmarshal(b, &env) == nil && !env.Timestamp.Before(a.StartedAt) && len(env.Data) > 0 {
+			if hr := handoff.Check(env.Data, ws.Handoff.Schema, handoff.Options{MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}); hr.OK {
+				return &env, true, true
+			}
+		}
+	}
+	if ws.Handoff.From != "file" || a.PID == nil {
+		return nil, false, false
+	}
+	path, err := r.handoffFile(r.WorkDir(t.in), ws.Handoff.Path)
+	if err != nil {
+		return nil, false, false
+	}
+	// The very pipeline a finished attempt's file goes through, coercion
+	// included, so a resume adopts what the attempt would have accepted.
+	hr := handoff.CheckFile(path, ws.Handoff.Schema, handoffOptions(ws))
+	if !hr.OK {
+		return nil, false, false
+	}
+	return &handoff.Envelope{
+		Component: ws.ID, SessionID: a.SessionID, Timestamp: r.now(), Status: "success",
+		Data:     json.RawMessage(hr.JSON),
+		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(hr.Repairs), PreviousErrors: []string{}},
+	}, false, true
+}
+
+// settleChecks settles an attempt whose handoff passed its schema before a
+// crash: its checks run again on the stored handoff, without the agent;
+// when they pass the attempt is adopted, when one fails it is a failed
+// check like any other, and the next attempt continues the session.
+func (r *Runner) settleChecks(ctx context.Context, t *try, data []byte, repairs []string, recordAttempt bool) error {
+	r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
+	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
+	failed, err := r.runChecks(ctx, t, recordAttempt)
+	switch {
+	case errors.Is(err, errCheckInterrupted):
+		return ErrInterrupted
+	case err != nil:
+		return err
+	case failed != nil:
+		failed.result = j.result
+		j = *failed
+	}
+	_, err = r.commit(context.WithoutCancel(ctx), t, nil, j)
+	return err
+}
+
+// killOrphan kills the process group of an agent that outlived a crashed
+// cadence (G6), so that the resumed attempt never overlaps it. The parent-
+// death signal normally got there first, but it reaches only the process
+// cadence started, not, say, the native child of a Node launcher. Only
+// processes whose environment carries the step's idempotency key are
+// touched, so a reused pid of an unrelated process is never killed.
+func (r *Runner) killOrphan(ctx context.Context, pid int, idemKey string) {
+	if pid <= 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if killed, err := agent.KillOrphanGroup(wctx, pid, "CADENCE_IDEMPOTENCY_KEY="+idemKey); err != nil {
+		r.Log.Warn("an agent of the interrupted run may still be running", "pgid", pid, "err", err)
+	} else if killed {
+		r.Log.Info("killed an agent left over from the interrupted run", "pgid", pid)
+	}
+}

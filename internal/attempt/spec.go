@@ -1,0 +1,194 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// onStart records the pid of a started agent (the attempt row itself was
+// committed before the start) and announces the attempt.
+func (r *Runner) onStart(ctx context.Context, t *try) func(pid int) error {
+	runID, ws, a, plan := t.in.Run.ID, t.in.Step, t.row, t.plan
+	return func(pid int) error {
+		// Relaxed: the pid serves to find an agent that outlived a crashed
+		// cadence (G6); after a power cut no agent is left to find.
+		if err := r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			row, err := tx.UnitAttempt(t.in.Unit(), a.N)
+			if err != nil {
+				return err
+			}
+			row.PID = &pid
+			return tx.UpdateAttempt(*row)
+		}); err != nil {
+			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
+		}
+		a.PID = &pid
+		r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
+		return nil
+	}
+}
+
+// agentSpec builds the process description of an attempt.
+func (r *Runner) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
+	ws, a, plan := t.in.Step, t.row, t.plan
+	data := r.templateData(t.in, a.N)
+	data["Steps"] = map[string]any(nil) // argv templates are not given the steps' outputs
+
+	data["SessionID"] = plan.sessionID
+	cmd, err := renderArgs("command", ag.Command, data)
+	if err != nil {
+		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	}
+	args, err := renderArgs("args", ag.Args, data)
+	if err != nil {
+		return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+	}
+	var cont []string
+	if plan.resume {
+		if cont, err = renderArgs("continue_args", ag.ContinueArgs, data); err != nil {
+			return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+		}
+	}
+	inv := agent.Invocation{
+		Preset: ag.Preset, Command: cmd, Args: args, ContinueArgs: cont,
+		Prompt: plan.prompt, PromptVia: ag.PromptVia,
+		SessionID: plan.sessionID, Resume: plan.resume,
+		Scenario: ag.Scenario, SelfExe: r.SelfExe,
+		NativeSchema: ag.NativeSchema, IdleTimeout: ws.IdleTimeout,
+	}
+	if ws.Handoff.Schema != nil {
+		inv.SchemaJSON = ws.Handoff.Schema.Raw
+	}
+	var (
+		argv  []string
+		stdin []byte
+		proto agent.Protocol
+	)
+	if ag.Preset != agent.PresetOpenAI {
+		if argv, stdin, proto, err = agent.Command(inv); err != nil {
+			return agent.Spec{}, fmt.Errorf("agent %s: %w", ag.Name, err)
+		}
+	}
+	if ag.Preset == "exec" && ag.Output != "" {
+		proto = agent.Protocol(ag.Output)
+	}
+	env := append([]string(nil), r.Env...)
+	for k, v := range ag.Env {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, agent.PresetEnv(inv, env)...)
+	env = append(env, r.cadenceEnv(t)...)
+	if handoffPath != "" {
+		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
+	}
+	grace := r.grace()
+	return agent.Spec{
+		Argv: argv, Env: env, Dir: r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
+		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
+		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: r.SelfExe,
+	}, nil
+}
+
+// recordUsage copies what the agent reported (exit code, session, turns,
+// tokens, cost) onto the attempt's row; nil leaves it as it is.
+func (r *Runner) recordUsage(t *try, res *agent.Result) {
+	if res == nil {
+		return
+	}
+	a := t.row
+	code := res.ExitCode
+	a.ExitCode = &code
+	agentName := t.in.Step.Agent
+	if t.plan.kind == checkpoint.KindHelp {
+		// An advisor's session is its own round's, named by cadence.
+		agentName = t.in.Step.OnHelp.Agent
+	} else if res.SessionID != "" {
+		a.SessionID = res.SessionID
+	}
+	a.Turns = res.Turns
+	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
+	if res.CostUSD > 0 || isProtocolCost(r.Workflow.Agents[agentName].Preset) {
+		c := res.CostUSD
+		a.CostUSD = &c
+	}
+}
+
+// attemptNote says what an attempt's outcome alone does not: why it did
+// not use a session id it would have used (the step's, not a plain token,
+// plan.note; or the one the agent reported, which the next attempt would
+// have continued), and that the agent was stopped after its final answer
+// because it did not exit. "" when there is nothing to say.
+func attemptNote(ws *workflow.Step, plan attemptPlan, res *agent.Result) string {
+	note := plan.note
+	if res == nil {
+		return note
+	}
+	if res.SessionIDRejected != "" {
+		note = withNote(note, "the session id the agent reported was not used, the next attempt starts a fresh session: "+res.SessionIDRejected)
+	}
+	if res.Stop == agent.StopLingered {
+		note = withNote(note, fmt.Sprintf("the agent had given its final answer but had not exited %s later (exit_grace); it was stopped, and its answer judged", ws.ExitGrace))
+	}
+	return note
+}
+
+// withNote appends a note, on a line of its own, to an attempt's error.
+func withNote(text, note string) string {
+	switch {
+	case note == "":
+		return text
+	case text == "":
+		return note
+	}
+	return text + "\n" + note
+}
+
+// handoffOptions are the handoff pipeline's settings of a step.
+func handoffOptions(ws *workflow.Step) handoff.Options {
+	return handoff.Options{Repair: ws.Handoff.Repair, AcceptTruncated: ws.Handoff.AcceptTruncated, Coerce: ws.Handoff.Coerce,
+		MaxBytes: ws.Handoff.MaxBytes, MaxDepth: ws.Handoff.MaxDepth}
+}
+
+// WithoutCadenceVars returns env without its CADENCE_* variables. An agent
+// or a check gets only the CADENCE_* variables cadence sets for it
+// (cadenceEnv, CADENCE_HANDOFF_PATH, CADENCE_CHECK) and those the
+// workflow gives the agent in its env:: a variable inherited from
+// cadence's own environment would describe another run, step or item
+// (cadence running inside a cadence step), or steer a cadence the agent
+// runs (CADENCE_STATE, CADENCE_FAILPOINT) into the outer run's state.
+func WithoutCadenceVars(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CADENCE_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
+// checks (SPEC §4), but for CADENCE_HANDOFF_PATH, which differs.
+func (r *Runner) cadenceEnv(t *try) []string {
+	env := []string{
+		"CADENCE_RUN_ID=" + t.in.Run.ID,
+		"CADENCE_STEP=" + t.in.Step.ID,
+		"CADENCE_ATTEMPT=" + strconv.Itoa(t.row.N),
+		"CADENCE_IDEMPOTENCY_KEY=" + t.in.Unit().String(),
+		"CADENCE_SESSION_ID=" + t.plan.sessionID,
+		"CADENCE_PROJECT_DIR=" + r.Dir,
+	}
+	if t.in.Item != nil {
+		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)
+	}
+	return env
+}
