@@ -24,21 +24,21 @@ const checkOutputCap = 64 << 20
 // checks run: CADENCE_HANDOFF_PATH for the checks, and what a resume runs
 // the checks on again after a crash, without running the agent. It exists
 // only for an attempt whose handoff passed its schema.
-func (r *Runner) candidatePath(t *try) string {
-	return filepath.Join(r.attemptsDir(t), strconv.Itoa(t.row.N)+".handoff.json")
+func (t *try) candidatePath() string {
+	return filepath.Join(t.attemptsDir(), strconv.Itoa(t.row.N)+".handoff.json")
 }
 
 // attemptsDir is the directory of a unit's attempt files.
-func (r *Runner) attemptsDir(t *try) string {
-	return r.unitDir("attempts", t.in)
+func (t *try) attemptsDir() string {
+	return t.r.unitDir("attempts", t.in)
 }
 
 // storeCandidate writes the handoff that passed its schema next to the
 // attempt's output, before any check runs: from then on a crash is settled
 // by running the checks again on it (SPEC §11).
-func (r *Runner) storeCandidate(t *try, data []byte) error {
+func (t *try) storeCandidate(data []byte) error {
 	t.candidate = data
-	if err := checkpoint.WriteFileAtomic(r.candidatePath(t), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
+	if err := checkpoint.WriteFileAtomic(t.candidatePath(), append(append([]byte(nil), data...), '\n'), 0o644); err != nil {
 		return fmt.Errorf("store the handoff of attempt %d of step %s for its checks: %w", t.row.N, t.in.Step.ID, err)
 	}
 	return nil
@@ -48,13 +48,13 @@ func (r *Runner) storeCandidate(t *try, data []byte) error {
 // the judgement stays a success when they all pass, and becomes the failed
 // check's otherwise. Stopped during a check, it returns ErrInterrupted
 // with the attempt left running for a resume to settle.
-func (r *Runner) checkHandoff(ctx context.Context, t *try, j judgement, res *agent.Result) (judgement, error) {
-	if err := r.storeCandidate(t, j.result.JSON); err != nil {
+func (t *try) checkHandoff(ctx context.Context, j judgement, res *agent.Result) (judgement, error) {
+	if err := t.storeCandidate(j.result.JSON); err != nil {
 		return j, err
 	}
 	t.row.Repairs = nonNil(j.result.Repairs)
-	r.recordUsage(t, res)
-	failed, err := r.runChecks(ctx, t, true)
+	t.recordUsage(res)
+	failed, err := t.runChecks(ctx, true)
 	switch {
 	case errors.Is(err, errCheckInterrupted):
 		return j, ErrInterrupted
@@ -83,24 +83,24 @@ var errCheckInterrupted = errors.New("interrupted during a check")
 // check, and the others run again on the next attempt anyway. When cadence
 // is stopped during a check, the check is recorded as interrupted and
 // errCheckInterrupted returned, the attempt left running.
-func (r *Runner) runChecks(ctx context.Context, t *try, recordAttempt bool) (*judgement, error) {
+func (t *try) runChecks(ctx context.Context, recordAttempt bool) (*judgement, error) {
 	for i := range t.in.Step.Checks {
 		c := &t.in.Step.Checks[i]
-		row, err := r.beginCheck(ctx, t, c, recordAttempt && i == 0)
+		row, err := t.beginCheck(ctx, c, recordAttempt && i == 0)
 		if err != nil {
 			return nil, err
 		}
-		r.Failpoint.Hit(FailBeforeCheck)
-		res, runErr := r.runCheck(ctx, t, c, row)
+		t.r.Failpoint.Hit(FailBeforeCheck)
+		res, runErr := t.runCheck(ctx, c, row)
 		var se *storeError
 		if errors.As(runErr, &se) {
 			return nil, se.err
 		}
-		j, err := r.finishCheck(context.WithoutCancel(ctx), t, c, row, res, runErr)
+		j, err := t.finishCheck(context.WithoutCancel(ctx), c, row, res, runErr)
 		if err != nil {
 			return nil, err
 		}
-		r.Failpoint.Hit(FailAfterCheckCommit)
+		t.r.Failpoint.Hit(FailAfterCheckCommit)
 		if row.Status == checkpoint.CheckInterrupted {
 			return nil, errCheckInterrupted
 		}
@@ -113,9 +113,9 @@ func (r *Runner) runChecks(ctx context.Context, t *try, recordAttempt bool) (*ju
 
 // beginCheck commits a check's row (running) before its process starts,
 // with the attempt's row when recordAttempt is set.
-func (r *Runner) beginCheck(ctx context.Context, t *try, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
+func (t *try) beginCheck(ctx context.Context, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
 	var row checkpoint.Check
-	err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+	err := t.r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		prev, err := tx.Checks(t.in.Run.ID, t.in.Step.ID, t.in.ItemKey(), t.row.N)
 		if err != nil {
 			return err
@@ -129,20 +129,20 @@ func (r *Runner) beginCheck(ctx context.Context, t *try, c *workflow.Check, reco
 			}
 		}
 		row = checkpoint.Check{RunID: t.in.Run.ID, StepID: t.in.Step.ID, ItemKey: t.in.ItemKey(), N: t.row.N, Seq: len(prev) + 1,
-			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: r.now(),
-			OutputFile: r.relPath(r.checkOutputPath(t, c))}
+			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: t.r.now(),
+			OutputFile: t.r.relPath(t.checkOutputPath(c))}
 		return tx.InsertCheck(row)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
-	r.Sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+	t.r.Sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
 		Check: c.Name, Message: c.Command})
 	return &row, nil
 }
 
-func (r *Runner) checkOutputPath(t *try, c *workflow.Check) string {
-	return filepath.Join(r.attemptsDir(t), strconv.Itoa(t.row.N)+".check-"+c.Name+".out")
+func (t *try) checkOutputPath(c *workflow.Check) string {
+	return filepath.Join(t.attemptsDir(), strconv.Itoa(t.row.N)+".check-"+c.Name+".out")
 }
 
 // runCheck runs one check's process: in the project directory, in a
@@ -150,41 +150,41 @@ func (r *Runner) checkOutputPath(t *try, c *workflow.Check) string {
 // CADENCE_* variables, CADENCE_HANDOFF_PATH naming the stored handoff and
 // CADENCE_CHECK its name; its output goes to its .out file (capped) and
 // its last feedback_lines lines are kept.
-func (r *Runner) runCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
-	out, err := checkpoint.CreateAtomicNoSync(r.checkOutputPath(t, c), 0o644)
+func (t *try) runCheck(ctx context.Context, c *workflow.Check, row *checkpoint.Check) (*agent.Result, error) {
+	out, err := checkpoint.CreateAtomicNoSync(t.checkOutputPath(c), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create the output of check %s: %w", c.Name, err)
 	}
-	env := append(append([]string(nil), r.Env...), r.cadenceEnv(t)...)
-	env = append(env, "CADENCE_HANDOFF_PATH="+r.candidatePath(t), "CADENCE_CHECK="+c.Name)
+	env := append(append([]string(nil), t.r.Env...), t.cadenceEnv()...)
+	env = append(env, "CADENCE_HANDOFF_PATH="+t.candidatePath(), "CADENCE_CHECK="+c.Name)
 	spec := agent.Spec{
-		Argv: c.Argv, Env: env, Dir: r.WorkDir(t.in), Protocol: agent.ProtocolNone,
+		Argv: c.Argv, Env: env, Dir: t.r.WorkDir(t.in), Protocol: agent.ProtocolNone,
 		Output: out, OutputCap: checkOutputCap, TailLines: c.FeedbackLines,
-		Timeout: c.Timeout, Grace: r.grace(), Supervisor: r.SelfExe,
+		Timeout: c.Timeout, Grace: t.r.grace(), Supervisor: t.r.SelfExe,
 		OnStart: func(pid int) error {
 			row.PID = &pid
 			// Relaxed, as an agent's pid: it matters only while the
 			// machine is up.
-			if err := r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			if err := t.r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 				return tx.UpdateCheck(*row)
 			}); err != nil {
 				return &storeError{fmt.Errorf("record the pid of check %s: %w", c.Name, err)}
 			}
 			return nil
 		},
-		OnRunning: func() { r.Failpoint.Hit(FailDuringCheck) },
+		OnRunning: func() { t.r.Failpoint.Hit(FailDuringCheck) },
 	}
 	res, runErr := agent.Run(ctx, spec)
 	if err := out.Commit(); err != nil {
-		r.Log.Warn("check output not saved", "file", row.OutputFile, "err", err)
+		t.r.Log.Warn("check output not saved", "file", row.OutputFile, "err", err)
 	}
 	return res, runErr
 }
 
 // finishCheck commits a check's result and returns the judgement of the
 // attempt when the check failed (nil when it passed or was interrupted).
-func (r *Runner) finishCheck(ctx context.Context, t *try, c *workflow.Check, row *checkpoint.Check, res *agent.Result, runErr error) (*judgement, error) {
-	now := r.now()
+func (t *try) finishCheck(ctx context.Context, c *workflow.Check, row *checkpoint.Check, res *agent.Result, runErr error) (*judgement, error) {
+	now := t.r.now()
 	row.FinishedAt = &now
 	var j *judgement
 	switch {
@@ -226,7 +226,7 @@ func (r *Runner) finishCheck(ctx context.Context, t *try, c *workflow.Check, row
 			j = &judgement{class: handoff.ClassConfig, diag: d}
 		}
 	}
-	if err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
+	if err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
 		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
 	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
@@ -234,7 +234,7 @@ func (r *Runner) finishCheck(ctx context.Context, t *try, c *workflow.Check, row
 	if j != nil {
 		ev.Error = j.diag.Check.Outcome()
 	}
-	r.Sink.Emit(ev)
+	t.r.Sink.Emit(ev)
 	return j, nil
 }
 
@@ -278,21 +278,21 @@ func lastLine(s string) string {
 
 // storedCandidate reads the handoff an interrupted attempt stored for its
 // checks, if it did.
-func (r *Runner) storedCandidate(ctx context.Context, t *try) ([]byte, bool) {
-	if b, err := os.ReadFile(r.candidatePath(t)); err == nil && len(b) > 0 {
+func (t *try) storedCandidate(ctx context.Context) ([]byte, bool) {
+	if b, err := os.ReadFile(t.candidatePath()); err == nil && len(b) > 0 {
 		return b, true
 	}
 	// Stored by a process on another machine (or the file was lost): the
 	// copy in the database, committed with the first check's start.
 	var b []byte
-	err := r.Store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+	err := t.r.Store.View(ctx, func(tx *checkpoint.Tx) (err error) {
 		b, err = tx.Document(t.in.Unit(), t.row.N, checkpoint.DocCandidate)
 		return err
 	})
 	if err != nil || len(b) == 0 {
 		return nil, false
 	}
-	if err := r.storeCandidate(t, b); err != nil {
+	if err := t.storeCandidate(b); err != nil {
 		return nil, false
 	}
 	return b, true

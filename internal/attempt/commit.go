@@ -22,6 +22,7 @@ import (
 // needs, whoever began the attempt: the step loop, the settling of an
 // interrupted attempt, a help round.
 type try struct {
+	r    *Runner
 	in   *Instance
 	row  *checkpoint.Attempt
 	plan attemptPlan
@@ -122,15 +123,15 @@ func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) erro
 // committed; on failure the failed-handoff record is written, and the
 // backoff deadline committed with the outcome and the circuit's new
 // state, in one transaction.
-func (r *Runner) commit(ctx context.Context, t *try, res *agent.Result, j judgement) (Outcome, error) {
-	now := r.now()
+func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outcome, error) {
+	now := t.r.now()
 	t.row.FinishedAt = &now
-	r.recordUsage(t, res)
+	t.recordUsage(res)
 	var (
 		st   *checkpoint.Step
 		used int
 	)
-	if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+	if err := t.r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		if st, err = tx.Unit(t.in.Unit()); err != nil {
 			return err
@@ -145,9 +146,9 @@ func (r *Runner) commit(ctx context.Context, t *try, res *agent.Result, j judgem
 			(res != nil && (res.SessionNotFound || res.SessionNotSaved || res.SessionIDRejected != "")),
 		used: used, maxAttempts: st.MaxAttempts, helpRounds: st.HelpRounds, prevNext: st.NextRetryAt, now: now}
 	if !j.ok && j.class != handoff.ClassInterrupted {
-		v.jitter = r.Rand()
+		v.jitter = t.r.Rand()
 	}
-	c := &closing{r: r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now}
+	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now}
 	switch c.d.Decision {
 	case Succeed:
 		return c.succeeded(ctx)

@@ -67,7 +67,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
 
-	t := &try{in: in, row: &a, plan: attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
+	t := &try{r: r, in: in, row: &a, plan: attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
 	adv := r.Workflow.Agents[in.Step.OnHelp.Agent]
 	l, err := r.newLaunch(ctx, t, adv, "")
 	if err != nil {
@@ -78,7 +78,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 	if errors.As(runErr, &se) {
 		return se.err // as in execute: a resume settles the round
 	}
-	return r.commitHelp(context.WithoutCancel(ctx), t, res, runErr)
+	return t.commitHelp(context.WithoutCancel(ctx), res, runErr)
 }
 
 // helpPrompt renders the on_help prompt for the request attempt req.
@@ -99,15 +99,15 @@ func (r *Runner) helpPrompt(ctx context.Context, in *Instance, req *checkpoint.A
 
 // commitHelp records a finished help round: advice stored on the step
 // for the next attempt, or the step failed when the advisor failed.
-func (r *Runner) commitHelp(ctx context.Context, t *try, res *agent.Result, runErr error) error {
+func (t *try) commitHelp(ctx context.Context, res *agent.Result, runErr error) error {
 	a, in := t.row, t.in
-	end := r.now()
+	end := t.r.now()
 	a.FinishedAt = &end
-	advice, ok := r.judgeAdvice(a, res, runErr)
+	advice, ok := t.r.judgeAdvice(a, res, runErr)
 	if res != nil {
-		r.recordUsage(t, res)
+		t.recordUsage(res)
 	}
-	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		switch {
 		case ok:
 			err := tx.AttemptSucceeded(a, false)
@@ -141,14 +141,14 @@ func (r *Runner) commitHelp(ctx context.Context, t *try, res *agent.Result, runE
 	if err != nil {
 		return fmt.Errorf("record the help round of %s: %w", in.Label(), err)
 	}
-	r.Failpoint.Hit(FailAfterOutcomeCommit)
-	r.Sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
+	t.r.Failpoint.Hit(FailAfterOutcomeCommit)
+	t.r.Sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
 		HelpRound: t.round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch a.Status {
 	case checkpoint.AttemptInterrupted:
 		return ErrInterrupted
 	case checkpoint.AttemptFailed:
-		r.Sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent,
+		t.r.Sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent,
 			Class: string(handoff.ClassHelp), Message: "the agent asked for help and the advisor failed: " + a.Error})
 	}
 	return nil

@@ -18,13 +18,13 @@ import (
 // execute launches the agent for a committed attempt, judges its handoff,
 // runs the step's checks on a handoff that passed, and commits the
 // outcome.
-func (r *Runner) execute(ctx context.Context, t *try) (Outcome, error) {
+func (t *try) execute(ctx context.Context) (Outcome, error) {
 	ws := t.in.Step
-	handoffPath, err := r.clearHandoffFile(t)
+	handoffPath, err := t.clearHandoffFile()
 	if err != nil {
 		return Outcome{}, err
 	}
-	l, err := r.newLaunch(ctx, t, r.Workflow.Agents[ws.Agent], handoffPath)
+	l, err := t.r.newLaunch(ctx, t, t.r.Workflow.Agents[ws.Agent], handoffPath)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -40,38 +40,38 @@ func (r *Runner) execute(ctx context.Context, t *try) (Outcome, error) {
 	// stopped: the attempt already happened.
 	wctx := context.WithoutCancel(ctx)
 	if res != nil && res.SkippedEvents > 0 {
-		r.Log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", t.row.N,
+		t.r.Log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", t.row.N,
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
-	j := r.judge(ws, res, runErr, r.WorkDir(t.in), handoffPath, l.stream)
+	j := t.r.judge(ws, res, runErr, t.r.WorkDir(t.in), handoffPath, l.stream)
 	if !j.ok && j.class.IsHandoffFailure() && handoffPath == "" && l.stream == nil && res != nil {
 		// A protocol agent's answer, as judged, apart from its transcript.
 		if err := checkpoint.WriteFileAtomic(judgedPath(l.outPath, judgedAnswer), judgedText(res), 0o644); err != nil {
-			r.Log.Warn("attempt answer not saved", "file", judgedPath(l.outPath, judgedAnswer), "err", err)
+			t.r.Log.Warn("attempt answer not saved", "file", judgedPath(l.outPath, judgedAnswer), "err", err)
 		}
 	}
 	if j.ok && len(ws.Checks) > 0 {
-		if j, err = r.checkHandoff(ctx, t, j, res); err != nil {
+		if j, err = t.checkHandoff(ctx, j, res); err != nil {
 			return Outcome{}, err
 		}
 	}
-	return r.commit(wctx, t, res, j)
+	return t.commit(wctx, res, j)
 }
 
 // clearHandoffFile removes a file handoff left by an earlier attempt,
 // and creates its directory, before the agent starts; "" when the step's
 // handoff is not a file.
-func (r *Runner) clearHandoffFile(t *try) (string, error) {
+func (t *try) clearHandoffFile() (string, error) {
 	ws := t.in.Step
 	if ws.Handoff.From != "file" {
 		return "", nil
 	}
-	path, err := r.handoffFile(r.WorkDir(t.in), ws.Handoff.Path)
+	path, err := t.r.handoffFile(t.r.WorkDir(t.in), ws.Handoff.Path)
 	if err != nil {
 		// Not removed, not created: the attempt runs, and its handoff is
 		// judged missing, with this reason.
-		r.Log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
-		return filepath.Join(r.WorkDir(t.in), ws.Handoff.Path), nil
+		t.r.Log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
+		return filepath.Join(t.r.WorkDir(t.in), ws.Handoff.Path), nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("clear the handoff file %s before attempt %d: %w", ws.Handoff.Path, t.row.N, err)
@@ -105,9 +105,9 @@ type launch struct {
 func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, handoffPath string) (*launch, error) {
 	a := t.row
 	l := &launch{r: r, t: t, ag: ag}
-	l.outPath = filepath.Join(r.attemptsDir(t), strconv.Itoa(a.N)+".out")
+	l.outPath = filepath.Join(t.attemptsDir(), strconv.Itoa(a.N)+".out")
 	a.OutputFile = r.relPath(l.outPath)
-	spec, err := r.agentSpec(t, ag, handoffPath)
+	spec, err := t.agentSpec(ag, handoffPath)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 		return nil, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = l.out
-	spec.OnStart = r.onStart(ctx, t)
+	spec.OnStart = t.onStart(ctx, )
 	spec.OnRunning = func() { r.Failpoint.Hit(FailAfterAgentStart) }
 	if t.plan.kind == checkpoint.KindHelp {
 		spec.HelpMarker = "\x00" // an advisor's own text is advice, never a new request
@@ -154,7 +154,7 @@ func (l *launch) run(ctx context.Context) (*agent.Result, error) {
 		runErr error
 	)
 	if l.ag.Preset == agent.PresetOpenAI {
-		res, runErr = l.r.runChat(ctx, l.t, l.ag, l.spec)
+		res, runErr = l.t.runChat(ctx, l.ag, l.spec)
 	} else {
 		res, runErr = agent.Run(ctx, l.spec)
 	}

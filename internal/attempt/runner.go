@@ -123,7 +123,8 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 		return Outcome{Wait: waitUntil, Reason: "circuit", Circuit: in.Step.Agent}, nil
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
-	return r.execute(ctx, &try{in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts})
+	t := &try{r: r, in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts}
+	return t.execute(ctx)
 }
 
 // unitState is an instance's committed state, as the next decision needs

@@ -70,11 +70,11 @@ func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID
 // runChat runs one turn of an openai agent: cadence is the client, so it
 // resends the session's history, which it keeps in the store, and appends
 // the new turn to it once the endpoint answered.
-func (r *Runner) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
+func (t *try) runChat(ctx context.Context, ag *workflow.Agent, spec agent.Spec) (*agent.Result, error) {
 	runID, ws, a, plan := t.in.Run.ID, t.in.Step, t.row, t.plan
 	var prior []agent.ChatMessage
 	if plan.resume {
-		err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
+		err := t.r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 			msgs, err := tx.Messages(plan.sessionID)
 			for _, m := range msgs {
 				prior = append(prior, agent.ChatMessage{Role: m.Role, Content: m.Content})
@@ -94,34 +94,34 @@ func (r *Runner) runChat(ctx context.Context, t *try, ag *workflow.Agent, spec a
 	if ws.Handoff.Schema != nil {
 		cs.Schema = json.RawMessage(ws.Handoff.Schema.Raw)
 	}
-	r.mu.Lock()
-	noFormat := r.noSchemaFormat[ag.Name]
-	r.mu.Unlock()
+	t.r.mu.Lock()
+	noFormat := t.r.noSchemaFormat[ag.Name]
+	t.r.mu.Unlock()
 	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
-	r.Failpoint.Hit(FailAfterAgentStart)
+	t.r.Failpoint.Hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
 	if res.SchemaUnsupported {
-		r.mu.Lock()
-		r.noSchemaFormat[ag.Name] = true
-		r.mu.Unlock()
+		t.r.mu.Lock()
+		t.r.noSchemaFormat[ag.Name] = true
+		t.r.mu.Unlock()
 	}
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	now := r.now()
+	now := t.r.now()
 	rows := make([]checkpoint.Message, len(msgs))
 	for i, m := range msgs {
 		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, ItemKey: t.in.ItemKey(), Attempt: a.N,
 			Role: m.Role, Content: m.Content, CreatedAt: now}
 	}
-	if err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+	if err := t.r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		return tx.AppendMessages(rows)
 	}); err != nil {
 		return nil, fmt.Errorf("record the turn of session %s: %w", plan.sessionID, err)

@@ -32,7 +32,7 @@ func (r *Runner) Settle(ctx context.Context, in *Instance, a *checkpoint.Attempt
 	if err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
 	}
-	if err := r.settleOne(ctx, t); err != nil {
+	if err := t.settleOne(ctx, ); err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
 	}
 	return nil
@@ -42,7 +42,7 @@ func (r *Runner) Settle(ctx context.Context, in *Instance, a *checkpoint.Attempt
 // settles the checks it was running: their processes are killed if they
 // survived (G6), and their rows become interrupted.
 func (r *Runner) settlingTry(ctx context.Context, in *Instance, a *checkpoint.Attempt) (*try, error) {
-	t := &try{in: in, row: a, settling: true,
+	t := &try{r: r, in: in, row: a, settling: true,
 		plan: attemptPlan{kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
 	var checks []checkpoint.Check
 	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -89,48 +89,48 @@ func (r *Runner) settlingTry(ctx context.Context, in *Instance, a *checkpoint.At
 // its schema before the crash is checked again (when the step has checks)
 // and adopted when its checks pass, without running the agent again;
 // otherwise the attempt is interrupted and counts.
-func (r *Runner) settleOne(ctx context.Context, t *try) error {
+func (t *try) settleOne(ctx context.Context) error {
 	ws := t.in.Step
 	if len(ws.Checks) > 0 {
-		if data, ok := r.storedCandidate(ctx, t); ok {
-			return r.settleChecks(ctx, t, data, t.row.Repairs, false)
+		if data, ok := t.storedCandidate(ctx, ); ok {
+			return t.settleChecks(ctx, data, t.row.Repairs, false)
 		}
 	}
-	now := r.now()
+	now := t.r.now()
 	t.row.FinishedAt = &now
-	env, fromEnvelope, ok := r.adoptable(t)
+	env, fromEnvelope, ok := t.adoptable()
 	switch {
 	case ok && len(ws.Checks) > 0 && !fromEnvelope:
 		// A file handoff that landed passed the pipeline; its checks
 		// have not run.
-		if err := r.storeCandidate(t, env.Data); err != nil {
+		if err := t.storeCandidate(env.Data); err != nil {
 			return err
 		}
 		t.row.Repairs = nonNil(env.Metadata.Repairs)
-		return r.settleChecks(ctx, t, env.Data, env.Metadata.Repairs, true)
+		return t.settleChecks(ctx, env.Data, env.Metadata.Repairs, true)
 	case ok:
-		return r.adopt(ctx, t, env, now)
+		return t.adopt(ctx, env, now)
 	}
-	return r.interrupt(ctx, t, now)
+	return t.interrupt(ctx, now)
 }
 
 // adopt settles an attempt whose handoff landed as succeeded (adopted),
 // with no new execution.
-func (r *Runner) adopt(ctx context.Context, t *try, env *handoff.Envelope, now time.Time) error {
+func (t *try) adopt(ctx context.Context, env *handoff.Envelope, now time.Time) error {
 	a := t.row
 	a.Repairs = env.Metadata.Repairs
 	envJSON, err := json.Marshal(env)
 	if err != nil {
 		return err
 	}
-	if err := r.WriteEnvelope(t.in, *env); err != nil {
+	if err := t.r.WriteEnvelope(t.in, *env); err != nil {
 		return err
 	}
-	err = r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	err = t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := stillRunning(tx, a); err != nil {
 			return err
 		}
-		return r.finish(tx, t, ending{
+		return t.r.finish(tx, t, ending{
 			attempt: func(tx *checkpoint.Tx, a *checkpoint.Attempt) error { return tx.AttemptSucceeded(a, true) },
 			outcome: circuit.Success,
 			step:    func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepSucceeded(s, envJSON, now) }}, now)
@@ -141,25 +141,25 @@ func (r *Runner) adopt(ctx context.Context, t *try, env *handoff.Envelope, now t
 	if err != nil {
 		return err
 	}
-	r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
 		Attempt: a.N, Status: a.Status, Message: "its handoff was already written; adopted without running the agent again"})
 	return nil
 }
 
 // interrupt settles an attempt no handoff of which landed as interrupted:
 // it counts, and the step runs again.
-func (r *Runner) interrupt(ctx context.Context, t *try, now time.Time) error {
+func (t *try) interrupt(ctx context.Context, now time.Time) error {
 	a := t.row
 	a.Class = string(handoff.ClassInterrupted)
 	a.Error = "interrupted: cadence stopped during the attempt"
 	if a.PID == nil {
 		a.Error = "interrupted before the agent started"
 	}
-	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := stillRunning(tx, a); err != nil {
 			return err
 		}
-		return r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, crashed: true,
+		return t.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, crashed: true,
 			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepInterrupted(s, now) }}, now)
 	})
 	if errors.Is(err, errSettledElsewhere) {
@@ -168,7 +168,7 @@ func (r *Runner) interrupt(ctx context.Context, t *try, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
 		Attempt: a.N, Status: a.Status, Message: a.Error})
 	return nil
 }
@@ -197,9 +197,9 @@ func stillRunning(tx *checkpoint.Tx, a *checkpoint.Attempt) error {
 //
 // fromEnvelope tells the envelope, written only after the attempt's checks
 // passed, from a file handoff, whose checks have not run.
-func (r *Runner) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool) {
+func (t *try) adoptable() (env *handoff.Envelope, fromEnvelope, ok bool) {
 	ws, a := t.in.Step, t.row
-	envPath := r.envelopePath(t.in)
+	envPath := t.r.envelopePath(t.in)
 	if b, err := os.ReadFile(envPath); err == nil {
 		var env handoff.Envelope
 		// Only a succeeding attempt writes the envelope, and the step has
@@ -214,7 +214,7 @@ func (r *Runner) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool
 	if ws.Handoff.From != "file" || a.PID == nil {
 		return nil, false, false
 	}
-	path, err := r.handoffFile(r.WorkDir(t.in), ws.Handoff.Path)
+	path, err := t.r.handoffFile(t.r.WorkDir(t.in), ws.Handoff.Path)
 	if err != nil {
 		return nil, false, false
 	}
@@ -225,7 +225,7 @@ func (r *Runner) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool
 		return nil, false, false
 	}
 	return &handoff.Envelope{
-		Component: ws.ID, SessionID: a.SessionID, Timestamp: r.now(), Status: "success",
+		Component: ws.ID, SessionID: a.SessionID, Timestamp: t.r.now(), Status: "success",
 		Data:     json.RawMessage(hr.JSON),
 		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(hr.Repairs), PreviousErrors: []string{}},
 	}, false, true
@@ -235,11 +235,11 @@ func (r *Runner) adoptable(t *try) (env *handoff.Envelope, fromEnvelope, ok bool
 // crash: its checks run again on the stored handoff, without the agent;
 // when they pass the attempt is adopted, when one fails it is a failed
 // check like any other, and the next attempt continues the session.
-func (r *Runner) settleChecks(ctx context.Context, t *try, data []byte, repairs []string, recordAttempt bool) error {
-	r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+func (t *try) settleChecks(ctx context.Context, data []byte, repairs []string, recordAttempt bool) error {
+	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
 		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
-	failed, err := r.runChecks(ctx, t, recordAttempt)
+	failed, err := t.runChecks(ctx, recordAttempt)
 	switch {
 	case errors.Is(err, errCheckInterrupted):
 		return ErrInterrupted
@@ -249,7 +249,7 @@ func (r *Runner) settleChecks(ctx context.Context, t *try, data []byte, repairs 
 		failed.result = j.result
 		j = *failed
 	}
-	_, err = r.commit(context.WithoutCancel(ctx), t, nil, j)
+	_, err = t.commit(context.WithoutCancel(ctx), nil, j)
 	return err
 }
 

@@ -15,12 +15,12 @@ import (
 
 // onStart records the pid of a started agent (the attempt row itself was
 // committed before the start) and announces the attempt.
-func (r *Runner) onStart(ctx context.Context, t *try) func(pid int) error {
+func (t *try) onStart(ctx context.Context) func(pid int) error {
 	runID, ws, a, plan := t.in.Run.ID, t.in.Step, t.row, t.plan
 	return func(pid int) error {
 		// Relaxed: the pid serves to find an agent that outlived a crashed
 		// cadence (G6); after a power cut no agent is left to find.
-		if err := r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		if err := t.r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			row, err := tx.UnitAttempt(t.in.Unit(), a.N)
 			if err != nil {
 				return err
@@ -31,16 +31,16 @@ func (r *Runner) onStart(ctx context.Context, t *try) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		r.Sink.Emit(history.Event{Time: r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil
 	}
 }
 
 // agentSpec builds the process description of an attempt.
-func (r *Runner) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
+func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
 	ws, a, plan := t.in.Step, t.row, t.plan
-	data := r.templateData(t.in, a.N)
+	data := t.r.templateData(t.in, a.N)
 	data["Steps"] = map[string]any(nil) // argv templates are not given the steps' outputs
 
 	data["SessionID"] = plan.sessionID
@@ -62,7 +62,7 @@ func (r *Runner) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agen
 		Preset: ag.Preset, Command: cmd, Args: args, ContinueArgs: cont,
 		Prompt: plan.prompt, PromptVia: ag.PromptVia,
 		SessionID: plan.sessionID, Resume: plan.resume,
-		Scenario: ag.Scenario, SelfExe: r.SelfExe,
+		Scenario: ag.Scenario, SelfExe: t.r.SelfExe,
 		NativeSchema: ag.NativeSchema, IdleTimeout: ws.IdleTimeout,
 	}
 	if ws.Handoff.Schema != nil {
@@ -81,27 +81,27 @@ func (r *Runner) agentSpec(t *try, ag *workflow.Agent, handoffPath string) (agen
 	if ag.Preset == "exec" && ag.Output != "" {
 		proto = agent.Protocol(ag.Output)
 	}
-	env := append([]string(nil), r.Env...)
+	env := append([]string(nil), t.r.Env...)
 	for k, v := range ag.Env {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, agent.PresetEnv(inv, env)...)
-	env = append(env, r.cadenceEnv(t)...)
+	env = append(env, t.cadenceEnv()...)
 	if handoffPath != "" {
 		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
 	}
-	grace := r.grace()
+	grace := t.r.grace()
 	return agent.Spec{
-		Argv: argv, Env: env, Dir: r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
+		Argv: argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
-		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: r.SelfExe,
+		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe,
 	}, nil
 }
 
 // recordUsage copies what the agent reported (exit code, session, turns,
 // tokens, cost) onto the attempt's row; nil leaves it as it is.
-func (r *Runner) recordUsage(t *try, res *agent.Result) {
+func (t *try) recordUsage(res *agent.Result) {
 	if res == nil {
 		return
 	}
@@ -117,7 +117,7 @@ func (r *Runner) recordUsage(t *try, res *agent.Result) {
 	}
 	a.Turns = res.Turns
 	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
-	if res.CostUSD > 0 || isProtocolCost(r.Workflow.Agents[agentName].Preset) {
+	if res.CostUSD > 0 || isProtocolCost(t.r.Workflow.Agents[agentName].Preset) {
 		c := res.CostUSD
 		a.CostUSD = &c
 	}
@@ -178,14 +178,14 @@ func WithoutCadenceVars(env []string) []string {
 
 // cadenceEnv is the CADENCE_* environment of an attempt's agent and of its
 // checks (SPEC §4), but for CADENCE_HANDOFF_PATH, which differs.
-func (r *Runner) cadenceEnv(t *try) []string {
+func (t *try) cadenceEnv() []string {
 	env := []string{
 		"CADENCE_RUN_ID=" + t.in.Run.ID,
 		"CADENCE_STEP=" + t.in.Step.ID,
 		"CADENCE_ATTEMPT=" + strconv.Itoa(t.row.N),
 		"CADENCE_IDEMPOTENCY_KEY=" + t.in.Unit().String(),
 		"CADENCE_SESSION_ID=" + t.plan.sessionID,
-		"CADENCE_PROJECT_DIR=" + r.Dir,
+		"CADENCE_PROJECT_DIR=" + t.r.Dir,
 	}
 	if t.in.Item != nil {
 		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)

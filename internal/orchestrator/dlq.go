@@ -110,12 +110,9 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		if err != nil {
 			return err
 		}
-		it.Status = checkpoint.StepPending
 		it.MaxAttempts = used + ws.Retry.MaxAttempts
 		it.FreshSession = true
-		it.NextRetryAt, it.DelayMS = nil, nil
-		it.UpdatedAt = now
-		if err := tx.UpdateStep(*it); err != nil {
+		if err := tx.StepReopened(it, now); err != nil {
 			return err
 		}
 		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "item_reopened",
@@ -131,8 +128,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 			return err
 		}
 		if s.Status == checkpoint.StepFailed {
-			s.Status, s.NextRetryAt, s.DelayMS, s.UpdatedAt = checkpoint.StepPending, nil, nil, now
-			if err := tx.UpdateStep(*s); err != nil {
+			if err := tx.StepReopened(s, now); err != nil {
 				return err
 			}
 		}

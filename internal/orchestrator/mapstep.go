@@ -229,9 +229,8 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			if err != nil {
 				return nil, nil, fmt.Errorf("encode item %d of step %s: %w", i, ws.ID, err)
 			}
-			rows[i] = checkpoint.Step{RunID: run.ID, ID: ws.ID, ItemKey: keys[i], Idx: ws.Index, ItemIdx: i + 1,
-				ItemJSON: b, Agent: ws.Agent, Status: checkpoint.StepPending, MaxAttempts: ws.Retry.MaxAttempts,
-				CostKnown: true, UpdatedAt: now}
+			rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: run.ID, ID: ws.ID, ItemKey: keys[i], Idx: ws.Index, ItemIdx: i + 1,
+				ItemJSON: b, Agent: ws.Agent, MaxAttempts: ws.Retry.MaxAttempts, CostKnown: true}, now)
 		}
 		base, from := "", ""
 		if ws.Map.Workspace == workflow.WorkspaceWorktree {
@@ -244,11 +243,13 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			if err != nil {
 				return err
 			}
-			if s.Status == checkpoint.StepPending {
-				s.Status = checkpoint.StepRunning
-			}
 			s.BaseCommit, s.UpdatedAt = base, now
-			if err := tx.UpdateStep(*s); err != nil {
+			if s.Status == checkpoint.StepPending {
+				err = tx.StepRunning(s, now)
+			} else {
+				err = tx.UpdateStep(*s)
+			}
+			if err != nil {
 				return err
 			}
 			return tx.InsertItems(rows)

@@ -114,10 +114,7 @@ type project struct {
 	env   []string
 	// attempts runs the attempts of the run's step instances.
 	attempts *attempt.Runner
-	// id names this process in leases; runLease is the lease it holds on
-	// its run, on a shared database (nil otherwise).
-	id       identity
-	runLease *checkpoint.Lease
+	leases
 }
 
 // open takes the project lock first (G7), then loads the workflow and opens
@@ -140,7 +137,8 @@ func open(ctx context.Context, o Options) (*project, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env, id: newIdentity()}
+	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env,
+		leases: leases{id: newIdentity()}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -200,6 +198,7 @@ func (p *project) setDefaults() {
 		p.env = os.Environ()
 	}
 	p.env = attempt.WithoutCadenceVars(p.env)
+	p.leases.store, p.leases.log, p.leases.ttl, p.leases.every = p.store, p.log, p.opts.LeaseTTL, p.opts.Poll
 	p.attempts = &attempt.Runner{
 		Dir: p.dir, Workflow: p.wf, Store: p.store, Clock: p.clock, Rand: p.rnd, Sink: p.sink, Log: p.log,
 		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
@@ -248,16 +247,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	now := p.clock.Now().UTC()
-	run := checkpoint.Run{
+	run := checkpoint.NewRun(checkpoint.Run{
 		ID:             newRunID(now),
-		Status:         checkpoint.RunRunning,
 		WorkflowPath:   p.relPath(p.wf.Path),
 		WorkflowSHA256: p.wf.SHA256,
 		WorkflowYAML:   p.wf.Raw,
 		WorkflowFiles:  p.wf.Files,
-		StartedAt:      now,
-		UpdatedAt:      now,
-	}
+	}, now)
 	if p.wf.MaxCostUSD > 0 {
 		b := p.wf.MaxCostUSD
 		run.BudgetUSD = &b
@@ -276,10 +272,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return err
 			}
 			old := *existing
-			old.Status = checkpoint.RunAbandoned
-			old.FinishedAt = &now
-			old.UpdatedAt = now
-			if err := tx.UpdateRun(old); err != nil {
+			if err := tx.RunEnded(&old, checkpoint.RunAbandoned, now); err != nil {
 				return err
 			}
 			if err := tx.AddEvent(checkpoint.Event{RunID: old.ID, At: now, Kind: "run_abandoned", Detail: "abandoned by `cadence run --new`; replaced by " + run.ID}); err != nil {
@@ -394,10 +387,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 				}
 			}
 		}
-		r.Status = checkpoint.RunRunning
-		r.FinishedAt = nil
-		r.UpdatedAt = now
-		if err := tx.UpdateRun(*r); err != nil {
+		if err := tx.RunResumed(r, now); err != nil {
 			return err
 		}
 		if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: history.EventKindRunResumed}); err != nil {
@@ -468,14 +458,11 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		if err != nil {
 			return err
 		}
-		s.Status = checkpoint.StepPending
 		if !budgetOnly {
 			s.MaxAttempts = used + s.MaxAttempts
 			s.FreshSession = true
 		}
-		s.NextRetryAt, s.DelayMS = nil, nil
-		s.UpdatedAt = now
-		if err := tx.UpdateStep(s); err != nil {
+		if err := tx.StepReopened(&s, now); err != nil {
 			return err
 		}
 		detail := fmt.Sprintf("step %s reopened by `resume --retry-failed` with %d more attempts", s.ID, s.MaxAttempts-used)
@@ -490,16 +477,8 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 }
 
 func newStepRow(runID string, s *workflow.Step, now time.Time) checkpoint.Step {
-	return checkpoint.Step{
-		RunID:       runID,
-		ID:          s.ID,
-		Idx:         s.Index,
-		Agent:       s.Agent,
-		Status:      checkpoint.StepPending,
-		MaxAttempts: s.Retry.MaxAttempts,
-		CostKnown:   true,
-		UpdatedAt:   now,
-	}
+	return checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: s.ID, Idx: s.Index, Agent: s.Agent,
+		MaxAttempts: s.Retry.MaxAttempts, CostKnown: true}, now)
 }
 
 // newRunID returns a sortable, unique run id such as 20261122-150405-3fa2c1.

@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -47,6 +48,20 @@ const DefaultLeaseTTL = 30 * time.Second
 // and how soon the run's process sees that other processes finished the
 // last items of a map step.
 const DefaultPoll = 250 * time.Millisecond
+
+// leases are the leases a process takes on a shared state: on its run
+// (G7, with the lock file) and, on PostgreSQL, on the map items it
+// claims.
+type leases struct {
+	store *checkpoint.Store
+	log   *slog.Logger
+	// id names this process in leases; runLease is the lease it holds on
+	// its run (nil until it took it).
+	id       identity
+	runLease *checkpoint.Lease
+	// ttl and every are Options.LeaseTTL and Options.Poll (0: defaults).
+	ttl, every time.Duration
+}
 
 // identity names this process in the leases it takes.
 type identity struct {
@@ -159,18 +174,18 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func (p *project) shared() bool { return p.store.Shared() }
+func (ls *leases) shared() bool { return ls.store.Shared() }
 
-func (p *project) leaseTTL() time.Duration {
-	if p.opts.LeaseTTL > 0 {
-		return p.opts.LeaseTTL
+func (ls *leases) leaseTTL() time.Duration {
+	if ls.ttl > 0 {
+		return ls.ttl
 	}
 	return DefaultLeaseTTL
 }
 
-func (p *project) poll() time.Duration {
-	if p.opts.Poll > 0 {
-		return p.opts.Poll
+func (ls *leases) poll() time.Duration {
+	if ls.every > 0 {
+		return ls.every
 	}
 	return DefaultPoll
 }
@@ -184,24 +199,24 @@ func (p *project) poll() time.Duration {
 // container sharing the directory) by its lease's expiry. On SQLite a
 // lease that expired while its holder was stopped (a machine asleep) stays
 // the holder's until another process takes it (checkpoint.Tx.CheckLease).
-func (p *project) takeRun(tx *checkpoint.Tx, runID string) error {
-	l := p.id.lease()
+func (ls *leases) takeRun(tx *checkpoint.Tx, runID string) error {
+	l := ls.id.lease()
 	l.RunID = runID
-	got, _, err := tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
+	got, _, err := tx.AcquireLease(l, ls.leaseTTL(), ls.id.gone)
 	if err != nil {
 		return err
 	}
-	p.runLease = &got
+	ls.runLease = &got
 	return nil
 }
 
 // fenced returns ctx with the run's lease, when the run is held by one:
 // every write made with it commits only while the lease is held.
-func (p *project) fenced(ctx context.Context) context.Context {
-	if p.runLease == nil {
+func (ls *leases) fenced(ctx context.Context) context.Context {
+	if ls.runLease == nil {
 		return ctx
 	}
-	return checkpoint.WithLease(ctx, *p.runLease)
+	return checkpoint.WithLease(ctx, *ls.runLease)
 }
 
 // holdLease keeps l for as long as ctx lasts, renewing it at a third of
@@ -209,8 +224,8 @@ func (p *project) fenced(ctx context.Context) context.Context {
 // it), lost is called once with the reason and renewing stops. A renewal
 // that fails for another reason (the database restarting, say) is tried
 // again at the next tick. release stops renewing and gives the lease up.
-func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
-	ttl := p.leaseTTL()
+func (ls *leases) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
+	ttl := ls.leaseTTL()
 	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
 	var (
 		mu   sync.Mutex
@@ -229,7 +244,7 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 			case <-t.C:
 			}
 			var next checkpoint.Lease
-			err := p.store.Update(ctx, func(tx *checkpoint.Tx) (err error) {
+			err := ls.store.Update(ctx, func(tx *checkpoint.Tx) (err error) {
 				next, err = tx.RenewLease(cur, ttl)
 				return err
 			})
@@ -245,7 +260,7 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 				lost(err)
 				return
 			case ctx.Err() == nil:
-				p.log.Warn("could not renew a lease; trying again", "lease", attempt.UnitLabel(l.Unit()), "err", err)
+				ls.log.Warn("could not renew a lease; trying again", "lease", attempt.UnitLabel(l.Unit()), "err", err)
 			}
 		}
 	}()
@@ -257,9 +272,9 @@ func (p *project) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 		if gone {
 			return
 		}
-		err := p.store.Update(context.Background(), func(tx *checkpoint.Tx) error { return tx.ReleaseLease(cur) })
+		err := ls.store.Update(context.Background(), func(tx *checkpoint.Tx) error { return tx.ReleaseLease(cur) })
 		if err != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
-			p.log.Warn("could not release a lease; it expires by itself", "lease", attempt.UnitLabel(l.Unit()), "err", err)
+			ls.log.Warn("could not release a lease; it expires by itself", "lease", attempt.UnitLabel(l.Unit()), "err", err)
 		}
 	}
 }
@@ -363,14 +378,14 @@ func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, u checkpo
 // breakDeadLeases ends the item leases of a run whose holders ran on this
 // machine and are dead (a process killed with kill -9 and resumed here):
 // their items are claimed at once instead of after their leases expire.
-func (p *project) breakDeadLeases(ctx context.Context, runID string) error {
-	return p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) error {
+func (ls *leases) breakDeadLeases(ctx context.Context, runID string) error {
+	return ls.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) error {
 		held, err := tx.HeldLeases(runID)
 		if err != nil {
 			return err
 		}
 		for _, l := range held {
-			if l.StepID != "" && p.id.gone(l) {
+			if l.StepID != "" && ls.id.gone(l) {
 				if err := tx.BreakLease(l); err != nil {
 					return err
 				}
@@ -457,12 +472,12 @@ func (p *project) openItems(ctx context.Context, runID, stepID string) (int, err
 
 // heldByOther returns a *checkpoint.LeaseHeldError when a live process
 // other than this one holds run runID.
-func (p *project) heldByOther(tx *checkpoint.Tx, runID string) error {
+func (ls *leases) heldByOther(tx *checkpoint.Tx, runID string) error {
 	l, err := tx.LiveLease(runID, "", "")
 	if err != nil {
 		return err
 	}
-	if l != nil && l.Owner != p.id.owner && !p.id.gone(*l) {
+	if l != nil && l.Owner != ls.id.owner && !ls.id.gone(*l) {
 		return &checkpoint.LeaseHeldError{Holder: *l}
 	}
 	return nil

@@ -206,7 +206,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 			key := run.ID + "/" + ws.ID
 			s := slots[key]
 			if s == nil {
-				outputs, err := p.outputsOf(ctx, run.ID)
+				outputs, err := outputsOf(ctx, p.store, run.ID)
 				if err != nil {
 					return nil, err
 				}
@@ -246,7 +246,7 @@ func (w *worker) project(ctx context.Context, run *checkpoint.Run) (*project, er
 		return nil, fmt.Errorf("the run's workflow (sha256 %.12s) is not this checkout's %s (sha256 %.12s): %s",
 			run.WorkflowSHA256, wf.Path, wf.SHA256, why)
 	}
-	p := &project{opts: w.opts.Options, dir: w.dir, wf: wf, store: w.store, id: w.id,
+	p := &project{opts: w.opts.Options, dir: w.dir, wf: wf, store: w.store, leases: leases{id: w.id},
 		clock: w.opts.Clock, rnd: w.opts.Rand, sink: w.opts.Sink, log: w.opts.Logger, env: w.opts.Env}
 	p.setDefaults()
 	w.projects[run.ID] = p
@@ -255,9 +255,9 @@ func (w *worker) project(ctx context.Context, run *checkpoint.Run) (*project, er
 
 // outputsOf returns the outputs of a run's succeeded steps, as the run's
 // own process gives them to the templates of later steps.
-func (p *project) outputsOf(ctx context.Context, runID string) (map[string]any, error) {
+func outputsOf(ctx context.Context, store *checkpoint.Store, runID string) (map[string]any, error) {
 	outputs := map[string]any{}
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := store.View(ctx, func(tx *checkpoint.Tx) error {
 		steps, err := tx.Steps(runID)
 		if err != nil {
 			return err
