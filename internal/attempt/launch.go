@@ -129,7 +129,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 		return nil, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = l.out
-	spec.OnStart = t.onStart(ctx, )
+	spec.OnStart = t.onStart(ctx)
 	spec.OnRunning = func() { r.Failpoint.Hit(FailAfterAgentStart) }
 	if t.plan.kind == checkpoint.KindHelp {
 		spec.HelpMarker = "\x00" // an advisor's own text is advice, never a new request

@@ -32,7 +32,7 @@ func (r *Runner) Settle(ctx context.Context, in *Instance, a *checkpoint.Attempt
 	if err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
 	}
-	if err := t.settleOne(ctx, ); err != nil {
+	if err := t.settleOne(ctx); err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", a.N, in.Label(), err)
 	}
 	return nil
@@ -92,7 +92,7 @@ func (r *Runner) settlingTry(ctx context.Context, in *Instance, a *checkpoint.At
 func (t *try) settleOne(ctx context.Context) error {
 	ws := t.in.Step
 	if len(ws.Checks) > 0 {
-		if data, ok := t.storedCandidate(ctx, ); ok {
+		if data, ok := t.storedCandidate(ctx); ok {
 			return t.settleChecks(ctx, data, t.row.Repairs, false)
 		}
 	}
