@@ -1,8 +1,12 @@
-// Package orchestrator is cadence's sequential run loop: it runs a workflow's
-// steps one agent process at a time, judges each handoff, retries with
-// backoff in the same agent session, keeps circuit breakers, and commits every
-// transition to the checkpoint store before the side effect that depends on
-// it, so that Resume after any interruption continues exactly where the
+// Package orchestrator is cadence's run loop: it decides which step
+// instance runs next (the workflow's steps, a map step's items, claimed
+// under leases by this process or by workers on a shared database),
+// settles on resume what a crashed process left running, waits where an
+// instance must (backoff, usage limit, an open circuit, --max-wait), and
+// keeps the worktrees of map items. Each attempt of an instance is run by
+// internal/attempt; every state change is written by checkpoint's named
+// transitions, committed before the side effect that depends on it, so
+// that Resume after any interruption continues exactly where the
 // committed state says.
 package orchestrator
 
