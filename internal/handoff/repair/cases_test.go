@@ -337,6 +337,11 @@ var errorCases = []errorCase{
 	{"bad key", `{"a": 1, [1]: 2}`, 1, 10},
 	{"nested fragment not taken", `{"a": {"b": 1}, x} and no more`, 1, 18},
 	{"inner value of a failed value not taken", `{"a": @, "b": {"c": 1}}`, 1, 7},
+	{"bell escape", "{\"p\": \"C:\\apps\"}", 1, 10},
+	{"vertical tab escape on line 2", "{\"a\": 1,\n \"p\": \"\\v\"}", 2, 8},
+	{"unicode escape cut short by the quote", `["x\u26"]`, 1, 4},
+	{"raw NUL in a string", "{\"a\": \"b\x00\"}", 1, 9},
+	{"raw unit separator in a single-quoted string", "['\x1f']", 1, 3},
 }
 
 // deep nests value in n arrays.
