@@ -55,6 +55,7 @@ var adversarial = []struct {
 	{"closers in a top-level string", `"`, `a"] `, `"`},
 	{"bare words in brackets alone", "[", "x ", "]"},
 	{"cut key after members", "{", `"k": 1, `, `"ke`},
+	{"task boxes", "", "  - [ ] x\n", ""},
 }
 
 // BenchmarkAdversarialLinearity repairs each adversarial input at two sizes,
