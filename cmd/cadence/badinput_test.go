@@ -60,7 +60,9 @@ func hostileAgent(mode string, stdin io.Reader, stdout io.Writer) int {
 	case "badutf8":
 		_, _ = w.WriteString("\xff\xfe prose \xc3\x28 {\"ok\": true, \"note\": \"bad \xff\xfe\xc3\x28 bytes\"} \xed\xa0\x80 trailing\n")
 	case "nul":
-		_, _ = w.WriteString("\x00\x00 here: {\"ok\": true, \"note\": \"a\x00b\"}\x00\x00\n")
+		_, _ = w.WriteString("\x00\x00 here: {\"ok\": true, \"note\": \"a\x1bb\"}\x00\x00\n")
+	case "nulinside":
+		_, _ = w.WriteString("here: {\"ok\": true, \"note\": \"a\x00b\"}\n")
 	case "longline":
 		// 100 MiB with no newline on a stream protocol.
 		chunk := bytes.Repeat([]byte("a"), 1<<20)
@@ -490,7 +492,8 @@ func TestBadInputHostileOutput(t *testing.T) {
 	tests := []hostileCase{
 		{name: "10^6 levels of nesting", mode: "nest", wantExit: 1, classes: []string{"invalid_json", "truncated", "empty"}},
 		{name: "invalid UTF-8 in and around the JSON", mode: "badutf8", wantExit: 0},
-		{name: "NUL bytes in and around the JSON", mode: "nul", wantExit: 0, repairs: []string{"control_chars"}},
+		{name: "NUL bytes around the JSON, ESC in a string", mode: "nul", wantExit: 0, repairs: []string{"control_chars"}},
+		{name: "a NUL byte in a string is not text", mode: "nulinside", wantExit: 1, classes: []string{"invalid_json"}},
 		{name: "a single 100 MiB line of prose on claude-stream", mode: "longline", output: "claude-stream", wantExit: 1, classes: []string{"empty"}},
 		{name: "a 100 MiB event line, then the answer", mode: "longevent", output: "claude-stream", wantExit: 0},
 		{name: "a final answer over max_bytes", mode: "bigresult", output: "claude-stream", wantExit: 1, classes: []string{"too_large"}},

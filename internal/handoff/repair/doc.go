@@ -11,7 +11,10 @@
 // The content of strings is never changed: only their quoting and escaping
 // are, so every string decodes to the value the agent wrote. A backslash
 // that starts no escape ("D:\data", "\d+") is the agent's backslash and is
-// kept as one.
+// kept as one. What cannot be read one way is refused rather than guessed:
+// \a and \v (control characters in C and Python, letters in JavaScript),
+// a \u escape cut short by the end quote, and raw control characters that
+// no text holds, such as NUL.
 //
 // A few repairs choose between readings: a '"' inside a string that the
 // agent did not escape, a closer of the wrong kind. Each prefers the reading
@@ -31,9 +34,11 @@
 // bare value inside a container ({"name": John Smith}, [0789, 2]) becomes
 // a string up to the next delimiter or line break, but brackets around one
 // bare word and nothing JSON-only ("[INFO]", "[x]") are prose, and so is
-// top-level text with spaces. Nothing is invented: a missing value is
-// null, a key cut off by the end of input is dropped. docs/repair-policy.md
-// lists where these choices differ from general-purpose repairers.
+// top-level text with spaces; brackets that are the whole input ("[0789]")
+// are a list. Nothing is invented: a missing value is null, and a key cut
+// off by the end of input keeps what was written, with null for its value.
+// docs/repair-policy.md lists where these choices differ from
+// general-purpose repairers.
 //
 // Nesting is bounded by Options.MaxDepth and tracked on an explicit stack,
 // so hostile input yields an *Error, never a stack overflow.

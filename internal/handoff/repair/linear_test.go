@@ -49,6 +49,13 @@ var adversarial = []struct {
 	{"top-level list", "", "1,\n", "2"},
 	{"special spaces", "[", "1,\u00a0\u3000", "2]"},
 	{"backticks", "[", "`a\u00b4, ", "1]"},
+	{"refused escapes", "", `{"a": "\a"} `, ""},
+	{"unicode escapes cut by quotes", "", `["\u26"] `, ""},
+	{"raw NUL in strings", "", "[\"a\x00\"] ", ""},
+	{"closers in a top-level string", `"`, `a"] `, `"`},
+	{"bare words in brackets alone", "[", "x ", "]"},
+	{"cut key after members", "{", `"k": 1, `, `"ke`},
+	{"task boxes", "", "  - [ ] x\n", ""},
 }
 
 // BenchmarkAdversarialLinearity repairs each adversarial input at two sizes,

@@ -63,6 +63,7 @@ type parser struct {
 	inCall    bool       // the value is inside a call: a ')' may end a string
 	keyCut    bool       // the current key was cut off by the end of input
 	bare      bool       // a bare value was quoted (unquoted_value)
+	docStart  int        // where the input's first token is: a value starting there has no prose before it
 	evidence  bool       // a token only JSON has was read: a quoted string, a number, a literal, a key and its ':'
 }
 
@@ -151,13 +152,29 @@ func (p *parser) parse() *parseError {
 // one bare value and nothing that only JSON has: no quoted string, number,
 // literal or key followed by ':'. Such brackets are prose ("[INFO]",
 // "[see below]", a "- [x]" checkbox), and scanning goes on after the
-// opening bracket. Two members or more ([a, b]) are a list.
+// opening bracket. Two members or more ([a, b]) are a list, and so are
+// brackets that are the whole input ([0789], [https://x.org/]): there is
+// no prose for them to belong to.
 func (p *parser) checkEvidence(start int) *parseError {
 	if !p.bare || p.evidence || p.members >= 2 || start >= len(p.in) || p.in[start] != '{' && p.in[start] != '[' {
 		return nil
 	}
+	if start == p.docStart && onlyCommasAfter(p.in, p.pos) {
+		return nil
+	}
 	p.members = 0
 	return p.fail(start, "brackets around bare words are prose, not JSON")
+}
+
+// onlyCommasAfter reports whether in[i:] holds nothing but whitespace and
+// commas ("[e5]," as a line of a list).
+func onlyCommasAfter(in []byte, i int) bool {
+	for ; i < len(in); i++ {
+		if !isSpace(in[i]) && in[i] != ',' {
+			return false
+		}
+	}
+	return true
 }
 
 // value handles a byte where a value is expected.
@@ -570,9 +587,11 @@ func (p *parser) completed() state {
 	return stNext
 }
 
-// closeAtEnd finishes a value cut off by the end of input: it drops a
-// dangling key (with its ':'), a dangling ',' and closes every open
-// container.
+// closeAtEnd finishes a value cut off by the end of input: a quoted key
+// keeps what was written of it, as a cut string value does, and gets null
+// for its missing value; an unquoted key cut off is dropped (it may be a
+// word of prose), and so is a dangling ','; every open container is
+// closed.
 func (p *parser) closeAtEnd(st state) *parseError {
 	if len(p.stack) == 0 {
 		if st == stNext {
@@ -590,8 +609,8 @@ func (p *parser) closeAtEnd(st state) *parseError {
 	}
 	top := p.stack[len(p.stack)-1]
 	switch {
-	case st == stColon && !p.keyCut:
-		// {"a": 1, "b": the key is whole, its value is missing.
+	case st == stColon && (!p.keyCut || p.keyQuoted):
+		// {"a": 1, "b" and {"a": 1, "b: the value is missing.
 		p.reps.add(idMissingValue)
 		p.out = append(p.out, ":null"...)
 	case st == stValue && top == '{' && !p.comma && p.lastOut() == ':':

@@ -260,7 +260,9 @@ func writeBroken(sb *strings.Builder, v any, b breakage) {
 		for i := 0; i < len(v); i++ {
 			c := v[i]
 			switch {
-			case c == '\\' && i+1 < len(v) && isLetter(v[i+1]) && !strings.ContainsRune("bfnrtux", rune(v[i+1])):
+			// \a and \v are refused (they read differently in C and
+			// JavaScript), so only the letters that read one way are left raw.
+			case c == '\\' && i+1 < len(v) && isLetter(v[i+1]) && !strings.ContainsRune("abfnrtuvx", rune(v[i+1])):
 				sb.WriteByte('\\')
 			case c == '"' || c == '\\':
 				sb.WriteByte('\\')

@@ -140,7 +140,7 @@ func newScanner(input []byte, opts Options) *docScanner {
 		d.bodyAt = len(bom)
 	}
 	d.in = input
-	d.p = parser{in: input, maxDepth: d.maxDepth}
+	d.p = parser{in: input, maxDepth: d.maxDepth, docStart: skipWS(input, d.bodyAt)}
 	return d
 }
 

@@ -61,6 +61,28 @@ func TestRepairErrors(t *testing.T) {
 	}
 }
 
+// TestRefusalMessages checks that a refusal names what it refuses as the
+// agent wrote it: the escape, or the control character by its code point.
+func TestRefusalMessages(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"p": "C:\apps"}`, `\a is no JSON escape`},
+		{`"\v"`, `write \\v for a backslash`},
+		{`["x\u26"]`, `unicode escape \u26 ends at the quote`},
+		{"{\"a\": \"b\x00\"}", "raw control character U+0000"},
+		{"['\x1f']", "raw control character U+001F"},
+	}
+	for _, tc := range tests {
+		_, err := Repair([]byte(tc.in), Options{})
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("Repair(%q) error = %v, want *Error", tc.in, err)
+		}
+		if !strings.Contains(e.Msg, tc.want) {
+			t.Errorf("Repair(%q) message %q lacks %q", tc.in, e.Msg, tc.want)
+		}
+	}
+}
+
 var noJSONCases = []string{
 	"",
 	"   \n\t ",

@@ -166,7 +166,9 @@ scan:
 		p.bareTop = true
 	}
 	p.out = append(p.out, '"')
-	p.copyRaw(start, end)
+	if err := p.copyRaw(start, end); err != nil {
+		return err
+	}
 	p.out = append(p.out, '"')
 	p.pos = end
 	if quote {
@@ -177,8 +179,9 @@ scan:
 
 // copyRaw writes in[from:to] as the content of a JSON string: quotes and
 // backslashes are escaped, control characters written as escapes, so the
-// string holds exactly those bytes.
-func (p *parser) copyRaw(from, to int) {
+// string holds exactly those bytes; a control character that is not text
+// refuses the value (see notText).
+func (p *parser) copyRaw(from, to int) *parseError {
 	in := p.in
 	for i := from; i < to; {
 		j := i
@@ -187,16 +190,19 @@ func (p *parser) copyRaw(from, to int) {
 		}
 		p.out = append(p.out, in[i:j]...)
 		if j >= to {
-			return
+			return nil
 		}
 		switch c := in[j]; c {
 		case '"', '\\':
 			p.out = append(p.out, '\\', c)
 		default:
-			p.escapeControl(c)
+			if err := p.escapeControl(j); err != nil {
+				return err
+			}
 		}
 		i = j + 1
 	}
+	return nil
 }
 
 // wrapper reads the value inside a call such as ObjectId("123") or
@@ -257,7 +263,9 @@ func (p *parser) regex() *parseError {
 	p.reps.add(idUnquotedValue)
 	p.bare = true
 	p.out = append(p.out, '"')
-	p.copyRaw(p.pos, i)
+	if err := p.copyRaw(p.pos, i); err != nil {
+		return err
+	}
 	p.out = append(p.out, '"')
 	p.pos = i
 	return nil

@@ -46,6 +46,9 @@ func (s *scanner) scan(from int) *parseError {
 			if j := skipWS(in, i); j < len(in) && in[j] != '{' && in[j] != '[' && !hasFence(in, j) {
 				i = s.tryScalar(j, fence)
 			}
+		case c == '[' && taskBox(in, i):
+			s.prose = true
+			i += 3
 		case c == '{' || c == '[':
 			next, err := s.tryContainer(i, fence)
 			if err != nil {
@@ -60,6 +63,23 @@ func (s *scanner) scan(from int) *parseError {
 		}
 	}
 	return nil
+}
+
+// taskBox reports whether in[i] starts the box of an unchecked markdown
+// task-list item, "[ ]" after a list marker at the start of a line
+// ("- [ ] write tests"): prose, not an empty array. The look back covers
+// the marker and the indentation before it, which no other box shares.
+func taskBox(in []byte, i int) bool {
+	if i < 2 || i+2 >= len(in) || in[i+1] != ' ' || in[i+2] != ']' || in[i-1] != ' ' {
+		return false
+	}
+	m := i - 2
+	if in[m] != '-' && in[m] != '*' && in[m] != '+' {
+		return false
+	}
+	for m--; m >= 0 && (in[m] == ' ' || in[m] == '\t'); m-- {
+	}
+	return m < 0 || in[m] == '\n'
 }
 
 // fenceKindOf classifies a fence by its info string.

@@ -101,13 +101,18 @@ func (p *parser) dqString(key bool) *parseError {
 			p.out = append(p.out, '\\', '"')
 			i = j + 1
 		case '\\':
-			next := p.escape(j, false)
+			next, err := p.escape(j, false)
+			if err != nil {
+				return err
+			}
 			if next >= len(in) {
 				return p.cutString(g)
 			}
 			i = next
 		default:
-			p.escapeControl(c)
+			if err := p.escapeControl(j); err != nil {
+				return err
+			}
 			i = j + 1
 		}
 	}
@@ -173,10 +178,16 @@ func (p *parser) endStringAt(start, end int) *parseError {
 	p.out = append(p.out, '"')
 	for i := start + 1; i < e; {
 		if p.in[i] == '\\' && i+1 < e {
-			i = p.escape(i, false)
+			next, err := p.escape(i, false)
+			if err != nil {
+				return err
+			}
+			i = next
 			continue
 		}
-		p.copyRaw(i, i+1)
+		if err := p.copyRaw(i, i+1); err != nil {
+			return err
+		}
 		i++
 	}
 	p.out = append(p.out, '"')
@@ -241,15 +252,19 @@ func (p *parser) cutString(g innerGuess) *parseError {
 // in an array). Otherwise the quote stands inside the string, unescaped:
 // "she wrote "done" twice", "a 12" pipe". Valid JSON always takes the
 // first branch, so the strings of valid input are never read differently.
-// The look-ahead stops at the next '"', so each byte is looked at by at
-// most one quote's look-ahead.
+// A closer after the quote ends the string only where a container is open
+// for it to close: in a top-level string ("the list [1, 2"] more") it is
+// part of the text. The look-ahead stops at the next '"', so each byte is
+// looked at by at most one quote's look-ahead.
 func (p *parser) quoteCloses(j int) bool {
 	in := p.in
 	k := j + 1
 	if k < len(in) {
 		switch in[k] {
-		case ',', '}', ']', ':':
+		case ',', ':':
 			return true
+		case '}', ']':
+			return len(p.stack) > 0
 		}
 	}
 	if p.esc || p.inCall && k < len(in) && in[k] == ')' {
@@ -262,7 +277,9 @@ func (p *parser) quoteCloses(j int) bool {
 		return true
 	}
 	switch c := in[k]; {
-	case c == ',' || c == '}' || c == ']' || c == ':' || c == '\n' || c == '\r' || c == '\'' || c == '`':
+	case c == '}' || c == ']':
+		return len(p.stack) > 0
+	case c == ',' || c == ':' || c == '\n' || c == '\r' || c == '\'' || c == '`':
 		return true
 	case c == '+':
 		return concatFollows(in, k)
@@ -382,7 +399,10 @@ func (p *parser) altString(q quoteKind) *parseError {
 			p.out = append(p.out, '\\', '"')
 			i = j + 1
 		case c == '\\':
-			next := p.escape(j, true)
+			next, err := p.escape(j, true)
+			if err != nil {
+				return err
+			}
 			if next >= len(in) {
 				return p.endCutString()
 			}
@@ -416,7 +436,9 @@ func (p *parser) altString(q quoteKind) *parseError {
 			p.out = append(p.out, c)
 			i = j + 1
 		default:
-			p.escapeControl(c)
+			if err := p.escapeControl(j); err != nil {
+				return err
+			}
 			i = j + 1
 		}
 	}
@@ -472,52 +494,72 @@ func (p *parser) endCutString() *parseError {
 // \xHH anywhere as a Python literal. A backslash that starts no escape
 // (a Windows path, a regular expression: "D:\data", "\d+") is kept as a
 // literal backslash, and what follows it is read as ordinary content.
-func (p *parser) escape(j int, alt bool) int {
+//
+// Two shapes are refused, because every reading of them may be wrong:
+// \a and \v, which are control characters in C, Go and Python, the
+// letter itself in JavaScript and a backslash in a path; and \u with
+// fewer than four hex digits before the string's end quote ("\u26"),
+// which was meant as a character, but which one is unknown.
+func (p *parser) escape(j int, alt bool) (int, *parseError) {
 	in := p.in
 	if j+1 >= len(in) {
-		return len(in)
+		return len(in), nil
 	}
 	switch e := in[j+1]; e {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		p.out = append(p.out, '\\', e)
-		return j + 2
+		return j + 2, nil
+	case 'a', 'v':
+		return j, p.fail(j, "%s is no JSON escape: a control character in C and Python, the letter in JavaScript; write %s for a backslash and the letter", `\`+string(e), `\\`+string(e))
 	case '\n':
 		// A backslash at the end of a line continues the string on the
 		// next (JavaScript, Python): the line break is kept, the
 		// backslash was only there to allow it.
 		p.reps.add(idInvalidEscapes)
 		p.out = append(p.out, '\\', 'n')
-		return j + 2
+		return j + 2, nil
 	case '\'':
 		if !alt {
 			p.reps.add(idSingleQuotes)
 		}
 		p.out = append(p.out, '\'')
-		return j + 2
+		return j + 2, nil
 	case 'u':
 		end, ok := hexDigits(in, j+2, 4)
 		if ok && end > len(in) {
-			return len(in)
+			return len(in), nil
 		}
 		if ok {
 			p.out = append(p.out, in[j:end]...)
-			return end
+			return end, nil
+		}
+		if k := hexRun(in, j+2, min(end, len(in))); k > j+2 && k < len(in) && (in[k] == '"' || in[k] == '\'') {
+			return j, p.fail(j, "unicode escape %s ends at the quote, short of its 4 hex digits", string(in[j:k]))
 		}
 	case 'x':
 		end, ok := hexDigits(in, j+2, 2)
 		if ok && end > len(in) {
 			p.reps.add(idPythonLiterals)
-			return len(in)
+			return len(in), nil
 		}
 		if ok {
 			p.reps.add(idPythonLiterals)
 			p.out = append(p.out, '\\', 'u', '0', '0', in[j+2], in[j+3])
-			return end
+			return end, nil
 		}
 	}
 	p.reps.add(idInvalidEscapes)
 	p.out = append(p.out, '\\', '\\')
-	return j + 1
+	return j + 1, nil
+}
+
+// hexRun returns where the hex digits starting at in[i] end, at most at
+// end (at most len(in)).
+func hexRun(in []byte, i, end int) int {
+	for i < end && isHex(in[i]) {
+		i++
+	}
+	return i
 }
 
 // hexDigits checks the n hex digits that should start at in[i] and returns
@@ -537,10 +579,27 @@ func hexDigits(in []byte, i, n int) (end int, ok bool) {
 
 func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
 
-// escapeControl writes the JSON escape of a raw control character.
-func (p *parser) escapeControl(c byte) {
+// escapeControl writes the JSON escape of the raw control character at
+// in[at], or refuses the value when the character is one that no text
+// holds (see notText).
+func (p *parser) escapeControl(at int) *parseError {
+	c := p.in[at]
+	if notText(c) {
+		return p.fail(at, "raw control character %U in a string: the bytes there are not text", rune(c))
+	}
 	p.reps.add(idControlChars)
 	p.writeControl(c)
+	return nil
+}
+
+// notText reports whether c is a control character that text does not
+// hold: NUL and the other C0 controls that are neither layout (tab, line
+// breaks, vertical tab, form feed, backspace) nor carried by terminal
+// output (BEL, and ESC of colour codes). Raw inside a string, such a byte
+// means binary data or a wrong encoding, and escaping it would pass that
+// on as the agent's text.
+func notText(c byte) bool {
+	return c < 0x20 && (c < 0x07 || c > 0x0d) && c != 0x1b
 }
 
 // writeControl writes the JSON escape of control character c.
