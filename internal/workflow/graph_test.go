@@ -217,7 +217,7 @@ func TestGraphErrors(t *testing.T) {
 			`8:32: steps[3].needs[0]: needs unknown step "nope" (steps beside it: a, b, c, e and f)`,
 			`8:38: steps[3].needs[1]: step "d" cannot need itself`,
 			`8:44: steps[3].needs[3]: step "a" is listed twice`,
-			`9:21: steps[4].prompt: template references step "d", which is not among the steps step "e" needs (directly or through others): add it to needs:`,
+			`9:21: steps[4].prompt: template references step "d", which does not run before step "e": it is not among the steps e needs, directly or through others (add it to needs:)`,
 			`10:31: steps[5].needs: want a list of step ids ([] for none), got a string`,
 		}},
 		{"exprs", []string{
@@ -227,7 +227,7 @@ func TestGraphErrors(t *testing.T) {
 			`11:30: steps[4].when: expression reads unknown input "m" (declared: n)`,
 			`12:30: steps[5].when: expression reads loop, which is defined only inside a loop and in its until`,
 			`13:36: steps[6].when: read a step as steps.ID or steps["ID"], with the id written out`,
-			`14:41: steps[7].when: expression reads step "a", which is not among the steps step "h" needs (directly or through others): add it to needs:`,
+			`14:41: steps[7].when: expression reads step "a", which does not run before step "h": it is not among the steps h needs, directly or through others (add it to needs:)`,
 			`15:30: steps[8].when: expression reads unknown step "zz"`,
 			`20:15: steps[9].when: expression does not compile: undeclared reference to 'nosuch' (in container '')`,
 		}},
@@ -265,7 +265,7 @@ func TestGraphErrors(t *testing.T) {
 			`6:50: steps[1].approval.on_reject: unknown value "retry" (want fail or continue)`,
 			`6:66: steps[1].approval.timeout: invalid duration "soon" (want e.g. 2s, 1m30s or 500ms)`,
 			`6:72: steps[1].approval.ask: unknown key (want prompt, on_reject or timeout)`,
-			`7:32: steps[2].approval.prompt: template references step "d", which is not among the steps step "c" needs (directly or through others): add it to needs:`,
+			`7:32: steps[2].approval.prompt: template references step "d", which does not run before step "c": it is not among the steps c needs, directly or through others (add it to needs:)`,
 		}},
 		{"unattended", []string{
 			`2:27: defaults.start_timeout: duration 0s is too short (want at least 1s)`,

@@ -47,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown_agent", []string{`10:12: steps[0].agent: unknown agent "claude" (defined: sim)`}},
 		{"missing_schema", []string{"11:15: steps[0].handoff.schema: file schemas/nope.json not found"}},
 		{"template_syntax", []string{"9:13: steps[0].prompt: bad template, line 1: unclosed action"}},
-		{"template_later_step", []string{`9:13: steps[0].prompt: template references step "review", which is not among the steps step "plan" needs (directly or through others): add it to needs:`}},
+		{"template_later_step", []string{`9:13: steps[0].prompt: template references step "review", which does not run before step "plan": it is not among the steps plan needs, directly or through others (add it to needs:)`}},
 		{"template_unknown_step", []string{`9:13: steps[0].prompt: template references unknown step "nope"`}},
 		{"template_unknown_field", []string{"9:13: steps[0].prompt: template references unknown field .Foo (want " + fieldsWant + ")"}},
 		{"path_escape", []string{`9:18: steps[0].prompt_file: path "../outside.md" is outside the project directory`}},
@@ -71,7 +71,7 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"map_bad", []string{
 			"9:13: steps[0].prompt: template references .Item, which only a map step has (add map: to the step)",
-			`13:21: steps[1].map.items.step: items come from step "review", which is not among the steps step "fix" needs (directly or through others): add it to needs:`,
+			`13:21: steps[1].map.items.step: items come from step "review", which does not run before step "fix": it is not among the steps fix needs, directly or through others (add it to needs:)`,
 			`13:38: steps[1].map.items.pointer: invalid JSON pointer "tasks" (want "" or a path starting with /, such as /tasks)`,
 			`14:12: steps[1].map.key: invalid JSON pointer "id" (want "" or a path starting with /, such as /tasks)`,
 			"15:21: steps[1].map.max_parallel: 0 is out of range (want 1 to 256)",

@@ -219,7 +219,7 @@ func notAncestor(w *Workflow, step, id, what string) string {
 		}
 		p = ps.Parent
 	}
-	return fmt.Sprintf("%s step %q, which is not among the steps step %q needs (directly or through others): add it to needs:", what, id, step)
+	return fmt.Sprintf("%s step %q, which does not run before step %q: it is not among the steps %s needs, directly or through others (add it to needs:)", what, id, step, step)
 }
 
 // inputNames lists the declared inputs for a message.

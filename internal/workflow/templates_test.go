@@ -23,7 +23,7 @@ func TestTemplateReferences(t *testing.T) {
 		{`{{ with .Steps.a.Output }}{{ .anything.goes }}{{ else }}{{ .Run.ID }}{{ end }}`, []string{"a"}, ""},
 		{`{{ range $i, $t := .Steps.a.Output.tasks }}{{ $i }}{{ $t.name }}{{ $.Steps.a.Output }}{{ end }}`, []string{"a"}, ""},
 		{`{{ printf "%v" (index .Steps.a.Output "x") }}`, []string{"a"}, ""},
-		{`{{ .Steps.c.Output }}`, nil, `template references step "c", which is not among the steps step "b" needs (directly or through others): add it to needs:`},
+		{`{{ .Steps.c.Output }}`, nil, `template references step "c", which does not run before step "b": it is not among the steps b needs, directly or through others (add it to needs:)`},
 		{`{{ .Steps.b.Output }}`, nil, `template references step "b", its own`},
 		{`{{ $.Steps.zz.Output }}`, nil, `template references unknown step "zz"`},
 		{`{{ .Steps.a.Result }}`, nil, "template references unknown field .Steps.a.Result (want " + fieldsWant + ")"},
