@@ -120,7 +120,7 @@ func (d *decoder) input(e entry) *Input {
 		}
 		v, err := jsonvalue.Decode(b)
 		if err == nil {
-			if vs := s.Validate(v); len(vs) > 0 {
+			if vs := s.Validate(plain(v)); len(vs) > 0 {
 				d.fail(defaultAt, "the default fails the input's schema: %s", violations(vs))
 				good = false
 			}
@@ -261,7 +261,7 @@ func ResolveInputs(inputs []*Input, flags []string, file []byte) (map[string]any
 			values[in.Name] = d
 			continue
 		}
-		if vs := in.Schema.Validate(v); len(vs) > 0 {
+		if vs := in.Schema.Validate(plain(v)); len(vs) > 0 {
 			fail(in.Name, "value %s fails the input's schema: %s", shortJSON(v), violations(vs))
 		}
 	}
@@ -269,6 +269,26 @@ func ResolveInputs(inputs []*Input, flags []string, file []byte) (map[string]any
 		return nil, errors.Join(errs...)
 	}
 	return values, nil
+}
+
+// plain returns v with its objects and arrays as the plain maps and
+// slices the schema validator knows.
+func plain(v any) any {
+	switch x := v.(type) {
+	case jsonvalue.Object:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = plain(e)
+		}
+		return m
+	case jsonvalue.Array:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = plain(e)
+		}
+		return l
+	}
+	return v
 }
 
 // shortJSON shows a value in a message, cut at 80 bytes.
