@@ -25,9 +25,10 @@ const (
 	// MaxExprBytes bounds an expression's source.
 	MaxExprBytes = 4096
 	// ExprCostLimit bounds one evaluation, in CEL's cost units (about one
-	// per operation, one per element a macro visits): far more than a
-	// condition over a handoff needs, far less than a second of work.
-	ExprCostLimit = 1_000_000
+	// per operation, a few per element a macro visits): room for a
+	// condition over a handoff of thousands of items, and about 30 ms of
+	// work at most on one core (a 2000³ comprehension stops there).
+	ExprCostLimit = 100_000
 )
 
 // Step statuses an expression sees as steps.ID.status.

@@ -49,7 +49,7 @@ func TestExprEval(t *testing.T) {
 		{src: "inputs.big > 1", want: true},
 		{src: "steps.plan.output.missing == 1", field: "missing", err: `field "missing" is missing`},
 		{src: "steps.review.output.approved && steps.plan.output.nested.gone", want: false}, // && short-circuits
-		{src: "steps.plan.output.nested.gone || true", want: true},                           // CEL's || absorbs errors
+		{src: "steps.plan.output.nested.gone || true", want: true},                          // CEL's || absorbs errors
 		{src: "steps.plan.output.tasks", err: "evaluates to list, want a boolean"},
 		{src: "steps.plan.output.tasks[5] == 'x'", err: "index out of bounds: 5"},
 	}
@@ -106,6 +106,7 @@ func TestExprBounded(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := x.Eval(context.Background(), vars)
+	t.Logf("stopped at the cost limit after %v", time.Since(start))
 	if err == nil || !strings.Contains(err.Error(), "cost limit") {
 		t.Errorf("err %v, want the cost limit", err)
 	}
@@ -137,6 +138,36 @@ func TestRenameLoop(t *testing.T) {
 	for _, tt := range tests {
 		if got := renameLoop(tt.in); got != tt.want {
 			t.Errorf("renameLoop(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkExprEval measures one evaluation of a compiled when: over a
+// small handoff, the cost a scheduler pays per decision.
+func BenchmarkExprEval(b *testing.B) {
+	x, problems := compileExpr("size(steps.plan.output.tasks) > 0 && steps.review.status == 'succeeded'", "when")
+	if problems != nil {
+		b.Fatal(problems)
+	}
+	out, err := jsonvalue.Decode([]byte(`{"tasks": ["a", "b", "c"], "summary": "three tasks"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	vars := ExprVars{Steps: map[string]StepVars{"plan": {Output: out, Status: StatusSucceeded}, "review": {Status: StatusSucceeded}}}
+	ctx := context.Background()
+	for b.Loop() {
+		if ok, err := x.Eval(ctx, vars); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+// BenchmarkExprCompile measures compiling and checking one expression,
+// done once per when: at load time.
+func BenchmarkExprCompile(b *testing.B) {
+	for b.Loop() {
+		if _, problems := compileExpr("size(steps.plan.output.tasks) > 0 && steps.review.status == 'succeeded'", "when"); problems != nil {
+			b.Fatal(problems)
 		}
 	}
 }

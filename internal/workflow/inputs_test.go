@@ -140,4 +140,3 @@ func decodeJSON(t *testing.T, s string) any {
 	}
 	return v
 }
-
