@@ -40,6 +40,7 @@ func (l *loader) levelNeeds(level []builtStep) {
 			}
 			continue
 		}
+		b.s.needsWritten = true
 		needs := []string{}
 		for _, id := range n.ids {
 			j, ok := index[id.v]

@@ -171,6 +171,8 @@ type Step struct {
 	// such a handoff is accepted with a warning.
 	FailOnExitCode bool
 	Map            *Map // nil for a step that runs once
+
+	needsWritten bool // the file has a needs: key for the step
 }
 
 // Command is what a command step runs (SPEC 16.2).
