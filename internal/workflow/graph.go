@@ -171,7 +171,6 @@ func (w *Workflow) siblings(s *Step) []*Step {
 func (w *Workflow) Ancestors(id string) []string {
 	set := map[string]bool{}
 	for s := w.Find(id); s != nil; {
-		sib := w.siblings(s)
 		var walk func(*Step)
 		walk = func(s *Step) {
 			for _, n := range s.Needs {
@@ -179,7 +178,8 @@ func (w *Workflow) Ancestors(id string) []string {
 					continue
 				}
 				set[n] = true
-				if ns := find(sib, n); ns != nil {
+				// Needs name siblings: a step of the same list.
+				if ns := w.Find(n); ns != nil && ns.Parent == s.Parent {
 					walk(ns)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,6 +310,36 @@ func TestGraphErrors(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// BenchmarkLoadGraph loads 1,000 command steps: a chain (each needs the
+// one before, the deepest ancestry there is) and a fan-out and fan-in
+// (999 steps need the first, the last needs them all).
+func BenchmarkLoadGraph(b *testing.B) {
+	const n = 1000
+	head := "version: 1\nsteps:\n"
+	var chain, fan strings.Builder
+	chain.WriteString(head)
+	fan.WriteString(head + "  - {id: s0, run: [\"true\"]}\n")
+	var all []string
+	for i := 0; i < n; i++ {
+		chain.WriteString("  - {id: s" + strconv.Itoa(i) + ", run: [\"true\"]}\n")
+		if i > 0 && i < n-1 {
+			fan.WriteString("  - {id: s" + strconv.Itoa(i) + ", run: [\"true\"], needs: [s0]}\n")
+			all = append(all, "s"+strconv.Itoa(i))
+		}
+	}
+	fan.WriteString("  - {id: last, run: [\"true\"], needs: [" + strings.Join(all, ", ") + "]}\n")
+	for name, src := range map[string]string{"chain": chain.String(), "fan": fan.String()} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				w, errs := build([]byte(src), "wf.yaml", "")
+				if len(errs) > 0 || len(w.Steps) != n {
+					b.Fatal(errs)
+				}
 			}
 		})
 	}

@@ -30,6 +30,12 @@ type builtStep struct {
 func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 	l.ids = map[string]at{}
 	l.w.Steps = l.buildLevel(raws, "steps", "", defaults)
+	l.w.byID = make(map[string]*Step, len(l.built))
+	for _, b := range l.built {
+		if _, dup := l.w.byID[b.s.ID]; !dup {
+			l.w.byID[b.s.ID] = b.s
+		}
+	}
 	l.buildGraph()
 	for _, b := range l.built {
 		l.checkRefs(b)

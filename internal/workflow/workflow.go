@@ -67,7 +67,8 @@ type Workflow struct {
 	// Notify lists where the run's events are sent (SPEC 17).
 	Notify []*NotifyTarget
 
-	programs []programRef // the programs agents and checks start, for CheckPrograms
+	programs []programRef      // the programs agents and checks start, for CheckPrograms
+	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
 }
 
 // Agent is one entry of the agents: mapping. Command, Args and ContinueArgs
@@ -274,6 +275,9 @@ func (w *Workflow) Step(id string) *Step {
 
 // Find returns the step with the given id at any depth, or nil.
 func (w *Workflow) Find(id string) *Step {
+	if w.byID != nil {
+		return w.byID[id]
+	}
 	for _, s := range w.All() {
 		if s.ID == id {
 			return s
