@@ -67,7 +67,7 @@ type Workflow struct {
 	// Notify lists where the run's events are sent (SPEC 17).
 	Notify []*NotifyTarget
 
-	programs []programRef      // the programs agents and checks start, for CheckPrograms
+	programs []programRef     // the programs agents and checks start, for CheckPrograms
 	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
 }
 
