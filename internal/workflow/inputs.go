@@ -29,6 +29,8 @@ type Input struct {
 	// Default is the default value as JSON; nil when the input is
 	// required.
 	Default json.RawMessage
+
+	at at // where it was declared
 }
 
 // Required reports whether the run must be given the input.
@@ -71,7 +73,7 @@ func (d *decoder) input(e entry) *Input {
 			return nil
 		}
 	}
-	in := &Input{Name: e.name}
+	in := &Input{Name: e.name, at: e.keyAt()}
 	good := true
 	var defaultAt at
 	d.fields(e.val, e.path, inputKeys, func(k entry) {

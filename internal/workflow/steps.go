@@ -48,7 +48,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 	var level []*Step
 	for i, r := range raws {
 		path := fmt.Sprintf("%s[%d]", prefix, i)
-		s := &Step{ID: r.id.v, Index: i, Parent: parent}
+		s := &Step{ID: r.id.v, Index: i, Parent: parent, at: r.at}
 		level = append(level, s)
 		l.built = append(l.built, builtStep{s: s, r: r, path: path})
 		switch {

@@ -174,6 +174,7 @@ type Step struct {
 	Map            *Map // nil for a step that runs once
 
 	needsWritten bool // the file has a needs: key for the step
+	at           at   // where the step was written
 }
 
 // Command is what a command step runs (SPEC 16.2).
