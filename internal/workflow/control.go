@@ -180,8 +180,9 @@ func (d *decoder) approvalSection(e entry) *rawApproval {
 	return r
 }
 
-// kindKeys are the keys that make a step of each kind other than an agent
-// step, and the keys each kind may have besides the common ones.
+// commonStepKeys are the keys every kind of step may have; kindOnlyKeys
+// the others each kind but an agent step may have (an agent step may have
+// every key but run, loop and approval).
 var (
 	commonStepKeys = []string{"id", "needs", "when", "allow_failure"}
 	kindOnlyKeys   = map[string][]string{

@@ -43,7 +43,7 @@ func (l *loader) levelNeeds(level []builtStep) {
 		b.s.needsWritten = true
 		needs := []string{}
 		for _, id := range n.ids {
-			j, ok := index[id.v]
+			_, ok := index[id.v]
 			switch {
 			case id.v == b.s.ID:
 				l.fail(id.at, "step %q cannot need itself", id.v)
@@ -52,7 +52,6 @@ func (l *loader) levelNeeds(level []builtStep) {
 			case slices.Contains(needs, id.v):
 				l.fail(id.at, "step %q is listed twice", id.v)
 			default:
-				_ = j
 				needs = append(needs, id.v)
 			}
 		}
