@@ -159,6 +159,11 @@ func open(ctx context.Context, o Options) (*project, error) {
 	if err := workflow.CheckPrograms(wf); err != nil {
 		return nil, &UsageError{Err: err}
 	}
+	// This loop runs agent steps in file order; a workflow that needs more
+	// (SPEC section 16) is refused rather than run wrongly.
+	if err := workflow.CheckSequential(wf); err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	p.wf = wf
 	store, err := checkpoint.Open(ctx, history.StateTarget(dir, o.State))
 	if err != nil {

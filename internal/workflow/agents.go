@@ -1,8 +1,14 @@
 package workflow
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/goccy/go-yaml/ast"
 )
 
 // buildAgent checks one agents: entry and adds it to the workflow.
@@ -26,6 +32,10 @@ func (l *loader) buildAgent(r rawAgent) {
 			OpenFor:       r.openFor.get(2 * time.Minute),
 			HalfOpenCalls: r.halfOpenCalls.get(1),
 		},
+		MaxConcurrent: r.maxConcurrent.get(0),
+	}
+	if r.configDir.set {
+		a.ConfigDir = l.configDir(r.configDir)
 	}
 	l.w.Agents[r.name] = a
 	self := at{line: r.at.line, col: r.at.col, key: "agents." + r.name}
@@ -67,6 +77,52 @@ func (l *loader) buildAgent(r rawAgent) {
 					l.named(abs, b)
 				}
 			}
+		}
+	}
+}
+
+// configDir resolves an agent's config_dir: ~ or ~/… is the user's home
+// directory, a relative path is relative to the project directory. It is
+// the CLI's own configuration, so it may be outside the project.
+func (l *loader) configDir(f field[string]) string {
+	p := f.v
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			l.fail(f.at, "cannot expand ~: %v", err)
+			return ""
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	case strings.HasPrefix(p, "~"):
+		l.fail(f.at, "config_dir %q: only ~ or ~/ is expanded, not ~user (write the path out)", p)
+		return ""
+	case !filepath.IsAbs(p) && l.dir != "":
+		p = filepath.Join(l.dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// checkFallback checks an agent's fallback: list once every agent is
+// known: each entry names another defined agent, once.
+func (l *loader) checkFallback(r rawAgent) {
+	a := l.w.Agents[r.name]
+	if a == nil || !r.fallback.set {
+		return
+	}
+	seq, _ := unwrap(r.fallbackNode).(*ast.SequenceNode)
+	for i, name := range r.fallback.v {
+		at := r.fallback.at
+		if seq != nil && i < len(seq.Values) {
+			at = where(seq.Values[i], fmt.Sprintf("agents.%s.fallback[%d]", r.name, i))
+		}
+		switch {
+		case name == r.name:
+			l.fail(at, "agent %s cannot be its own fallback", r.name)
+		case slices.Contains(a.Fallback, name):
+			l.fail(at, "agent %q is listed twice", name)
+		case l.checkAgent(field[string]{v: name, set: true, at: at}):
+			a.Fallback = append(a.Fallback, name)
 		}
 	}
 }

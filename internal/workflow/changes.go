@@ -17,7 +17,18 @@ import (
 // comments and spelled-out defaults are not changes, so the result is empty
 // when the two files mean the same. Files named by the workflow (prompt
 // files, schemas) are compared by name only.
-func Changes(old, new []byte) []string {
+func Changes(old, new []byte) []string { return changes(old, new, false) }
+
+// GraphChanges lists the changes among Changes' that alter the graph a
+// run was started with: a step's kind, needs, when, run, loop (its keys
+// and inner steps) or approval, and the inputs. The run's committed state
+// (which steps ran, were skipped, which iteration a loop is in, what a
+// gate decided) was taken under the old graph and cannot be carried over
+// to another: `resume --allow-changed` must refuse these, and say so,
+// rather than apply them.
+func GraphChanges(old, new []byte) []string { return changes(old, new, true) }
+
+func changes(old, new []byte, graphOnly bool) []string {
 	a, errsA := build(old, "old", "")
 	b, errsB := build(new, "new", "")
 	switch {
@@ -31,25 +42,30 @@ func Changes(old, new []byte) []string {
 		return []string{"the workflow changed (the previous version did not load)"}
 	}
 	var out []string
-	out = append(out, diff("", settings(a), settings(b))...)
-	out = append(out, agentChanges(a, b)...)
-	out = append(out, stepChanges(a, b)...)
+	out = append(out, diff("", settings(a), settings(b), graphOnly)...)
+	if !graphOnly {
+		out = append(out, agentChanges(a, b)...)
+	}
+	out = append(out, stepChanges(a, b, graphOnly)...)
 	return out
 }
 
 // setting is one comparable key of a workflow, agent or step. Long values
 // (prompts, argument lists) are reported as changed rather than printed.
+// A graph setting is one GraphChanges lists.
 type setting struct {
 	key, val string
 	long     bool
+	graph    bool
 }
 
-func diff(prefix string, old, new []setting) []string {
+func diff(prefix string, old, new []setting, graphOnly bool) []string {
 	var out []string
 	for i := range old {
 		o, n := old[i], new[i]
 		switch {
 		case o.val == n.val:
+		case graphOnly && !o.graph:
 		case o.long:
 			out = append(out, fmt.Sprintf("%s%s changed", prefix, o.key))
 		default:
@@ -73,40 +89,80 @@ func agentChanges(a, b *Workflow) []string {
 			out = append(out, fmt.Sprintf("agent %s added", n))
 			continue
 		}
-		out = append(out, diff("agent "+n+": ", old.settings(), b.Agents[n].settings())...)
+		out = append(out, diff("agent "+n+": ", old.settings(), b.Agents[n].settings(), false)...)
 	}
 	return out
 }
 
-func stepChanges(a, b *Workflow) []string {
+// stepChanges compares the steps, inner steps of loops included. Adding,
+// removing or reordering a loop's inner steps changes the loop: a graph
+// change. At the top, steps added, removed or moved are applied by resume
+// --allow-changed, but a change they make to another step's needs is
+// listed with that step.
+func stepChanges(a, b *Workflow, graphOnly bool) []string {
 	var out []string
-	var commonOld, commonNew []string
-	for _, s := range a.Steps {
-		if b.Step(s.ID) == nil {
-			out = append(out, fmt.Sprintf("step %s removed", s.ID))
-		} else {
-			commonOld = append(commonOld, s.ID)
+	inside := func(s *Step) string {
+		if s.Parent == "" {
+			return ""
+		}
+		return " (inside loop " + s.Parent + ")"
+	}
+	for _, s := range a.All() {
+		if b.Find(s.ID) == nil && (!graphOnly || s.Parent != "") {
+			out = append(out, fmt.Sprintf("step %s removed%s", s.ID, inside(s)))
 		}
 	}
-	for _, s := range b.Steps {
-		old := a.Step(s.ID)
+	for _, s := range b.All() {
+		old := a.Find(s.ID)
 		if old == nil {
-			out = append(out, fmt.Sprintf("step %s added", s.ID))
+			if !graphOnly || s.Parent != "" {
+				out = append(out, fmt.Sprintf("step %s added%s", s.ID, inside(s)))
+			}
 			continue
 		}
-		commonNew = append(commonNew, s.ID)
-		out = append(out, diff("step "+s.ID+": ", old.settings(), s.settings())...)
+		out = append(out, diff("step "+s.ID+": ", old.settings(), s.settings(), graphOnly)...)
 	}
-	if !slices.Equal(commonOld, commonNew) {
-		out = append(out, fmt.Sprintf("steps reordered: %s → %s", strings.Join(commonOld, ", "), strings.Join(commonNew, ", ")))
+	if o, n := commonOrder(a.Steps, b), commonOrder(b.Steps, a); !graphOnly && !slices.Equal(o, n) {
+		out = append(out, fmt.Sprintf("steps reordered: %s → %s", strings.Join(o, ", "), strings.Join(n, ", ")))
+	}
+	for _, s := range b.All() {
+		old := a.Find(s.ID)
+		if s.Loop == nil || old == nil || old.Loop == nil {
+			continue
+		}
+		if o, n := commonOrder(old.Loop.Steps, b), commonOrder(s.Loop.Steps, a); !slices.Equal(o, n) {
+			out = append(out, fmt.Sprintf("steps of loop %s reordered: %s → %s", s.ID, strings.Join(o, ", "), strings.Join(n, ", ")))
+		}
+	}
+	return out
+}
+
+// commonOrder lists the ids of steps that other has too, in order.
+func commonOrder(steps []*Step, other *Workflow) []string {
+	var out []string
+	for _, s := range steps {
+		if other.Find(s.ID) != nil {
+			out = append(out, s.ID)
+		}
 	}
 	return out
 }
 
 func settings(w *Workflow) []setting {
+	inputs := make([]string, len(w.Inputs))
+	for i, in := range w.Inputs {
+		inputs[i] = fmt.Sprintf("%s %s default %s", in.Name, in.Schema.Raw, in.Default)
+	}
+	notify := make([]string, len(w.Notify))
+	for i, t := range w.Notify {
+		notify[i] = fmt.Sprintf("%s %q %q %s", t.Webhook, t.Command, t.On, t.NotifyAfter)
+	}
 	return []setting{
 		{key: "name", val: text(w.Name)},
 		{key: "max_cost_usd", val: num(w.MaxCostUSD)},
+		{key: "max_parallel_steps", val: strconv.Itoa(w.MaxParallelSteps)},
+		{key: "inputs", val: strings.Join(inputs, "; "), long: true, graph: true},
+		{key: "notify", val: strings.Join(notify, "; "), long: true},
 	}
 }
 
@@ -132,13 +188,50 @@ func (a *Agent) settings() []setting {
 		{key: "circuit.failures", val: strconv.Itoa(a.Circuit.Failures)},
 		{key: "circuit.open_for", val: dur(a.Circuit.OpenFor)},
 		{key: "circuit.half_open_calls", val: strconv.Itoa(a.Circuit.HalfOpenCalls)},
+		{key: "config_dir", val: text(a.ConfigDir)},
+		{key: "max_concurrent", val: strconv.Itoa(a.MaxConcurrent)},
+		{key: "fallback", val: list(a.Fallback)},
 	}
 }
 
 func (s *Step) settings() []setting {
 	h, r := s.Handoff, s.Retry
+	exprText := func(x *Expr) string {
+		if x == nil {
+			return "(none)"
+		}
+		return x.Source
+	}
+	run, runHandoff := "(none)", false
+	if s.Run != nil {
+		run, runHandoff = fmt.Sprintf("%q shell=%v", s.Run.Argv, s.Run.Shell), s.Run.Handoff
+	}
+	loop, until := Loop{}, "(none)"
+	if s.Loop != nil {
+		loop, until = *s.Loop, exprText(s.Loop.Until)
+	}
+	gate := Approval{}
+	if s.Approval != nil {
+		gate = *s.Approval
+	}
 	out := []setting{
-		{key: "agent", val: s.Agent},
+		{key: "kind", val: s.Kind, graph: true},
+		{key: "loop", val: text(s.Parent), graph: true},
+		{key: "needs", val: needsText(s), graph: true},
+		{key: "when", val: exprText(s.When), long: true, graph: true},
+		{key: "allow_failure", val: strconv.FormatBool(s.AllowFailure)},
+		{key: "run", val: run, long: true, graph: true},
+		{key: "run.handoff", val: strconv.FormatBool(runHandoff), graph: true},
+		{key: "loop.until", val: until, long: true, graph: true},
+		{key: "loop.max_iterations", val: strconv.Itoa(loop.MaxIterations), graph: true},
+		{key: "loop.session", val: text(loop.Session), graph: true},
+		{key: "loop.on_exhausted", val: text(loop.OnExhausted), graph: true},
+		{key: "approval.prompt", val: gate.Prompt, long: true, graph: true},
+		{key: "approval.on_reject", val: text(gate.OnReject), graph: true},
+		{key: "approval.timeout", val: dur(gate.Timeout), graph: true},
+		{key: "start_timeout", val: dur(s.StartTimeout)},
+		{key: "fallback_after", val: dur(s.FallbackAfter)},
+		{key: "agent", val: text(s.Agent)},
 		{key: "prompt", val: s.Prompt, long: true},
 		{key: "prompt_file", val: text(s.PromptFile)},
 		{key: "handoff.from", val: h.From},
@@ -194,6 +287,17 @@ func (s *Step) settings() []setting {
 		setting{key: "on_help.prompt", val: help.Prompt, long: true},
 		setting{key: "on_help.max_rounds", val: strconv.Itoa(help.MaxRounds)},
 	)
+}
+
+// needsText shows a step's needs as written: a step without needs: needs
+// the step before it, whichever that is, so that moving or removing steps
+// of a workflow that never says needs: changes no step's needs (resume
+// --allow-changed applies such moves).
+func needsText(s *Step) string {
+	if !s.needsWritten {
+		return "(the step before)"
+	}
+	return fmt.Sprint(s.Needs)
 }
 
 func text(s string) string {

@@ -115,3 +115,88 @@ func TestHashCoversNamedFiles(t *testing.T) {
 		t.Errorf("FileChanges from a run that recorded no files = %q, want none", got)
 	}
 }
+
+const graphBase = `version: 1
+defaults: {agent: claude}
+agents:
+  claude: {preset: claude}
+inputs:
+  issue: {type: string}
+steps:
+  - id: plan
+    prompt: Plan.
+  - id: build
+    needs: [plan]
+    run: [make, build]
+  - id: implement
+    needs: [plan]
+    when: "steps.plan.status == 'succeeded'"
+    loop:
+      max_iterations: 3
+      until: steps.review.output.ok
+      steps:
+        - {id: code, prompt: Code.}
+        - {id: review, prompt: Review.}
+  - id: gate
+    needs: [build, implement]
+    approval: {prompt: Merge?}
+`
+
+// TestGraphChanges: a change to the graph (needs, when, run, a loop and
+// its inner steps, a gate, the inputs) is listed by Changes and by
+// GraphChanges, which resume --allow-changed refuses; other changes are in
+// Changes only.
+func TestGraphChanges(t *testing.T) {
+	g := func(pairs ...string) string { return strings.NewReplacer(pairs...).Replace(graphBase) }
+	tests := []struct {
+		name  string
+		new   string
+		want  []string // Changes
+		graph []string // GraphChanges
+	}{
+		{"identical", graphBase, nil, nil},
+		{"spelled-out defaults", g("approval: {prompt: Merge?}", "approval: {prompt: Merge?, on_reject: fail}", "max_iterations: 3", "max_iterations: 3\n      session: continue"), nil, nil},
+		{"needs", g("needs: [build, implement]", "needs: [implement]"),
+			[]string{"step gate: needs [build implement] → [implement]"}, []string{"step gate: needs [build implement] → [implement]"}},
+		{"when", g("'succeeded'", "'failed'"),
+			[]string{"step implement: when changed"}, []string{"step implement: when changed"}},
+		{"run", g("[make, build]", "[make, all]"),
+			[]string{"step build: run changed"}, []string{"step build: run changed"}},
+		{"loop", g("max_iterations: 3", "max_iterations: 4", "ok\n", "ok == true\n"),
+			[]string{"step implement: loop.until changed", "step implement: loop.max_iterations 3 → 4"},
+			[]string{"step implement: loop.until changed", "step implement: loop.max_iterations 3 → 4"}},
+		{"inner step added", g("        - {id: review, prompt: Review.}\n", "        - {id: review, prompt: Review.}\n        - {id: fix, prompt: Fix.}\n"),
+			[]string{"step fix added (inside loop implement)"}, []string{"step fix added (inside loop implement)"}},
+		{"inner step removed", g("        - {id: review, prompt: Review.}\n", "", "until: steps.review.output.ok", "until: steps.code.output.ok"),
+			[]string{"step review removed (inside loop implement)", "step implement: loop.until changed"},
+			[]string{"step review removed (inside loop implement)", "step implement: loop.until changed"}},
+		{"inner steps reordered", g("        - {id: code, prompt: Code.}\n        - {id: review, prompt: Review.}\n", "        - {id: review, prompt: Review.}\n        - {id: code, prompt: Code.}\n"),
+			[]string{"steps of loop implement reordered: code, review → review, code"}, []string{"steps of loop implement reordered: code, review → review, code"}},
+		{"top step added at the end", graphBase + "  - {id: docs, prompt: Docs.}\n", []string{"step docs added"}, nil},
+		{"inner prompt", g("prompt: Code.", "prompt: Code well."), []string{"step code: prompt changed"}, nil},
+		{"approval", g("approval: {prompt: Merge?}", "approval: {prompt: Merge?, timeout: 1h}"),
+			[]string{"step gate: approval.timeout 0s → 1h0m0s"}, []string{"step gate: approval.timeout 0s → 1h0m0s"}},
+		{"kind", g("run: [make, build]", "prompt: Build."),
+			[]string{"step build: kind command → agent", "step build: run changed", "step build: start_timeout 0s → 2m0s", "step build: agent (none) → claude",
+				"step build: prompt changed", "step build: timeout 30m0s → 1h0m0s", "step build: idle_timeout 0s → 15m0s", "step build: exit_grace 0s → 5s"},
+			[]string{"step build: kind command → agent", "step build: run changed"}},
+		{"inputs", g("issue: {type: string}", "issue: {type: string, default: x}"), []string{"inputs changed"}, []string{"inputs changed"}},
+		{"allow_failure and parallelism apply", g("approval: {prompt: Merge?}", "approval: {prompt: Merge?}\n    allow_failure: true", "steps:\n  - id: plan", "max_parallel_steps: 2\nsteps:\n  - id: plan"),
+			[]string{"max_parallel_steps 4 → 2", "step gate: allow_failure false → true"}, nil},
+		{"agent keys", g("claude: {preset: claude}", "claude: {preset: claude, max_concurrent: 2, fallback: [other]}\n  other: {preset: codex}"),
+			[]string{"agent claude: max_concurrent 0 → 2", "agent claude: fallback [] → [\"other\"]", "agent other added"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.name != "identical" && tt.new == graphBase {
+				t.Fatal("the edit did not apply")
+			}
+			if got := Changes([]byte(graphBase), []byte(tt.new)); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if got := GraphChanges([]byte(graphBase), []byte(tt.new)); strings.Join(got, "\n") != strings.Join(tt.graph, "\n") {
+				t.Errorf("GraphChanges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.graph, "\n"))
+			}
+		})
+	}
+}

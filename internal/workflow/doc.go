@@ -13,4 +13,14 @@
 // (duplicate ids, cross references, files on disk), point at the line of the
 // offending key, and what lets a step override the workflow's defaults key by
 // key.
+//
+// A workflow is a graph (SPEC section 16): each step needs others (by
+// default the one before it), may be a command, a loop of inner steps or an
+// approval gate, and may run only when a CEL expression holds. The graph is
+// checked whole at load time: needs name steps beside the step, have no
+// cycle, and every template, expression and map step reads only the
+// outputs of the step's ancestors. Expressions are compiled and
+// type-checked once and evaluated with a cost limit (Expr.Eval);
+// Workflow.Ancestors, Dependents and Order give a scheduler the graph;
+// ResolveInputs checks the values a run is started with.
 package workflow

@@ -46,6 +46,8 @@ type loader struct {
 	dir     string
 	schemas *schemaCache
 	w       *Workflow
+	ids     map[string]at // step id → where it was first written
+	built   []builtStep   // every step, inner steps included, in file order
 }
 
 // build decodes raw, named name in errors, against the project at dir.
@@ -179,8 +181,15 @@ func (l *loader) top(body ast.Node) {
 		steps    []rawStep
 		stepsAt  *at
 	)
-	l.fields(body, "", []string{"version", "name", "defaults", "agents", "steps"}, func(e entry) {
+	l.w.MaxParallelSteps = DefaultMaxParallelSteps
+	l.fields(body, "", []string{"version", "name", "inputs", "max_parallel_steps", "defaults", "agents", "steps", "notify"}, func(e entry) {
 		switch e.name {
+		case "inputs":
+			l.w.Inputs = l.inputs(e)
+		case "max_parallel_steps":
+			l.w.MaxParallelSteps = l.integer(e, 1, MaxParallelStepsLimit).get(DefaultMaxParallelSteps)
+		case "notify":
+			l.notify(e)
 		case "version":
 			version = l.integer(e, 0, 1<<20)
 		case "name":
@@ -208,6 +217,9 @@ func (l *loader) top(body ast.Node) {
 	l.w.MaxCostUSD = defaults.maxCost.get(0)
 	for _, a := range agents {
 		l.buildAgent(a)
+	}
+	for _, a := range agents {
+		l.checkFallback(a)
 	}
 	if len(steps) == 0 && !l.hasErrorAt("steps") {
 		a := at{line: 1, col: 1, key: "steps"}

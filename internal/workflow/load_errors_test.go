@@ -12,9 +12,9 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks, map or fail_on_exit_code"
+	stepKeys   = "id, needs, when, allow_failure, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks, map, fail_on_exit_code, start_timeout, fallback_after, run, loop or approval"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
-	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
+	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Inputs.<name>, .Steps.<id>.Output, .Help.Context, .Help.Advice, in a map step .Item, or in a loop .Loop.Iteration and .Loop.Previous.<id>.Output"
 )
 
 // TestLoadErrors loads one fixture per kind of mistake. The expected
@@ -25,7 +25,7 @@ func TestLoadErrors(t *testing.T) {
 		fixture string
 		want    []string // "line:col: key: msg", after the file name
 	}{
-		{"unknown_top_key", []string{"10:1: colour: unknown key (want version, name, defaults, agents or steps)"}},
+		{"unknown_top_key", []string{"10:1: colour: unknown key (want version, name, inputs, max_parallel_steps, defaults, agents, steps or notify)"}},
 		{"unknown_step_key", []string{"10:5: steps[0].retries: unknown key (want " + stepKeys + ")"}},
 		{"unknown_retry_key", []string{"12:7: steps[0].retry.max_atempts: unknown key (want " + retryKeys + ")"}},
 		{"wrong_type", []string{"10:27: steps[0].retry.max_attempts: want an integer, got a string"}},
@@ -41,13 +41,13 @@ func TestLoadErrors(t *testing.T) {
 		{"bad_enum", []string{`11:16: steps[0].retry.backoff: unknown value "expo" (want fixed, linear or exponential)`}},
 		{"version_2", []string{"1:10: version: unsupported version 2 (want 1)"}},
 		{"missing_version", []string{"1:1: version: missing (want version: 1)"}},
-		{"duplicate_step_id", []string{`10:9: steps[1].id: duplicate step id "plan" (first at line 8)`}},
+		{"duplicate_step_id", []string{`10:9: steps[1].id: duplicate step id "plan" (first at line 8; ids are unique in the whole file, inner steps of loops included)`}},
 		{"missing_prompt", []string{"8:5: steps[0]: missing prompt or prompt_file"}},
 		{"prompt_and_file", []string{"10:18: steps[0].prompt_file: both prompt and prompt_file are set (want exactly one)"}},
 		{"unknown_agent", []string{`10:12: steps[0].agent: unknown agent "claude" (defined: sim)`}},
 		{"missing_schema", []string{"11:15: steps[0].handoff.schema: file schemas/nope.json not found"}},
 		{"template_syntax", []string{"9:13: steps[0].prompt: bad template, line 1: unclosed action"}},
-		{"template_later_step", []string{`9:13: steps[0].prompt: template references step "review", which does not run before step "plan"`}},
+		{"template_later_step", []string{`9:13: steps[0].prompt: template references step "review", which does not run before step "plan": it is not among the steps plan needs, directly or through others (add it to needs:)`}},
 		{"template_unknown_step", []string{`9:13: steps[0].prompt: template references unknown step "nope"`}},
 		{"template_unknown_field", []string{"9:13: steps[0].prompt: template references unknown field .Foo (want " + fieldsWant + ")"}},
 		{"path_escape", []string{`9:18: steps[0].prompt_file: path "../outside.md" is outside the project directory`}},
@@ -71,7 +71,7 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"map_bad", []string{
 			"9:13: steps[0].prompt: template references .Item, which only a map step has (add map: to the step)",
-			`13:21: steps[1].map.items.step: items come from step "review", which does not run before step "fix"`,
+			`13:21: steps[1].map.items.step: items come from step "review", which does not run before step "fix": it is not among the steps fix needs, directly or through others (add it to needs:)`,
 			`13:38: steps[1].map.items.pointer: invalid JSON pointer "tasks" (want "" or a path starting with /, such as /tasks)`,
 			`14:12: steps[1].map.key: invalid JSON pointer "id" (want "" or a path starting with /, such as /tasks)`,
 			"15:21: steps[1].map.max_parallel: 0 is out of range (want 1 to 256)",

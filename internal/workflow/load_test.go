@@ -130,6 +130,12 @@ func TestLoadGood(t *testing.T) {
 	if implement.Handoff.Schema == nil || implement.Handoff.Schema == plan.Handoff.Schema {
 		t.Errorf("schemas/result.json: %p", implement.Handoff.Schema)
 	}
+	// Without needs: each step needs the one before it.
+	for i, want := range [][]string{nil, {"plan"}, {"implement"}} {
+		if s := w.Steps[i]; s.Kind != KindAgent || !reflect.DeepEqual(s.Needs, want) {
+			t.Errorf("step %s: kind %s needs %v, want agent %v", s.ID, s.Kind, s.Needs, want)
+		}
+	}
 	for _, s := range w.Steps {
 		if s.Template == nil || s.Template.Name() != s.ID {
 			t.Errorf("step %s: template %v", s.ID, s.Template)
@@ -137,7 +143,7 @@ func TestLoadGood(t *testing.T) {
 	}
 }
 
-func checkStep(t *testing.T, s *Step, h Handoff, r Retry, timeout, idle time.Duration, cost float64, needs []string) {
+func checkStep(t *testing.T, s *Step, h Handoff, r Retry, timeout, idle time.Duration, cost float64, reads []string) {
 	t.Helper()
 	got := s.Handoff
 	got.Schema = nil
@@ -150,8 +156,8 @@ func checkStep(t *testing.T, s *Step, h Handoff, r Retry, timeout, idle time.Dur
 	if s.Timeout != timeout || s.IdleTimeout != idle || s.MaxCostUSD != cost {
 		t.Errorf("step %s: timeout %v idle %v cost %g, want %v %v %g", s.ID, s.Timeout, s.IdleTimeout, s.MaxCostUSD, timeout, idle, cost)
 	}
-	if !reflect.DeepEqual(s.Needs, needs) {
-		t.Errorf("step %s: needs %v, want %v", s.ID, s.Needs, needs)
+	if !reflect.DeepEqual(s.Reads, reads) {
+		t.Errorf("step %s: reads %v, want %v", s.ID, s.Reads, reads)
 	}
 }
 

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -91,9 +90,9 @@ func (d *decoder) pointer(e entry) field[string] {
 	return s
 }
 
-// buildMap checks a step's map: section; order maps the ids of the steps to
-// their positions, for the items' source step.
-func (l *loader) buildMap(r *rawMap, s *Step, order map[string]int) *Map {
+// buildMap checks a step's map: section; c checks that the step may read
+// the items' source step, one of its ancestors.
+func (l *loader) buildMap(r *rawMap, s *Step, c *refChecker) *Map {
 	m := &Map{
 		ItemsStep: r.itemsStep.v, ItemsPointer: r.itemsPointer.v, Key: r.key.v,
 		MaxParallel: r.maxParallel.get(1), MaxFailures: r.maxFailures.get(0),
@@ -107,16 +106,9 @@ func (l *loader) buildMap(r *rawMap, s *Step, order map[string]int) *Map {
 	case r.itemsStep.set && r.itemsFile.set:
 		l.fail(r.itemsFile.at, "items has both step and file (want one source)")
 	case r.itemsStep.set:
-		i, known := order[r.itemsStep.v]
-		switch {
-		case !known:
-			l.fail(r.itemsStep.at, "items come from unknown step %q", r.itemsStep.v)
-		case i >= s.Index:
-			l.fail(r.itemsStep.at, "items come from step %q, which does not run before step %q", r.itemsStep.v, s.ID)
-		default:
-			if !slices.Contains(s.Needs, r.itemsStep.v) {
-				s.Needs = append(s.Needs, r.itemsStep.v)
-			}
+		c.errs = c.errs[:0]
+		if !c.readStep(r.itemsStep.v, "items come from") {
+			l.fail(r.itemsStep.at, "%s", c.errs[0])
 		}
 	case r.itemsFile.set:
 		if r.itemsPointer.set {

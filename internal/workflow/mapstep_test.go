@@ -54,8 +54,8 @@ steps:
 	if !reflect.DeepEqual(fix.Map, want) {
 		t.Errorf("fix.Map = %+v, want %+v", fix.Map, want)
 	}
-	if !reflect.DeepEqual(fix.Needs, []string{"plan"}) {
-		t.Errorf("fix.Needs = %v, want [plan]", fix.Needs)
+	if !reflect.DeepEqual(fix.Reads, []string{"plan"}) {
+		t.Errorf("fix.Reads = %v, want [plan]", fix.Reads)
 	}
 	wantEach := &Map{ItemsFile: "work/items.jsonl", MaxParallel: 1, Workspace: WorkspaceShared}
 	if !reflect.DeepEqual(each.Map, wantEach) {

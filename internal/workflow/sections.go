@@ -163,12 +163,18 @@ type rawDefaults struct {
 	maxCost              field[float64]
 	checks               rawChecks
 	failOnExitCode       field[bool]
+	startTimeout         field[time.Duration]
+	fallbackAfter        field[time.Duration]
 }
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code", "start_timeout", "fallback_after"}, func(e entry) {
 		switch e.name {
+		case "start_timeout":
+			r.startTimeout = d.duration(e, time.Second)
+		case "fallback_after":
+			r.fallbackAfter = d.duration(e, 0)
 		case "agent":
 			r.agent = d.nonEmpty(e)
 		case "retry":
@@ -221,12 +227,29 @@ type rawStep struct {
 	checks                        rawChecks
 	failOnExitCode                field[bool]
 	mapping                       *rawMap
-	at                            at // the step itself
+	needs                         rawNeeds
+	when                          *rawExpr
+	allowFailure                  field[bool]
+	run                           *rawRun
+	loop                          *rawLoop
+	approval                      *rawApproval
+	startTimeout, fallbackAfter   field[time.Duration]
+	keys                          map[string]at // every key written, where
+	at                            at            // the step itself
+}
+
+// allStepKeys are the keys a step may have, whatever its kind.
+var allStepKeys = []string{
+	"id", "needs", "when", "allow_failure",
+	"agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace",
+	"max_cost_usd", "on_help", "checks", "map", "fail_on_exit_code", "start_timeout", "fallback_after",
+	"run", "loop", "approval",
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
-	r := rawStep{at: where(n, path)}
-	d.fields(n, path, []string{"id", "agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace", "max_cost_usd", "on_help", "checks", "map", "fail_on_exit_code"}, func(e entry) {
+	r := rawStep{at: where(n, path), keys: map[string]at{}}
+	d.fields(n, path, allStepKeys, func(e entry) {
+		r.keys[e.name] = e.keyAt()
 		switch e.name {
 		case "fail_on_exit_code":
 			r.failOnExitCode = d.boolean(e)
@@ -267,6 +290,25 @@ func (d *decoder) step(n ast.Node, path string) rawStep {
 				}
 			})
 			r.onHelp = h
+		case "needs":
+			r.needs = d.needs(e)
+		case "when":
+			r.when = d.expr(e)
+		case "allow_failure":
+			r.allowFailure = d.boolean(e)
+		case "start_timeout":
+			r.startTimeout = d.duration(e, time.Second)
+		case "fallback_after":
+			r.fallbackAfter = d.duration(e, 0)
+		case "run":
+			argv, text, shell := d.command(e)
+			if argv.set {
+				r.run = &rawRun{argv: argv, text: text, shell: shell, node: e.val}
+			}
+		case "loop":
+			r.loop = d.loopSection(e)
+		case "approval":
+			r.approval = d.approvalSection(e)
 		}
 	})
 	return r
@@ -283,6 +325,10 @@ type rawAgent struct {
 	nativeSchema                field[bool]
 	failures, halfOpenCalls     field[int]
 	openFor                     field[time.Duration]
+	configDir                   field[string]
+	maxConcurrent               field[int]
+	fallback                    field[[]string]
+	fallbackNode                ast.Node
 	at                          at // the agent's name
 }
 
@@ -291,8 +337,16 @@ func (d *decoder) agent(e entry) rawAgent {
 	d.fields(e.val, e.path, []string{
 		"preset", "command", "args", "env", "prompt_via", "output", "continue_args",
 		"help_marker", "native_schema", "scenario", "base_url", "model", "api_key_env", "circuit",
+		"config_dir", "max_concurrent", "fallback",
 	}, func(e entry) {
 		switch e.name {
+		case "config_dir":
+			r.configDir = d.nonEmpty(e)
+		case "max_concurrent":
+			r.maxConcurrent = d.integer(e, 1, math.MaxInt32)
+		case "fallback":
+			r.fallback = d.stringList(e)
+			r.fallbackNode = e.val
 		case "preset":
 			r.preset = d.enum(e, presets)
 		case "command":

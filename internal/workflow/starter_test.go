@@ -42,6 +42,11 @@ var formatKeys = []string{
 	"help_marker", "native_schema", "scenario", "base_url", "model", "api_key_env",
 	"circuit", "failures", "open_for", "half_open_calls",
 	"id", "prompt", "prompt_file", "on_help", "max_rounds",
+	// SPEC sections 16 and 17
+	"inputs", "max_parallel_steps", "needs", "when", "allow_failure", "run", "loop", "until",
+	"max_iterations", "session", "on_exhausted", "approval", "on_reject",
+	"config_dir", "max_concurrent", "fallback", "start_timeout", "fallback_after",
+	"notify", "webhook", "notify_after",
 }
 
 var keyLine = regexp.MustCompile(`^\s*(?:-\s+)?([a-z_]+):`)

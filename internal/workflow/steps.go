@@ -16,15 +16,41 @@ import (
 // stepID is the form of a step id: it names directories under .cadence/.
 var stepID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
-// buildSteps merges the defaults into each step and checks it; templates
-// are checked last, once every step id and position is known.
+// builtStep is a step with what it was built from, kept until the checks
+// that need the whole workflow (the graph, templates, expressions) ran.
+type builtStep struct {
+	s    *Step
+	r    rawStep
+	path string
+}
+
+// buildSteps merges the defaults into each step, the inner steps of loops
+// included, and checks it; the graph, templates and expressions are
+// checked last, once every step id and position is known.
 func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
-	order := map[string]int{}
-	firstAt := map[string]at{}
+	l.ids = map[string]at{}
+	l.w.Steps = l.buildLevel(raws, "steps", "", defaults)
+	l.w.byID = make(map[string]*Step, len(l.built))
+	for _, b := range l.built {
+		if _, dup := l.w.byID[b.s.ID]; !dup {
+			l.w.byID[b.s.ID] = b.s
+		}
+	}
+	l.buildGraph()
+	for _, b := range l.built {
+		l.checkRefs(b)
+	}
+}
+
+// buildLevel builds one list of sibling steps: the workflow's, or a loop's
+// inner steps (parent is then the loop's id).
+func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawDefaults) []*Step {
+	var level []*Step
 	for i, r := range raws {
-		path := fmt.Sprintf("steps[%d]", i)
-		s := &Step{ID: r.id.v, Index: i}
-		l.w.Steps = append(l.w.Steps, s)
+		path := fmt.Sprintf("%s[%d]", prefix, i)
+		s := &Step{ID: r.id.v, Index: i, Parent: parent, at: r.at}
+		level = append(level, s)
+		l.built = append(l.built, builtStep{s: s, r: r, path: path})
 		switch {
 		case !r.id.set:
 			if !l.hasErrorAt(path + ".id") {
@@ -33,42 +59,70 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		case !stepID.MatchString(r.id.v):
 			l.fail(r.id.at, "invalid step id %q (want lowercase letters, digits, _ and -, starting with a letter or digit)", r.id.v)
 		default:
-			if first, dup := firstAt[r.id.v]; dup {
-				l.fail(r.id.at, "duplicate step id %q (first at line %d)", r.id.v, first.line)
+			if first, dup := l.ids[r.id.v]; dup {
+				l.fail(r.id.at, "duplicate step id %q (first at line %d; ids are unique in the whole file, inner steps of loops included)", r.id.v, first.line)
 			} else {
-				firstAt[r.id.v] = r.id.at
-				order[r.id.v] = i
+				l.ids[r.id.v] = r.id.at
 			}
 		}
-		l.buildPrompt(s, r)
-		agent := r.agent.or(defaults.agent)
-		switch {
-		case !agent.set:
-			if !l.hasErrorAt(path + ".agent") {
-				l.fail(r.at, "no agent (set agent: here or in defaults)")
+		s.Kind = l.stepKind(r)
+		s.AllowFailure = r.allowFailure.get(false)
+		switch s.Kind {
+		case KindAgent:
+			l.buildAgentStep(s, r, path, defaults)
+		case KindCommand:
+			s.Handoff = l.buildHandoff(rawHandoff{}, path)
+			if _, ok := r.keys["handoff"]; ok {
+				s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
 			}
-		case l.checkAgent(agent):
-			s.Agent = agent.v
-		}
-		s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
-		retry := r.retry.over(defaults.retry)
-		l.checkRetry(retry)
-		s.Retry = retry.build()
-		s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
-		s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
-		s.ExitGrace = r.exitGrace.or(defaults.exitGrace).get(DefaultExitGrace)
-		s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
-		s.Checks = l.buildChecks(r.checks.or(defaults.checks))
-		s.FailOnExitCode = r.failOnExitCode.or(defaults.failOnExitCode).get(false)
-		if r.onHelp != nil {
-			s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
+			retry := r.retry.over(defaults.retry)
+			l.checkRetry(retry)
+			s.Retry = retry.build()
+			s.Timeout = r.timeout.get(DefaultCommandTimeout)
+			s.Checks = l.buildChecks(r.checks)
+			if r.run != nil {
+				l.buildCommand(s, r)
+			}
+		case KindLoop:
+			if r.loop != nil {
+				s.Loop = l.buildLoop(r.loop)
+				s.Loop.Steps = l.buildLevel(r.loop.steps, path+".loop.steps", s.ID, defaults)
+			}
+		case KindApproval:
+			if r.approval != nil {
+				s.Approval = l.buildApproval(r.approval)
+			}
 		}
 	}
-	for i, r := range raws {
-		l.checkTemplates(l.w.Steps[i], r, order)
-		if r.mapping != nil {
-			l.w.Steps[i].Map = l.buildMap(r.mapping, l.w.Steps[i], order)
+	return level
+}
+
+// buildAgentStep merges the defaults into an agent step.
+func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDefaults) {
+	l.buildPrompt(s, r)
+	agent := r.agent.or(defaults.agent)
+	switch {
+	case !agent.set:
+		if !l.hasErrorAt(path + ".agent") {
+			l.fail(r.at, "no agent (set agent: here or in defaults)")
 		}
+	case l.checkAgent(agent):
+		s.Agent = agent.v
+	}
+	s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
+	retry := r.retry.over(defaults.retry)
+	l.checkRetry(retry)
+	s.Retry = retry.build()
+	s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
+	s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
+	s.ExitGrace = r.exitGrace.or(defaults.exitGrace).get(DefaultExitGrace)
+	s.StartTimeout = r.startTimeout.or(defaults.startTimeout).get(DefaultStartTimeout)
+	s.FallbackAfter = r.fallbackAfter.or(defaults.fallbackAfter).get(0)
+	s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
+	s.Checks = l.buildChecks(r.checks.or(defaults.checks))
+	s.FailOnExitCode = r.failOnExitCode.or(defaults.failOnExitCode).get(false)
+	if r.onHelp != nil {
+		s.OnHelp = l.buildOnHelp(r.onHelp, s, path)
 	}
 }
 
@@ -149,23 +203,6 @@ func (l *loader) buildOnHelp(r *rawOnHelp, s *Step, path string) *OnHelp {
 		l.fail(at{line: r.at.line, col: r.at.col, key: path + ".on_help"}, "missing prompt")
 	}
 	return h
-}
-
-// checkTemplates parses a step's prompt templates and checks what they
-// reference against the data the run loop provides.
-func (l *loader) checkTemplates(s *Step, r rawStep, order map[string]int) {
-	c := &refChecker{step: s.ID, order: order, index: s.Index, isMap: r.mapping != nil}
-	src := r.prompt
-	if r.promptFile.set {
-		src = r.promptFile
-	}
-	if src.set && !(r.prompt.set && r.promptFile.set) {
-		l.template(c, src, s.Prompt, func(t *template.Template) { s.Template = t })
-	}
-	if r.onHelp != nil && r.onHelp.prompt.set {
-		l.template(c, r.onHelp.prompt, r.onHelp.prompt.v, func(t *template.Template) { s.OnHelp.Template = t })
-	}
-	s.Needs = c.needs
 }
 
 // template parses text, reporting syntax and reference errors at src.

@@ -10,7 +10,7 @@ import (
 )
 
 // promptFields lists what a prompt template may reference, for messages.
-const promptFields = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Steps.<id>.Output, .Help.Context, .Help.Advice or, in a map step, .Item"
+const promptFields = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Inputs.<name>, .Steps.<id>.Output, .Help.Context, .Help.Advice, in a map step .Item, or in a loop .Loop.Iteration and .Loop.Previous.<id>.Output"
 
 // newTemplate parses a template the way it will be executed: a missing key
 // is an error, never an empty string sent to an agent.
@@ -28,13 +28,19 @@ func newTemplate(name, text string) (*template.Template, error) {
 }
 
 // refChecker checks the data references of one step's templates against
-// what the run loop provides, and records the earlier steps they read.
+// what the run loop provides, and records the steps whose outputs they
+// read.
 type refChecker struct {
-	step  string         // the step whose templates these are
-	order map[string]int // step id → index
-	index int            // the step's own index
-	isMap bool           // a map step: .Item is its work item
-	needs []string
+	step      string          // the step whose templates these are
+	w         *Workflow       // for where a step is, in messages
+	ancestors map[string]bool // the steps it may read (Workflow.Ancestors)
+	inputs    map[string]bool // the declared inputs
+	loop      *Step           // the innermost loop the step is inside, or nil
+	isMap     bool            // a map step: .Item is its work item
+	// shell is set for a command given as a shell string: it may read no
+	// step's output, so that no agent output is interpreted by /bin/sh.
+	shell bool
+	reads []string
 	errs  []string
 }
 
@@ -104,6 +110,14 @@ func (c *refChecker) ref(chain []string) {
 		c.errs = append(c.errs, fmt.Sprintf("template references unknown field .%s (want %s)", strings.Join(chain, "."), promptFields))
 	}
 	switch chain[0] {
+	case "Steps", "Item", "Loop":
+		if c.shell {
+			c.errs = append(c.errs, fmt.Sprintf("a shell string cannot read .%s: /bin/sh would interpret what an agent wrote; "+
+				"give run: as a list, whose elements are passed as they are, or read $CADENCE_OUTPUTS_DIR/STEP.json", chain[0]))
+			return
+		}
+	}
+	switch chain[0] {
 	case "Run", "Step":
 		if len(chain) > 2 || (len(chain) == 2 && chain[1] != "ID") {
 			bad()
@@ -116,33 +130,107 @@ func (c *refChecker) ref(chain []string) {
 		if len(chain) > 1 && chain[1] != "Context" && chain[1] != "Advice" {
 			bad()
 		}
+	case "Inputs":
+		if len(chain) > 1 && !c.inputs[chain[1]] {
+			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)", chain[1], inputNames(c.inputs)))
+		}
 	case "Item":
 		// The item's fields are not known before the run.
 		if !c.isMap {
 			c.errs = append(c.errs, "template references .Item, which only a map step has (add map: to the step)")
 		}
+	case "Loop":
+		c.loopRef(chain, bad)
 	case "Steps":
 		if len(chain) < 2 {
 			return
 		}
 		id := chain[1]
-		i, known := c.order[id]
-		switch {
-		case !known:
-			c.errs = append(c.errs, fmt.Sprintf("template references unknown step %q", id))
-			return
-		case i >= c.index:
-			c.errs = append(c.errs, fmt.Sprintf("template references step %q, which does not run before step %q", id, c.step))
+		if !c.readStep(id, "template references") {
 			return
 		}
 		if len(chain) > 2 && chain[2] != "Output" {
 			bad()
-			return
-		}
-		if !slices.Contains(c.needs, id) {
-			c.needs = append(c.needs, id)
 		}
 	default:
 		bad()
 	}
+}
+
+// loopRef checks a reference to .Loop.
+func (c *refChecker) loopRef(chain []string, bad func()) {
+	if c.loop == nil {
+		c.errs = append(c.errs, "template references .Loop, which only a step inside a loop has")
+		return
+	}
+	if len(chain) < 2 {
+		return
+	}
+	switch chain[1] {
+	case "Iteration":
+		if len(chain) > 2 {
+			bad()
+		}
+	case "Previous":
+		if len(chain) < 3 {
+			return
+		}
+		if find(c.loop.Loop.Steps, chain[2]) == nil {
+			c.errs = append(c.errs, fmt.Sprintf("template references .Loop.Previous.%s, which is not a step of loop %q", chain[2], c.loop.ID))
+			return
+		}
+		if len(chain) > 3 && chain[3] != "Output" {
+			bad()
+		}
+	default:
+		bad()
+	}
+}
+
+// readStep checks that the step may read step id's output and records
+// it; what says what reads it, for messages.
+func (c *refChecker) readStep(id, what string) bool {
+	if c.ancestors[id] {
+		if !slices.Contains(c.reads, id) {
+			c.reads = append(c.reads, id)
+		}
+		return true
+	}
+	c.errs = append(c.errs, notAncestor(c.w, c.step, id, what))
+	return false
+}
+
+// notAncestor says why step may not read step id.
+func notAncestor(w *Workflow, step, id, what string) string {
+	other := w.Find(id)
+	switch {
+	case other == nil:
+		return fmt.Sprintf("%s unknown step %q", what, id)
+	case id == step:
+		return fmt.Sprintf("%s step %q, its own", what, id)
+	}
+	for p := other.Parent; p != ""; {
+		if slices.Contains(w.Ancestors(step), p) {
+			return fmt.Sprintf("%s step %q, which is inside loop %q: read its last iteration's output as .Steps.%s.Output.steps.%s (steps.%s.output.steps.%s in an expression)", what, id, p, p, id, p, id)
+		}
+		ps := w.Find(p)
+		if ps == nil {
+			break
+		}
+		p = ps.Parent
+	}
+	return fmt.Sprintf("%s step %q, which does not run before step %q: it is not among the steps %s needs, directly or through others (add it to needs:)", what, id, step, step)
+}
+
+// inputNames lists the declared inputs for a message.
+func inputNames(inputs map[string]bool) string {
+	if len(inputs) == 0 {
+		return "no inputs are declared"
+	}
+	names := make([]string, 0, len(inputs))
+	for n := range inputs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return "declared: " + alternatives(names, "and")
 }

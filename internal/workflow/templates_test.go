@@ -9,11 +9,11 @@ import (
 )
 
 // TestTemplateReferences puts a prompt in the middle step of a, b, c and
-// checks what it may reference and which steps it is recorded to need.
+// checks what it may reference and which steps it is recorded to read.
 func TestTemplateReferences(t *testing.T) {
 	tests := []struct {
 		prompt string
-		needs  []string
+		reads  []string
 		err    string // the message, "" when the prompt is fine
 	}{
 		{`{{ .Run.ID }} {{ .Step.ID }} {{ .Attempt }} {{ .HandoffPath }} {{ .SchemaPath }}`, nil, ""},
@@ -23,8 +23,8 @@ func TestTemplateReferences(t *testing.T) {
 		{`{{ with .Steps.a.Output }}{{ .anything.goes }}{{ else }}{{ .Run.ID }}{{ end }}`, []string{"a"}, ""},
 		{`{{ range $i, $t := .Steps.a.Output.tasks }}{{ $i }}{{ $t.name }}{{ $.Steps.a.Output }}{{ end }}`, []string{"a"}, ""},
 		{`{{ printf "%v" (index .Steps.a.Output "x") }}`, []string{"a"}, ""},
-		{`{{ .Steps.c.Output }}`, nil, `template references step "c", which does not run before step "b"`},
-		{`{{ .Steps.b.Output }}`, nil, `template references step "b", which does not run before step "b"`},
+		{`{{ .Steps.c.Output }}`, nil, `template references step "c", which does not run before step "b": it is not among the steps b needs, directly or through others (add it to needs:)`},
+		{`{{ .Steps.b.Output }}`, nil, `template references step "b", its own`},
 		{`{{ $.Steps.zz.Output }}`, nil, `template references unknown step "zz"`},
 		{`{{ .Steps.a.Result }}`, nil, "template references unknown field .Steps.a.Result (want " + fieldsWant + ")"},
 		{`{{ .Run.Name }}`, nil, "template references unknown field .Run.Name (want " + fieldsWant + ")"},
@@ -48,8 +48,8 @@ func TestTemplateReferences(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			if got := w.Steps[1].Needs; !reflect.DeepEqual(got, tt.needs) {
-				t.Errorf("needs %v, want %v", got, tt.needs)
+			if got := w.Steps[1].Reads; !reflect.DeepEqual(got, tt.reads) {
+				t.Errorf("reads %v, want %v", got, tt.reads)
 			}
 		})
 	}

@@ -23,6 +23,18 @@ const (
 	DefaultMaxEventBytes      = 64 << 20
 	DefaultTranscriptMaxBytes = 1 << 30
 	DefaultMaxDepth           = 10000
+
+	// DefaultCommandTimeout bounds a command step's attempt (SPEC 16.2).
+	DefaultCommandTimeout = 30 * time.Minute
+	// DefaultStartTimeout: an agent that sends no event and no output for
+	// this long after it started is stuck (SPEC 17).
+	DefaultStartTimeout = 2 * time.Minute
+	// DefaultMaxParallelSteps is how many steps run at once when the
+	// graph allows (SPEC 16.3).
+	DefaultMaxParallelSteps = 4
+	// DefaultNotifyAfter is how long a wait lasts before it is notified as
+	// long_wait (SPEC 17).
+	DefaultNotifyAfter = 10 * time.Minute
 )
 
 // Workflow is a loaded, checked workflow file. Every default has been
@@ -46,8 +58,17 @@ type Workflow struct {
 	Agents     map[string]*Agent // by name
 	Steps      []*Step           // in file order
 	MaxCostUSD float64           // run budget from defaults.max_cost_usd (0 = none)
+	// Inputs are the values a run is started with (SPEC 16.1), in file
+	// order; ResolveInputs checks what a run is given against them.
+	Inputs []*Input
+	// MaxParallelSteps is how many steps run at once when their needs
+	// allow it (default DefaultMaxParallelSteps).
+	MaxParallelSteps int
+	// Notify lists where the run's events are sent (SPEC 17).
+	Notify []*NotifyTarget
 
-	programs []programRef // the programs agents and checks start, for CheckPrograms
+	programs []programRef     // the programs agents and checks start, for CheckPrograms
+	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
 }
 
 // Agent is one entry of the agents: mapping. Command, Args and ContinueArgs
@@ -68,6 +89,16 @@ type Agent struct {
 	Model        string            // openai
 	APIKeyEnv    string            // openai: the environment variable holding the key
 	Circuit      Circuit
+	// ConfigDir is the CLI's own configuration directory for this entry
+	// (CLAUDE_CONFIG_DIR, CODEX_HOME, …), absolute, with ~ expanded; ""
+	// leaves the CLI's default.
+	ConfigDir string
+	// MaxConcurrent caps the processes of this entry running at once; 0
+	// is no cap.
+	MaxConcurrent int
+	// Fallback names the entries that take a step's next attempt, in
+	// order, when this one cannot serve.
+	Fallback []string
 }
 
 // Circuit configures an agent's circuit breaker (SPEC 6.4).
@@ -77,17 +108,54 @@ type Circuit struct {
 	HalfOpenCalls int           // trial attempts allowed while half-open (default 1)
 }
 
+// Kinds of step: what a step runs.
+const (
+	KindAgent    = "agent"    // an agent with a prompt
+	KindCommand  = "command"  // run: a command, no agent (SPEC 16.2)
+	KindLoop     = "loop"     // loop: inner steps run until a condition (SPEC 16.5)
+	KindApproval = "approval" // approval: waits for a person (SPEC 16.6)
+)
+
 // Step is one step of the workflow with the defaults merged in.
+//
+// Step ids are unique in the whole file, the inner steps of loops
+// included, so an id names one step wherever it is read from.
 type Step struct {
-	ID         string
-	Index      int                // position in Workflow.Steps
-	Agent      string             // name of an entry in Workflow.Agents
-	Prompt     string             // inline, or the content of PromptFile
-	PromptFile string             // as written, relative to the project directory; "" for inline prompts
-	Template   *template.Template // Prompt parsed with Option("missingkey=error")
-	Handoff    Handoff
-	Retry      Retry
-	Timeout    time.Duration // an attempt running longer is killed (default DefaultTimeout)
+	ID    string
+	Index int // position among its siblings: in Workflow.Steps, or in its loop's Steps
+	// Kind is KindAgent, KindCommand, KindLoop or KindApproval. Only an
+	// agent step has an Agent and a Prompt; only a command step a Run;
+	// and so on.
+	Kind string
+	// Parent is the id of the loop this step is an inner step of; "" for
+	// a step at the top of the workflow.
+	Parent string
+	// Needs are the steps, among its siblings, that must be done before
+	// this one starts: the needs: key as written, or the sibling before
+	// it when the key is absent (none for the first), or none for
+	// needs: []. Sorted by sibling position.
+	Needs []string
+	// Reads lists the steps whose outputs its templates, expressions or
+	// map items read, each of them an ancestor (Workflow.Ancestors).
+	Reads        []string
+	When         *Expr // nil: the step always runs once its needs are done
+	AllowFailure bool  // its failure does not fail the run; dependents still run
+	Run          *Command
+	Loop         *Loop
+	Approval     *Approval
+	// StartTimeout: an agent that sends no event and no output for this
+	// long after it started is stuck (default DefaultStartTimeout).
+	StartTimeout time.Duration
+	// FallbackAfter: a usage-limit wait longer than this moves the step
+	// to its agent's fallback (default 0: at once).
+	FallbackAfter time.Duration
+	Agent         string             // name of an entry in Workflow.Agents
+	Prompt        string             // inline, or the content of PromptFile
+	PromptFile    string             // as written, relative to the project directory; "" for inline prompts
+	Template      *template.Template // Prompt parsed with Option("missingkey=error")
+	Handoff       Handoff
+	Retry         Retry
+	Timeout       time.Duration // an attempt running longer is killed (default DefaultTimeout)
 	// IdleTimeout: no output and no CPU used by the agent's processes for
 	// this long, and the attempt is stuck (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
@@ -103,10 +171,55 @@ type Step struct {
 	// when it printed a valid handoff (class exit_nonzero); by default
 	// such a handoff is accepted with a warning.
 	FailOnExitCode bool
-	// Needs lists the earlier steps whose handoffs it reads: referenced as
-	// .Steps.<id> in its templates, or the source of its map items.
-	Needs []string
-	Map   *Map // nil for a step that runs once
+	Map            *Map // nil for a step that runs once
+
+	needsWritten bool // the file has a needs: key for the step
+	at           at   // where the step was written
+}
+
+// Command is what a command step runs (SPEC 16.2).
+type Command struct {
+	// Argv is what runs: ["/bin/sh", "-c", Text] when the workflow gave a
+	// string (Shell), else the list itself.
+	Argv []string
+	// Templates are the parsed templates to render before it runs: one
+	// per element of the list form, or the one string of the shell form,
+	// whose result becomes the /bin/sh -c argument. A shell string may
+	// read .Inputs, .Run and .Step, never a step's output (.Steps, .Item,
+	// .Loop), so no agent output is ever interpreted by a shell.
+	Templates []*template.Template
+	Text      string // the command as written, for inspect
+	Shell     bool
+	// Handoff is set when the step has a handoff: key: its output is then
+	// the JSON handoff found in its output, checked like an agent's,
+	// instead of {"exit_code", "stdout"}.
+	Handoff bool
+}
+
+// Loop is a step that runs its inner steps as one iteration until a
+// condition holds (SPEC 16.5).
+type Loop struct {
+	Steps         []*Step // the inner graph, in file order
+	Until         *Expr   // evaluated after each iteration; true ends the loop
+	MaxIterations int     // at least 1
+	Session       string  // continue | fresh (default continue)
+	OnExhausted   string  // fail | continue (default fail)
+}
+
+// Values of Loop.Session and Loop.OnExhausted, Approval.OnReject.
+const (
+	SessionContinue = "continue"
+	SessionFresh    = "fresh"
+	OnFail          = "fail"
+	OnContinue      = "continue"
+)
+
+// Approval is a step that waits for a person (SPEC 16.6).
+type Approval struct {
+	Prompt   string
+	Template *template.Template // Prompt parsed with Option("missingkey=error")
+	OnReject string             // fail | continue (default fail)
+	Timeout  time.Duration      // 0: waits for ever
 }
 
 // Handoff says where a step's JSON result comes from and how it is checked.
@@ -150,7 +263,8 @@ type OnHelp struct {
 	MaxRounds int                // default 2
 }
 
-// Step returns the step with the given id, or nil.
+// Step returns the top-level step with the given id, or nil; Find looks
+// inside loops too.
 func (w *Workflow) Step(id string) *Step {
 	for _, s := range w.Steps {
 		if s.ID == id {
@@ -158,4 +272,34 @@ func (w *Workflow) Step(id string) *Step {
 		}
 	}
 	return nil
+}
+
+// Find returns the step with the given id at any depth, or nil.
+func (w *Workflow) Find(id string) *Step {
+	if w.byID != nil {
+		return w.byID[id]
+	}
+	for _, s := range w.All() {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// All returns every step, each loop followed by its inner steps, in file
+// order.
+func (w *Workflow) All() []*Step {
+	var out []*Step
+	var walk func([]*Step)
+	walk = func(steps []*Step) {
+		for _, s := range steps {
+			out = append(out, s)
+			if s.Loop != nil {
+				walk(s.Loop.Steps)
+			}
+		}
+	}
+	walk(w.Steps)
+	return out
 }

@@ -1,0 +1,148 @@
+package workflow
+
+import (
+	"fmt"
+	"text/template"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// checkRefs parses a step's templates and expressions and checks what
+// they read against the graph: a step may read the outputs of its
+// ancestors only (SPEC 16.3), a loop's until the inner steps of its loop
+// as well. It builds the step's map: last, whose items are read too.
+func (l *loader) checkRefs(b builtStep) {
+	s, r := b.s, b.r
+	c := l.refChecker(s, r.mapping != nil)
+	switch s.Kind {
+	case KindAgent:
+		src := r.prompt
+		if r.promptFile.set {
+			src = r.promptFile
+		}
+		if src.set && !(r.prompt.set && r.promptFile.set) {
+			l.template(c, src, s.Prompt, func(t *template.Template) { s.Template = t })
+		}
+		if r.onHelp != nil && r.onHelp.prompt.set {
+			l.template(c, r.onHelp.prompt, r.onHelp.prompt.v, func(t *template.Template) { s.OnHelp.Template = t })
+		}
+	case KindCommand:
+		if s.Run != nil {
+			l.commandTemplates(c, s, r.run, b.path+".run")
+		}
+	case KindApproval:
+		if s.Approval != nil && r.approval.prompt.set {
+			l.template(c, r.approval.prompt, s.Approval.Prompt, func(t *template.Template) { s.Approval.Template = t })
+		}
+	case KindLoop:
+		if s.Loop != nil && r.loop.until != nil {
+			allowed := l.readable(s)
+			for _, inner := range s.Loop.Steps {
+				allowed[inner.ID] = true
+			}
+			s.Loop.Until = l.expression(c, r.loop.until, b.path+".loop.until", allowed, true)
+		}
+	}
+	if r.when != nil {
+		s.When = l.expression(c, r.when, b.path+".when", l.readable(s), s.Parent != "")
+	}
+	if r.mapping != nil && (s.Kind == KindAgent || s.Kind == KindCommand) {
+		s.Map = l.buildMap(r.mapping, s, c)
+	}
+	s.Reads = c.reads
+}
+
+// readable is the set of steps whose outputs s may read: its ancestors.
+func (l *loader) readable(s *Step) map[string]bool {
+	set := map[string]bool{}
+	if s.ID == "" {
+		return set
+	}
+	for _, id := range l.w.Ancestors(s.ID) {
+		set[id] = true
+	}
+	return set
+}
+
+// refChecker returns a checker of s's references.
+func (l *loader) refChecker(s *Step, isMap bool) *refChecker {
+	c := &refChecker{step: s.ID, w: l.w, ancestors: l.readable(s), inputs: map[string]bool{}, isMap: isMap}
+	for _, in := range l.w.Inputs {
+		c.inputs[in.Name] = true
+	}
+	if s.Parent != "" {
+		if p := l.w.Find(s.Parent); p != nil && p.Loop != nil {
+			c.loop = p
+		}
+	}
+	return c
+}
+
+// commandTemplates parses a command step's templates: each element of the
+// list form, or the shell string, which may read no step output.
+func (l *loader) commandTemplates(c *refChecker, s *Step, r *rawRun, path string) {
+	if r.shell {
+		c.shell = true
+		defer func() { c.shell = false }()
+		l.template(c, field[string]{v: s.Run.Text, set: true, at: r.argv.at}, s.Run.Text, func(t *template.Template) {
+			s.Run.Templates = []*template.Template{t}
+		})
+		return
+	}
+	seq, _ := unwrap(r.node).(*ast.SequenceNode)
+	s.Run.Templates = make([]*template.Template, len(s.Run.Argv))
+	for i, word := range s.Run.Argv {
+		a := r.argv.at
+		if seq != nil && i < len(seq.Values) {
+			a = where(seq.Values[i], fmt.Sprintf("%s[%d]", path, i))
+		}
+		l.template(c, field[string]{v: word, set: true, at: a}, word, func(t *template.Template) { s.Run.Templates[i] = t })
+	}
+}
+
+// expression compiles a when: or until: and checks the steps and inputs
+// it reads; allowed are the steps it may read, inLoop whether
+// loop.iteration is defined where it is evaluated.
+func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[string]bool, inLoop bool) *Expr {
+	x, problems := compileExpr(r.src.v, key)
+	for _, p := range problems {
+		l.fail(r.problemAt(p, l.w.Raw), "%s", p.msg)
+	}
+	if x == nil {
+		return nil
+	}
+	good := true
+	for _, id := range x.Steps {
+		if allowed[id] {
+			if c.ancestors[id] { // not a loop's own inner step, read by its until
+				c.reads = appendNew(c.reads, id)
+			}
+			continue
+		}
+		l.fail(r.src.at, "%s", notAncestor(l.w, c.step, id, "expression reads"))
+		good = false
+	}
+	for _, in := range x.Inputs {
+		if !c.inputs[in] {
+			l.fail(r.src.at, "expression reads unknown input %q (%s)", in, inputNames(c.inputs))
+			good = false
+		}
+	}
+	if x.UsesLoop && !inLoop {
+		l.fail(r.src.at, "expression reads loop, which is defined only inside a loop and in its until")
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	return x
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
