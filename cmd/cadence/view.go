@@ -173,8 +173,10 @@ func humanLine(ev history.Event) (string, bool) {
 		return fmt.Sprintf("run %s resumed%s", ev.RunID, paren(ev.Message)), false
 	case history.EventAttemptSettled:
 		return fmt.Sprintf("%s attempt %d %s: %s", step, ev.Attempt, ev.Status, ev.Message), true
-	case history.EventStepSkipped:
+	case history.EventStepAlreadyDone:
 		return fmt.Sprintf("%s already succeeded, not run again", step), false
+	case history.EventStepSkipped:
+		return fmt.Sprintf("%s skipped: %s", step, ev.Message), false
 	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.

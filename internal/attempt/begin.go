@@ -24,20 +24,24 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 	agentName := in.Step.Agent
 	now := r.now()
 	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
-		b, err := r.agentBreaker(tx, agentName, now)
-		if err != nil {
-			return err
-		}
-		next, gen, ok, until := circuit.Acquire(b.Breaker, r.circuitConfig(agentName), now)
-		if err := putBreaker(tx, b, next, now); err != nil {
-			return err
-		}
-		if !ok {
-			waitUntil = until
-			if waitUntil.IsZero() || !waitUntil.After(now) {
-				waitUntil = now.Add(time.Second)
+		var gen int64
+		if agentName != "" { // a command step has no agent and no circuit
+			b, err := r.agentBreaker(tx, agentName, now)
+			if err != nil {
+				return err
 			}
-			return nil
+			next, g, ok, until := circuit.Acquire(b.Breaker, r.circuitConfig(agentName), now)
+			if err := putBreaker(tx, b, next, now); err != nil {
+				return err
+			}
+			if !ok {
+				waitUntil = until
+				if waitUntil.IsZero() || !waitUntil.After(now) {
+					waitUntil = now.Add(time.Second)
+				}
+				return nil
+			}
+			gen = g
 		}
 		n, err := nextN(tx, u)
 		if err != nil {

@@ -86,6 +86,28 @@ func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) erro
 	if err := e.attempt(tx, a); err != nil {
 		return err
 	}
+	if agentName != "" { // a command step has no agent and no circuit
+		if err := t.recordCircuit(tx, e, now); err != nil {
+			return err
+		}
+	}
+	s, err := tx.Unit(t.in.Unit())
+	if err != nil {
+		return err
+	}
+	if e.usage {
+		addUsage(s, a)
+		if a.SessionID != "" {
+			s.SessionID = a.SessionID
+		}
+	}
+	s.UpdatedAt = now
+	return e.step(tx, s)
+}
+
+// recordCircuit applies the attempt's ending to its agent's breaker.
+func (t *try) recordCircuit(tx *checkpoint.Tx, e ending, now time.Time) error {
+	r, a, agentName := t.r, t.row, t.in.Step.Agent
 	b, err := r.agentBreaker(tx, agentName, now)
 	if err != nil {
 		return err
@@ -101,21 +123,7 @@ func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) erro
 	if !e.resetAt.IsZero() && e.resetAt.After(now) {
 		next = circuit.OpenUntilTime(next, e.resetAt, now)
 	}
-	if err := putBreaker(tx, b, next, now); err != nil {
-		return err
-	}
-	s, err := tx.Unit(t.in.Unit())
-	if err != nil {
-		return err
-	}
-	if e.usage {
-		addUsage(s, a)
-		if a.SessionID != "" {
-			s.SessionID = a.SessionID
-		}
-	}
-	s.UpdatedAt = now
-	return e.step(tx, s)
+	return putBreaker(tx, b, next, now)
 }
 
 // commit decides what follows a finished attempt judged j and records
@@ -264,7 +272,7 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 func (c *closing) writeRecord(ctx context.Context) ([]byte, error) {
 	t, a, ws := c.t, c.t.row, c.t.in.Step
 	var followup string
-	if c.d.next != nil && c.j.class.IsAnswerFailure() {
+	if c.d.next != nil && c.j.class.IsAnswerFailure() && !t.in.isCommand() {
 		task := a.Prompt
 		if t.plan.kind == checkpoint.KindFollowup {
 			task, _ = c.r.originalTask(ctx, t.in.Unit())

@@ -29,6 +29,8 @@ type Instance struct {
 	// Outputs are the outputs of the finished steps its templates may
 	// read, as .Steps.ID.Output.
 	Outputs map[string]any
+	// Inputs are the run's input values (SPEC §16.1), as .Inputs.NAME.
+	Inputs map[string]any
 }
 
 // Item is one work item of a map step as it was frozen when the step

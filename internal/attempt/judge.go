@@ -13,6 +13,14 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
+// handoffSource is where an attempt's handoff is judged from: the file
+// at path in workDir (a file handoff), or what stream judged of a text
+// agent's stdout as it arrived, or else the agent's final answer.
+type handoffSource struct {
+	workDir, path string
+	stream        *handoff.Stream
+}
+
 // judgement is the verdict on one finished attempt.
 type judgement struct {
 	ok         bool
@@ -69,9 +77,11 @@ func (r *Runner) helpRequest(ws *workflow.Step, res *agent.Result, hr handoff.Re
 }
 
 // judge classifies a finished attempt into success or exactly one failure
-// class (SPEC §5). stream, when not nil, has judged a text agent's stdout as
+// class (SPEC §5). src says where its handoff is; src.stream, when not
+// nil, has judged a text agent's stdout as
 // it arrived.
-func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, workDir, handoffPath string, stream *handoff.Stream) judgement {
+func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src handoffSource) judgement {
+	workDir, handoffPath, stream := src.workDir, src.path, src.stream
 	if runErr != nil && errors.Is(runErr, context.Canceled) {
 		return judgement{class: handoff.ClassInterrupted, diag: handoff.Diagnose(handoff.ClassInterrupted, "cadence was stopped before the agent started")}
 	}

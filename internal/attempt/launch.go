@@ -43,7 +43,13 @@ func (t *try) execute(ctx context.Context) (Outcome, error) {
 		t.r.Log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", t.row.N,
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
-	j := t.r.judge(ws, res, runErr, t.r.WorkDir(t.in), handoffPath, l.stream)
+	src := handoffSource{workDir: t.r.WorkDir(t.in), path: handoffPath, stream: l.stream}
+	var j judgement
+	if t.in.isCommand() {
+		j = t.judgeCommand(res, runErr, src, l.tail)
+	} else {
+		j = t.r.judge(ws, res, runErr, src)
+	}
 	if !j.ok && j.class.IsHandoffFailure() && handoffPath == "" && l.stream == nil && res != nil {
 		// A protocol agent's answer, as judged, apart from its transcript.
 		if err := checkpoint.WriteFileAtomic(judgedPath(l.outPath, judgedAnswer), judgedText(res), 0o644); err != nil {
@@ -97,6 +103,8 @@ type launch struct {
 	// protocol agent or a file handoff.
 	stream *handoff.Stream
 	stdout *checkpoint.AtomicFile
+	// tail keeps the end of a command step's stdout, its output.
+	tail *tailBuffer
 }
 
 // newLaunch prepares the agent ag's process for the attempt t: its argv
@@ -107,11 +115,22 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 	l := &launch{r: r, t: t, ag: ag}
 	l.outPath = filepath.Join(t.attemptsDir(), strconv.Itoa(a.N)+".out")
 	a.OutputFile = r.relPath(l.outPath)
-	spec, err := t.agentSpec(ag, handoffPath)
+	var (
+		spec agent.Spec
+		err  error
+	)
+	if t.in.isCommand() && t.plan.kind != checkpoint.KindHelp {
+		spec, err = t.commandSpec()
+	} else {
+		spec, err = t.agentSpec(ag, handoffPath)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if spec.Protocol == agent.ProtocolText && ag.Preset != agent.PresetOpenAI && t.plan.kind != checkpoint.KindHelp {
+	if t.in.isCommand() && !t.in.Step.Run.Handoff {
+		l.tail = &tailBuffer{max: commandStdoutTail}
+		spec.Candidate = l.tail
+	} else if spec.Protocol == agent.ProtocolText && (ag == nil || ag.Preset != agent.PresetOpenAI) && t.plan.kind != checkpoint.KindHelp {
 		spec.Candidate = io.Discard
 		if handoffPath == "" {
 			ws := t.in.Step
@@ -153,7 +172,7 @@ func (l *launch) run(ctx context.Context) (*agent.Result, error) {
 		res    *agent.Result
 		runErr error
 	)
-	if l.ag.Preset == agent.PresetOpenAI {
+	if l.ag != nil && l.ag.Preset == agent.PresetOpenAI {
 		res, runErr = l.t.runChat(ctx, l.ag, l.spec)
 	} else {
 		res, runErr = agent.Run(ctx, l.spec)

@@ -25,6 +25,7 @@ func (r *Runner) templateData(in *Instance, attempt int) map[string]any {
 		"HandoffPath": ws.Handoff.Path,
 		"SchemaPath":  ws.Handoff.SchemaPath,
 		"Steps":       in.Outputs,
+		"Inputs":      in.Inputs,
 		"Help":        map[string]any{"Context": "", "Advice": ""},
 	}
 	if in.Item != nil {

@@ -165,6 +165,9 @@ func (r *Runner) readState(ctx context.Context, u checkpoint.Unit) (unitState, e
 // planFor renders the task and plans the next attempt from the committed
 // state.
 func (r *Runner) planFor(ctx context.Context, in *Instance, s unitState) (attemptPlan, error) {
+	if in.isCommand() {
+		return commandPlan(in, s.last), nil
+	}
 	task, err := r.renderPrompt(in, s.used+1, s.step.Advice)
 	if err != nil {
 		return attemptPlan{}, &promptError{err}

@@ -117,7 +117,7 @@ func (t *try) recordUsage(res *agent.Result) {
 	}
 	a.Turns = res.Turns
 	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
-	if res.CostUSD > 0 || isProtocolCost(t.r.Workflow.Agents[agentName].Preset) {
+	if ag := t.r.Workflow.Agents[agentName]; res.CostUSD > 0 || (ag != nil && isProtocolCost(ag.Preset)) {
 		c := res.CostUSD
 		a.CostUSD = &c
 	}
@@ -186,6 +186,7 @@ func (t *try) cadenceEnv() []string {
 		"CADENCE_IDEMPOTENCY_KEY=" + t.in.Unit().String(),
 		"CADENCE_SESSION_ID=" + t.plan.sessionID,
 		"CADENCE_PROJECT_DIR=" + t.r.Dir,
+		"CADENCE_OUTPUTS_DIR=" + OutputsDir(t.r.Dir, t.in.Run.ID),
 	}
 	if t.in.Item != nil {
 		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)

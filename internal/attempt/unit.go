@@ -63,25 +63,32 @@ func (r *Runner) FailStep(ctx context.Context, in *Instance, why string) (Outcom
 // recorded cost has reached its budget before this attempt. The stop is
 // an attempt row of its own, uncounted: no process runs.
 func (r *Runner) overBudget(ctx context.Context, in *Instance, st *checkpoint.Step, used int) (bool, error) {
-	ws := in.Step
 	detail, err := r.budgetSpent(ctx, in, st)
 	if err != nil || detail == "" {
 		return false, err
 	}
+	return true, r.StopStep(ctx, in, handoff.ClassBudget, detail, kindAfter(used))
+}
+
+// StopStep fails a step instance for good with class and detail before
+// any process runs: a budget spent, a when that could not be evaluated.
+// The stop is an attempt row of its own, uncounted, of the kind the next
+// attempt would have had, so that inspect shows its class and why.
+func (r *Runner) StopStep(ctx context.Context, in *Instance, class handoff.Class, detail, kind string) error {
 	now := r.now()
-	diag := handoff.Diagnose(handoff.ClassBudget, detail)
+	diag := handoff.Diagnose(class, detail)
 	details, _ := json.Marshal(diag)
 	u := in.Unit()
-	err = r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+	err := r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		n, err := nextN(tx, u)
 		if err != nil {
 			return err
 		}
-		a := checkpoint.Attempt{RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: kindAfter(used), StartedAt: now, Uncounted: true}
+		a := checkpoint.Attempt{RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: kind, StartedAt: now, Uncounted: true}
 		if err := tx.StartAttempt(&a); err != nil {
 			return err
 		}
-		a.Class, a.Error, a.DetailsJSON, a.FinishedAt = string(handoff.ClassBudget), diag.Summary(), details, &now
+		a.Class, a.Error, a.DetailsJSON, a.FinishedAt = string(class), diag.Summary(), details, &now
 		if err := tx.AttemptFailed(&a); err != nil {
 			return err
 		}
@@ -92,10 +99,11 @@ func (r *Runner) overBudget(ctx context.Context, in *Instance, st *checkpoint.St
 		return tx.StepFailed(s, now)
 	})
 	if err != nil {
-		return false, fmt.Errorf("record budget stop of %s: %w", in.Label(), err)
+		return fmt.Errorf("record the %s stop of %s: %w", class, in.Label(), err)
 	}
-	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: ws.ID, Item: in.ItemKey(), Agent: ws.Agent, Class: string(handoff.ClassBudget), Message: detail})
-	return true, nil
+	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent,
+		Class: string(class), Message: detail})
+	return nil
 }
 
 // budgetSpent says which budget is spent, the run's or the step's, or ""

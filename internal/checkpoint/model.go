@@ -19,6 +19,10 @@ type Run struct {
 	StartedAt     time.Time
 	FinishedAt    *time.Time
 	UpdatedAt     time.Time
+	// InputsJSON holds the values of the workflow's inputs the run was
+	// started with (SPEC §16.1), as a JSON object; nil for a workflow
+	// without inputs. A resume uses them.
+	InputsJSON []byte
 }
 
 // Step is the state of one workflow step within a run, or of one item of a
@@ -32,6 +36,10 @@ type Step struct {
 	ItemIdx      int    // an item's position in its step's frozen list, from 1; 0 for a step
 	ItemJSON     []byte // the item's value as frozen when the step started; nil for a step
 	BaseCommit   string // a map step in git worktrees: the commit its items' branches start at
+	// DecisionJSON is the step's decision, committed once and never taken
+	// again (SPEC §16.4): its when evaluated, or why it was skipped, as a
+	// JSON object; nil until one is taken.
+	DecisionJSON []byte
 	Agent        string
 	Status       string // one of the Step* constants
 	MaxAttempts  int

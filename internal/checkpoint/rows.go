@@ -24,6 +24,7 @@ type runRow struct {
 	StartedAt      dbTime            `db:"started_at"`
 	FinishedAt     nullTime          `db:"finished_at"`
 	UpdatedAt      dbTime            `db:"updated_at"`
+	InputsJSON     string            `db:"inputs_json"`
 }
 
 func runToRow(r Run) runRow {
@@ -38,6 +39,7 @@ func runToRow(r Run) runRow {
 		StartedAt:      dbTime(r.StartedAt),
 		FinishedAt:     toNullTime(r.FinishedAt),
 		UpdatedAt:      dbTime(r.UpdatedAt),
+		InputsJSON:     cleanText(string(r.InputsJSON)),
 	}
 }
 
@@ -53,6 +55,7 @@ func (r runRow) run() Run {
 		StartedAt:      time.Time(r.StartedAt),
 		FinishedAt:     r.FinishedAt.t,
 		UpdatedAt:      time.Time(r.UpdatedAt),
+		InputsJSON:     textOrNil(r.InputsJSON),
 	}
 }
 
@@ -104,6 +107,7 @@ type stepRow struct {
 	OutputTokens int64            `db:"output_tokens"`
 	UpdatedAt    dbTime           `db:"updated_at"`
 	BaseCommit   string           `db:"base_commit"`
+	DecisionJSON string           `db:"decision_json"`
 }
 
 func stepToRow(s Step) stepRow {
@@ -131,6 +135,7 @@ func stepToRow(s Step) stepRow {
 		OutputTokens: s.OutputTokens,
 		UpdatedAt:    dbTime(s.UpdatedAt),
 		BaseCommit:   s.BaseCommit,
+		DecisionJSON: cleanText(string(s.DecisionJSON)),
 	}
 }
 
@@ -159,6 +164,7 @@ func (r stepRow) step() Step {
 		OutputTokens: r.OutputTokens,
 		UpdatedAt:    time.Time(r.UpdatedAt),
 		BaseCommit:   r.BaseCommit,
+		DecisionJSON: textOrNil(r.DecisionJSON),
 	}
 }
 
@@ -389,6 +395,14 @@ func textBytes(n sql.Null[string]) []byte {
 		return nil
 	}
 	return []byte(n.V)
+}
+
+// textOrNil is a NOT NULL text column as bytes: '' is nil.
+func textOrNil(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // cleanText makes text that came from an agent storable on both engines:

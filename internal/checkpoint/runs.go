@@ -5,7 +5,7 @@ import (
 )
 
 const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, workflow_files, budget_usd,
-	started_at, finished_at, updated_at`
+	started_at, finished_at, updated_at, inputs_json`
 
 // Queries on the resume path, named so a test can check their plans.
 const (
@@ -29,7 +29,7 @@ const (
 	runsQuery      = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at, id`
 	insertRunQuery = `INSERT INTO runs (` + runColumns + `) VALUES (
 		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :workflow_files, :budget_usd,
-		:started_at, :finished_at, :updated_at)`
+		:started_at, :finished_at, :updated_at, :inputs_json)`
 	updateRunQuery = `UPDATE runs SET status = :status, workflow_path = :workflow_path,
 		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, workflow_files = :workflow_files,
 		budget_usd = :budget_usd,

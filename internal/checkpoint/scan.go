@@ -23,7 +23,7 @@ func (r *stepRow) dest() []any {
 	return []any{
 		&r.RunID, &r.ID, &r.ItemKey, &r.Idx, &r.ItemIdx, &r.ItemJSON, &r.Agent, &r.Status, &r.MaxAttempts, &r.NextRetryAt, &r.DelayMS,
 		&r.SessionID, &r.FreshSession, &r.HandoffJSON, &r.HelpRounds, &r.Advice, &r.CostUSD, &r.CostKnown, &r.Turns,
-		&r.InputTokens, &r.OutputTokens, &r.UpdatedAt, &r.BaseCommit,
+		&r.InputTokens, &r.OutputTokens, &r.UpdatedAt, &r.BaseCommit, &r.DecisionJSON,
 	}
 }
 

@@ -22,6 +22,9 @@ const (
 	StepWaiting   = "waiting" // in a backoff or waiting for an open circuit
 	StepSucceeded = "succeeded"
 	StepFailed    = "failed"
+	// StepSkipped: its when was false, or a step it needs was skipped
+	// (SPEC §16.4). Final, like succeeded.
+	StepSkipped = "skipped"
 )
 
 // Attempt statuses.
@@ -61,11 +64,12 @@ var runTransitions = map[string][]string{
 // failed→pending is `resume --retry-failed`. A succeeded step is final (G2).
 // Same-status moves of live steps let callers update the other fields.
 var stepTransitions = map[string][]string{
-	StepPending:   {StepPending, StepRunning, StepFailed, StepSucceeded},
+	StepPending:   {StepPending, StepRunning, StepFailed, StepSucceeded, StepSkipped},
 	StepRunning:   {StepRunning, StepWaiting, StepSucceeded, StepFailed, StepPending},
 	StepWaiting:   {StepWaiting, StepRunning, StepFailed},
 	StepFailed:    {StepPending},
 	StepSucceeded: nil,
+	StepSkipped:   nil,
 }
 
 // attemptTransitions lists, for each attempt status, the statuses it may move
@@ -181,6 +185,24 @@ func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
 	s.Status = StepSucceeded
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.HandoffJSON = envelope
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepDecided records a step's decision (its when evaluated true) on the
+// pending step, committed before anything that depends on it, so that a
+// resume never takes it again.
+func (t *Tx) StepDecided(s *Step, decision []byte, now time.Time) error {
+	s.DecisionJSON = decision
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepSkipped marks a pending step skipped, with the decision that
+// skipped it: its when evaluated false, or a need that was skipped.
+func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
+	s.Status = StepSkipped
+	s.DecisionJSON = decision
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
 }

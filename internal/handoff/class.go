@@ -27,6 +27,9 @@ const (
 	// program could not be found or started. Never retried, and it says
 	// nothing about the agent's provider, so its circuit ignores it.
 	ClassConfig Class = "config"
+	// ClassExpression is a when that failed when evaluated, naming the
+	// expression and the field (SPEC §16.4). Never retried.
+	ClassExpression Class = "expression"
 )
 
 // Classes lists every class, in the order of SPEC §5's table.
@@ -34,7 +37,7 @@ func Classes() []Class {
 	return []Class{
 		ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema,
 		ClassExitNonzero, ClassTransient, ClassTimeout, ClassStuck, ClassTooLarge,
-		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck, ClassConfig,
+		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck, ClassConfig, ClassExpression,
 	}
 }
 

@@ -52,7 +52,12 @@ const (
 	EventRunStarted      = "run_started"
 	EventRunResumed      = "run_resumed"
 	EventAttemptSettled  = "attempt_settled"
-	EventStepSkipped     = "step_skipped"
+	// EventStepAlreadyDone: the step had succeeded before this process
+	// and is not run again.
+	EventStepAlreadyDone = "step_already_done"
+	// EventStepSkipped: the step's when was false, or a step it needs was
+	// skipped (SPEC §16.4); Message says which.
+	EventStepSkipped = "step_skipped"
 	EventAttemptStarted  = "attempt_started"
 	EventAttemptFinished = "attempt_finished"
 	EventCheckStarted    = "check_started"

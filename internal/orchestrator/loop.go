@@ -73,47 +73,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	if err := p.settle(ctx, run); err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
 	}
-	outputs := map[string]any{}
-	for _, ws := range p.wf.Steps {
-		st, err := p.stepRow(ctx, run.ID, ws.ID)
-		if err != nil {
-			return nil, err
-		}
-		switch st.Status {
-		case checkpoint.StepSucceeded:
-			out, err := attempt.EnvelopeData(st.HandoffJSON)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
-			}
-			outputs[ws.ID] = map[string]any{"Output": out}
-			if done[ws.ID] {
-				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: st.Status})
-			}
-			continue
-		case checkpoint.StepFailed:
-			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
-				Message: fmt.Sprintf("step %s failed", ws.ID)})
-		}
-		var (
-			res stepResult
-			out any
-			in  = &attempt.Instance{Run: run, Step: ws, Outputs: outputs}
-		)
-		if ws.Map != nil {
-			res, out, err = p.runMap(ctx, in)
-		} else {
-			res, out, err = p.runUnit(ctx, in)
-		}
-		if err != nil {
-			return p.stopped(run.ID, ws.ID, err)
-		}
-		if res == stepFailed {
-			return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
-				Message: fmt.Sprintf("step %s failed", ws.ID)})
-		}
-		outputs[ws.ID] = map[string]any{"Output": out}
-	}
-	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+	return p.runGraph(ctx, run, done)
 }
 
 // watchStateEvery is how often a run on SQLite checks, between its

@@ -1,0 +1,332 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cadence-dev/cadence/internal/attempt"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// graph is a run's steps as the scheduler sees them (SPEC §16.3): which
+// have ended and how, which run now, and what the ended ones give the
+// steps after them.
+type graph struct {
+	inputs map[string]any
+	// outputs are .Steps for templates (ID → {"Output": out}); vars are
+	// steps for expressions (status and output).
+	outputs map[string]any
+	vars    map[string]workflow.StepVars
+	ended   map[string]string // ID → succeeded, failed or skipped
+	running map[string]bool
+	// failed is the first step whose failure fails the run; stop the
+	// first error that stops it (an interruption, the store), and stopAt
+	// the step it came from.
+	failed string
+	stop   error
+	stopAt string
+}
+
+// stepEnd is how a step's run ended, reported to the scheduler.
+type stepEnd struct {
+	ws  *workflow.Step
+	res stepResult
+	out any
+	err error
+}
+
+// runGraph runs the run's steps as a graph: a step starts once every step
+// it needs has ended and its decision (its when, or a skipped need) says
+// it runs, up to max_parallel_steps at once. When a step fails (and has
+// no allow_failure), no new step starts, the running ones finish, and the
+// run fails. Every decision is committed before what depends on it, and
+// read back on resume instead of being taken again.
+func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
+	g, res, err := p.readGraph(ctx, run, done)
+	if err != nil || res != nil {
+		return res, err
+	}
+	ends := make(chan stepEnd)
+	for {
+		if g.failed == "" && g.stop == nil {
+			if err := p.startReady(ctx, run, g, ends); err != nil {
+				return p.stopped(run.ID, g.stopAt, err)
+			}
+		}
+		if len(g.running) == 0 {
+			break
+		}
+		p.ended(run, g, <-ends)
+	}
+	switch {
+	case g.stop != nil:
+		return p.stopped(run.ID, g.stopAt, g.stop)
+	case g.failed != "":
+		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: g.failed,
+			Message: fmt.Sprintf("step %s failed", g.failed)})
+	}
+	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+}
+
+// readGraph reads what the committed state says of the run's steps. A
+// step that failed (without allow_failure) before this process fails the
+// run at once: res is then the run's result.
+func (p *project) readGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*graph, *Result, error) {
+	g := &graph{outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{}, running: map[string]bool{}}
+	if len(run.InputsJSON) > 0 {
+		v, err := jsonvalue.Decode(run.InputsJSON)
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: stored inputs: %w", run.ID, err)
+		}
+		g.inputs, _ = v.(jsonvalue.Object)
+	}
+	var rows []checkpoint.Step
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		rows, err = tx.Steps(run.ID)
+		return err
+	}); err != nil {
+		return nil, nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	}
+	for _, st := range rows {
+		ws := p.wf.Step(st.ID)
+		if ws == nil {
+			continue
+		}
+		switch st.Status {
+		case checkpoint.StepSucceeded:
+			out, err := attempt.EnvelopeData(st.HandoffJSON)
+			if err != nil {
+				return nil, nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
+			}
+			g.end(ws.ID, checkpoint.StepSucceeded, out)
+			if done[ws.ID] {
+				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: ws.ID, Status: st.Status})
+			}
+		case checkpoint.StepSkipped:
+			g.end(ws.ID, checkpoint.StepSkipped, nil)
+		case checkpoint.StepFailed:
+			if !ws.AllowFailure {
+				res, err := p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
+					Message: fmt.Sprintf("step %s failed", ws.ID)})
+				return nil, res, err
+			}
+			g.end(ws.ID, checkpoint.StepFailed, nil)
+		}
+	}
+	return g, nil, nil
+}
+
+// end records how a step ended, for the steps after it.
+func (g *graph) end(id, status string, out any) {
+	g.ended[id] = status
+	g.vars[id] = workflow.StepVars{Output: out, Status: status}
+	if status == checkpoint.StepSucceeded {
+		g.outputs[id] = map[string]any{"Output": out}
+	}
+}
+
+// ready reports whether every step ws needs has ended.
+func (g *graph) ready(ws *workflow.Step) bool {
+	for _, id := range ws.Needs {
+		if g.ended[id] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// startReady starts, in the graph's order, each step whose needs have
+// ended and whose decision says it runs, while fewer than
+// max_parallel_steps run; a step skipped on the way may make the steps
+// after it ready in the same pass.
+func (p *project) startReady(ctx context.Context, run *checkpoint.Run, g *graph, ends chan<- stepEnd) error {
+	for _, ws := range p.wf.Order() {
+		if len(g.running) >= p.wf.MaxParallelSteps {
+			return nil
+		}
+		if g.ended[ws.ID] != "" || g.running[ws.ID] || !g.ready(ws) {
+			continue
+		}
+		runs, err := p.decide(ctx, run, ws, g)
+		if err != nil {
+			g.stopAt = ws.ID
+			return err
+		}
+		if !runs {
+			continue
+		}
+		in := &attempt.Instance{Run: run, Step: ws, Outputs: g.readable(p.wf.Ancestors(ws.ID)), Inputs: g.inputs}
+		g.running[ws.ID] = true
+		go func() {
+			e := stepEnd{ws: ws}
+			e.res, e.out, e.err = p.runStep(ctx, in)
+			ends <- e
+		}()
+	}
+	return nil
+}
+
+// readable is what the templates of a step with the ancestors may read:
+// their outputs, in a map of its own, so that steps running beside it
+// never share one being written.
+func (g *graph) readable(ancestors []string) map[string]any {
+	out := make(map[string]any, len(ancestors))
+	for _, id := range ancestors {
+		if v, ok := g.outputs[id]; ok {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+// runStep runs one step instance to its end.
+func (p *project) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+	if in.Step.Map != nil {
+		return p.runMap(ctx, in)
+	}
+	return p.runUnit(ctx, in)
+}
+
+// ended takes in how a step ended: its output for the steps after it,
+// its failure (which fails the run unless the step allows it), or the
+// error that stops the run.
+func (p *project) ended(run *checkpoint.Run, g *graph, e stepEnd) {
+	delete(g.running, e.ws.ID)
+	switch {
+	case e.err != nil:
+		if g.stop == nil || errors.Is(g.stop, context.Canceled) && !errors.Is(e.err, context.Canceled) {
+			g.stop, g.stopAt = e.err, e.ws.ID
+		}
+	case e.res == stepFailed:
+		g.end(e.ws.ID, checkpoint.StepFailed, nil)
+		if !e.ws.AllowFailure && g.failed == "" {
+			g.failed = e.ws.ID
+		}
+	default:
+		g.end(e.ws.ID, checkpoint.StepSucceeded, e.out)
+		p.writeOutput(run.ID, e.ws.ID, e.out)
+	}
+}
+
+// writeOutput keeps a succeeded step's output as STEP.json in the run's
+// CADENCE_OUTPUTS_DIR, where command steps read what agents gave without
+// a shell ever seeing it (SPEC §16.2). It is a copy of what the store
+// holds: a failure to write it is logged, not fatal.
+func (p *project) writeOutput(runID, stepID string, out any) {
+	b, err := json.Marshal(out)
+	if err == nil {
+		err = checkpoint.WriteFileAtomic(filepath.Join(attempt.OutputsDir(p.dir, runID), stepID+".json"), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
+	}
+}
+
+// decision is a step's decision as committed (checkpoint.Step.DecisionJSON).
+type decision struct {
+	When  string `json:"when,omitempty"`
+	Value *bool  `json:"value,omitempty"`
+	// Read are the values the expression read: inputs by name, and the
+	// status of the steps it named.
+	Read map[string]any `json:"read,omitempty"`
+	// SkippedBecause names the skipped steps a step without a when of its
+	// own was skipped for.
+	SkippedBecause []string `json:"skipped_because,omitempty"`
+}
+
+// decide takes a step's decision once its needs have ended, commits it,
+// and reports whether the step runs. A decision committed before is read
+// back, never taken again (SPEC §16.4): a when evaluated true runs the
+// step; false, or a skipped need when the step has no when of its own,
+// skips it (and is final). A when that cannot be evaluated fails the step
+// with class expression.
+func (p *project) decide(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, g *graph) (bool, error) {
+	st, err := p.stepRow(ctx, run.ID, ws.ID)
+	if err != nil {
+		return false, err
+	}
+	if len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending {
+		return true, nil // decided before, and it runs: a skip is an end
+	}
+	var d decision
+	switch {
+	case ws.When != nil:
+		d.When = ws.When.Source
+		v, err := ws.When.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: g.vars})
+		if err != nil {
+			if !workflow.IsExprError(err) {
+				return false, err
+			}
+			in := &attempt.Instance{Run: run, Step: ws}
+			if err := p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial); err != nil {
+				return false, err
+			}
+			g.end(ws.ID, checkpoint.StepFailed, nil)
+			if !ws.AllowFailure && g.failed == "" {
+				g.failed = ws.ID
+			}
+			return false, nil
+		}
+		d.Value = &v
+		d.Read = g.read(ws.When)
+	default:
+		for _, id := range ws.Needs {
+			if g.ended[id] == checkpoint.StepSkipped {
+				d.SkippedBecause = append(d.SkippedBecause, id)
+			}
+		}
+		if len(d.SkippedBecause) == 0 {
+			return true, nil // nothing to decide
+		}
+	}
+	skip := d.Value != nil && !*d.Value || len(d.SkippedBecause) > 0
+	b, _ := json.Marshal(d)
+	now := p.now()
+	err = p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		s, err := tx.Step(run.ID, ws.ID)
+		if err != nil {
+			return err
+		}
+		if skip {
+			return tx.StepSkipped(s, b, now)
+		}
+		return tx.StepDecided(s, b, now)
+	})
+	if err != nil {
+		return false, fmt.Errorf("record the decision of step %s: %w", ws.ID, err)
+	}
+	if !skip {
+		return true, nil
+	}
+	g.end(ws.ID, checkpoint.StepSkipped, nil)
+	msg := "when " + d.When + " is false"
+	if len(d.SkippedBecause) > 0 {
+		msg = "it needs " + strings.Join(d.SkippedBecause, ", ") + ", skipped"
+	}
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: checkpoint.StepSkipped, Message: msg})
+	return false, nil
+}
+
+// read is what an expression read: the inputs it names, and the status
+// of the steps it names.
+func (g *graph) read(x *workflow.Expr) map[string]any {
+	out := map[string]any{}
+	for _, name := range x.Inputs {
+		out["inputs."+name] = g.inputs[name]
+	}
+	ids := append([]string(nil), x.Steps...)
+	sort.Strings(ids)
+	for _, id := range ids {
+		out["steps."+id+".status"] = g.vars[id].Status
+	}
+	return out
+}

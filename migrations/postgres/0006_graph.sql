@@ -1,0 +1,3 @@
+-- 0006_graph: the same columns as SQLite's 0012_graph.sql; see there.
+ALTER TABLE runs ADD COLUMN inputs_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE steps ADD COLUMN decision_json TEXT NOT NULL DEFAULT '';
