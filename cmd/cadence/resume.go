@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/orchestrator"
@@ -13,12 +14,16 @@ type resumeCmd struct {
 	RetryFailed  bool          `help:"Reopen a failed run: its failed step gets fresh attempts; succeeded steps are kept."`
 	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
 	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	Input        []string      `placeholder:"NAME=VALUE" help:"Refused: a run keeps the inputs it started with (see them with cadence inspect)."`
 	output
 	leaseFlag
 	stateFlag
 }
 
 func (c *resumeCmd) Run(e *env) error {
+	if len(c.Input) > 0 {
+		return withCode(exitUsage, fmt.Errorf("resume takes no --input: the run continues with the inputs it started with; start a new run with `cadence run --new --input ...`"))
+	}
 	c.Dir = findProject(c.Dir)
 	opts, view, err := orchestratorOptions(e, c.Dir, c.Workflow, c.MaxWait, c.output)
 	if err != nil {

@@ -19,6 +19,8 @@ type runCmd struct {
 	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
 	New      bool          `help:"Abandon an unfinished run and start a new one."`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	Input    []string      `short:"i" placeholder:"NAME=VALUE" help:"Give the workflow's input NAME (repeatable). VALUE is read as JSON unless the input's type is string."`
+	Inputs   string        `placeholder:"FILE.json" help:"Give the workflow's inputs from a JSON object; --input overrides its values." type:"path"`
 	output
 	leaseFlag
 	stateFlag
@@ -33,6 +35,14 @@ func (c *runCmd) Run(e *env) error {
 	opts.State = c.State
 	opts.LeaseTTL = c.LeaseTTL
 	opts.New = c.New
+	opts.Inputs = c.Input
+	if c.Inputs != "" {
+		b, err := os.ReadFile(c.Inputs)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("--inputs: %w", err))
+		}
+		opts.InputsFile = b
+	}
 	res, err := orchestrator.Run(e.ctx, opts)
 	view.close()
 	return runOutcome(e, c.Dir, res, err)

@@ -187,7 +187,11 @@ func humanLine(ev history.Event) (string, bool) {
 		if ev.Kind == "help" {
 			return fmt.Sprintf("%s attempt %d started (help round %d, advisor %s%s)", step, ev.Attempt, ev.HelpRound, ev.Agent, pid), false
 		}
-		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, agent %s%s)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, ev.Agent, pid), false
+		who := "agent " + ev.Agent
+		if ev.Agent == "" {
+			who = "command" // a command step (SPEC 16.2) has no agent
+		}
+		return fmt.Sprintf("%s attempt %d started (%s, %d of %d, %s%s)", step, ev.Attempt, ev.Kind, ev.Counted, ev.MaxAttempts, who, pid), false
 	case history.EventAttemptFinished:
 		s := fmt.Sprintf("%s attempt %d %s in %.1fs", step, ev.Attempt, ev.Status, ev.Elapsed)
 		if ev.Kind == "help" {

@@ -123,7 +123,8 @@ func TestStatusWrittenOnlyByNamedTransitions(t *testing.T) {
 			return err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			if statusWrite.MatchString(line) {
+			// An event reports a status; it writes none.
+			if statusWrite.MatchString(line) && !strings.Contains(line, "history.Event{") {
 				t.Errorf("%s:%d assigns a status outside the named transitions: %s", path, i+1, strings.TrimSpace(line))
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -111,6 +112,21 @@ func applyMigration(ctx context.Context, db *sqlx.DB, m migration, want int) err
 	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if strings.Contains(m.sql, "writable_schema") {
+		// A definition edited in place: every connection must read it
+		// again, which a new schema_version makes them do.
+		var v int
+		if err := tx.GetContext(ctx, &v, "PRAGMA schema_version"); err != nil {
+			return fmt.Errorf("migration %s: read schema_version: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA schema_version = "+strconv.Itoa(v+1)); err != nil {
+			return fmt.Errorf("migration %s: bump schema_version: %w", m.name, err)
+		}
+		var ok string
+		if err := tx.GetContext(ctx, &ok, "PRAGMA quick_check"); err != nil || ok != "ok" {
+			return fmt.Errorf("migration %s: the edited schema does not check: %v %s", m.name, err, ok)
+		}
 	}
 	// PRAGMA takes no bound parameters; the version is an integer we parsed.
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(m.version)); err != nil {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -49,15 +50,15 @@ const (
 
 // Event types.
 const (
-	EventRunStarted      = "run_started"
-	EventRunResumed      = "run_resumed"
-	EventAttemptSettled  = "attempt_settled"
+	EventRunStarted     = "run_started"
+	EventRunResumed     = "run_resumed"
+	EventAttemptSettled = "attempt_settled"
 	// EventStepAlreadyDone: the step had succeeded before this process
 	// and is not run again.
 	EventStepAlreadyDone = "step_already_done"
 	// EventStepSkipped: the step's when was false, or a step it needs was
 	// skipped (SPEC §16.4); Message says which.
-	EventStepSkipped = "step_skipped"
+	EventStepSkipped     = "step_skipped"
 	EventAttemptStarted  = "attempt_started"
 	EventAttemptFinished = "attempt_finished"
 	EventCheckStarted    = "check_started"
@@ -108,4 +109,30 @@ func Count(n int, one, many string) string {
 // once, named wherever cadence waits for one.
 func ResetHint(agent string) string {
 	return "close it now with: cadence circuit reset " + agent
+}
+
+// Decision is a step's decision as committed with it (SPEC §16.4): its
+// when evaluated, with the value it had and what it read, or the skipped
+// steps it was skipped for when it has no when of its own.
+type Decision struct {
+	When  string `json:"when,omitempty"`
+	Value *bool  `json:"value,omitempty"`
+	// Read are the values the expression read: inputs.NAME, and
+	// steps.ID.status for the steps it named.
+	Read           map[string]any `json:"read,omitempty"`
+	SkippedBecause []string       `json:"skipped_because,omitempty"`
+	At             time.Time      `json:"at"`
+}
+
+// Skipped reports whether the decision skips its step.
+func (d Decision) Skipped() bool {
+	return d.Value != nil && !*d.Value || len(d.SkippedBecause) > 0
+}
+
+// Why says why the decision skipped its step.
+func (d Decision) Why() string {
+	if len(d.SkippedBecause) > 0 {
+		return "it needs " + strings.Join(d.SkippedBecause, ", ") + ", skipped"
+	}
+	return "when " + d.When + " is false"
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -175,6 +176,12 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		}
 	}
 	for _, s := range rep.Steps {
+		if s.Status == checkpoint.StepSkipped {
+			var d Decision
+			_ = json.Unmarshal(s.Decision, &d) // a decision that does not read says less, nothing worse
+			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: s.Status, Message: d.Why()})
+			continue
+		}
 		if s.ItemCounts == nil {
 			unit(s.ID, "", s.Agent, s.MaxAttempts, s.Attempts, s.Status, s.CostUSD)
 			continue

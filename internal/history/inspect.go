@@ -34,6 +34,9 @@ type RunReport struct {
 	// agents report none, and cost_usd 0 means unknown, not free.
 	CostKnown bool     `json:"cost_known"`
 	BudgetUSD *float64 `json:"budget_usd"`
+	// Inputs are the values the run was started with (SPEC §16.1); absent
+	// for a workflow without inputs.
+	Inputs json.RawMessage `json:"inputs,omitempty"`
 }
 
 // StepReport is one step of a Report.
@@ -52,10 +55,13 @@ type StepReport struct {
 	// CostUnknown and TokensUnknown are true when the step's attempts ran
 	// and none reported a cost, or a token count: its agent reports none,
 	// and the zeros above mean unknown, not free.
-	CostUnknown   bool            `json:"cost_unknown"`
-	TokensUnknown bool            `json:"tokens_unknown"`
-	Handoff       string          `json:"handoff,omitempty"`
-	Attempts      []AttemptReport `json:"attempts"`
+	CostUnknown   bool   `json:"cost_unknown"`
+	TokensUnknown bool   `json:"tokens_unknown"`
+	Handoff       string `json:"handoff,omitempty"`
+	// Decision is the step's decision (SPEC §16.4): its when, the value
+	// it had and what it read, or the skipped steps it was skipped for.
+	Decision json.RawMessage `json:"decision,omitempty"`
+	Attempts []AttemptReport `json:"attempts"`
 	// Map steps only (SPEC §12): the number of items by status, each item
 	// with its attempts, and the dead-letter queue of the step.
 	ItemCounts map[string]int `json:"item_counts,omitempty"`
@@ -208,7 +214,8 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 			return err
 		}
 		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
-			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD}
+			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD,
+			Inputs: json.RawMessage(run.InputsJSON)}
 		steps, err := tx.Steps(run.ID)
 		if err != nil {
 			return err
@@ -249,7 +256,8 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		defer func() { rep.Run.CostKnown = rep.Run.CostUnknown == 0 || anyCost }()
 		for _, s := range steps {
 			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
-				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
+				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+				Decision: json.RawMessage(s.DecisionJSON)}
 			if s.Status == checkpoint.StepSucceeded {
 				sr.Handoff = filepath.ToSlash(checkpoint.EnvelopePath(s.Unit()))
 			}

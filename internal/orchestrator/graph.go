@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -21,6 +20,8 @@ import (
 // have ended and how, which run now, and what the ended ones give the
 // steps after them.
 type graph struct {
+	p      *project
+	run    *checkpoint.Run
 	inputs map[string]any
 	// outputs are .Steps for templates (ID → {"Output": out}); vars are
 	// steps for expressions (status and output).
@@ -51,21 +52,21 @@ type stepEnd struct {
 // run fails. Every decision is committed before what depends on it, and
 // read back on resume instead of being taken again.
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
-	g, res, err := p.readGraph(ctx, run, done)
-	if err != nil || res != nil {
+	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{}, running: map[string]bool{}}
+	if res, err := g.read(ctx, done); err != nil || res != nil {
 		return res, err
 	}
 	ends := make(chan stepEnd)
 	for {
 		if g.failed == "" && g.stop == nil {
-			if err := p.startReady(ctx, run, g, ends); err != nil {
+			if err := g.startReady(ctx, ends); err != nil {
 				return p.stopped(run.ID, g.stopAt, err)
 			}
 		}
 		if len(g.running) == 0 {
 			break
 		}
-		p.ended(run, g, <-ends)
+		g.take(<-ends)
 	}
 	switch {
 	case g.stop != nil:
@@ -77,15 +78,15 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
 }
 
-// readGraph reads what the committed state says of the run's steps. A
-// step that failed (without allow_failure) before this process fails the
-// run at once: res is then the run's result.
-func (p *project) readGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*graph, *Result, error) {
-	g := &graph{outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{}, running: map[string]bool{}}
+// read reads what the committed state says of the run's steps. A step
+// that failed (without allow_failure) before this process fails the run
+// at once: res is then the run's result.
+func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error) {
+	p, run := g.p, g.run
 	if len(run.InputsJSON) > 0 {
 		v, err := jsonvalue.Decode(run.InputsJSON)
 		if err != nil {
-			return nil, nil, fmt.Errorf("run %s: stored inputs: %w", run.ID, err)
+			return nil, fmt.Errorf("run %s: stored inputs: %w", run.ID, err)
 		}
 		g.inputs, _ = v.(jsonvalue.Object)
 	}
@@ -94,7 +95,7 @@ func (p *project) readGraph(ctx context.Context, run *checkpoint.Run, done map[s
 		rows, err = tx.Steps(run.ID)
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
 	}
 	for _, st := range rows {
 		ws := p.wf.Step(st.ID)
@@ -105,7 +106,7 @@ func (p *project) readGraph(ctx context.Context, run *checkpoint.Run, done map[s
 		case checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			if err != nil {
-				return nil, nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
+				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
 			if done[ws.ID] {
@@ -117,12 +118,12 @@ func (p *project) readGraph(ctx context.Context, run *checkpoint.Run, done map[s
 			if !ws.AllowFailure {
 				res, err := p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
 					Message: fmt.Sprintf("step %s failed", ws.ID)})
-				return nil, res, err
+				return res, err
 			}
 			g.end(ws.ID, checkpoint.StepFailed, nil)
 		}
 	}
-	return g, nil, nil
+	return nil, nil
 }
 
 // end records how a step ended, for the steps after it.
@@ -148,7 +149,8 @@ func (g *graph) ready(ws *workflow.Step) bool {
 // ended and whose decision says it runs, while fewer than
 // max_parallel_steps run; a step skipped on the way may make the steps
 // after it ready in the same pass.
-func (p *project) startReady(ctx context.Context, run *checkpoint.Run, g *graph, ends chan<- stepEnd) error {
+func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
+	p, run := g.p, g.run
 	for _, ws := range p.wf.Order() {
 		if len(g.running) >= p.wf.MaxParallelSteps {
 			return nil
@@ -156,7 +158,7 @@ func (p *project) startReady(ctx context.Context, run *checkpoint.Run, g *graph,
 		if g.ended[ws.ID] != "" || g.running[ws.ID] || !g.ready(ws) {
 			continue
 		}
-		runs, err := p.decide(ctx, run, ws, g)
+		runs, err := g.decide(ctx, ws)
 		if err != nil {
 			g.stopAt = ws.ID
 			return err
@@ -168,7 +170,7 @@ func (p *project) startReady(ctx context.Context, run *checkpoint.Run, g *graph,
 		g.running[ws.ID] = true
 		go func() {
 			e := stepEnd{ws: ws}
-			e.res, e.out, e.err = p.runStep(ctx, in)
+			e.res, e.out, e.err = g.runStep(ctx, in)
 			ends <- e
 		}()
 	}
@@ -189,17 +191,17 @@ func (g *graph) readable(ancestors []string) map[string]any {
 }
 
 // runStep runs one step instance to its end.
-func (p *project) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+func (g *graph) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	if in.Step.Map != nil {
-		return p.runMap(ctx, in)
+		return g.p.runMap(ctx, in)
 	}
-	return p.runUnit(ctx, in)
+	return g.p.runUnit(ctx, in)
 }
 
-// ended takes in how a step ended: its output for the steps after it,
+// take takes in how a step ended: its output for the steps after it,
 // its failure (which fails the run unless the step allows it), or the
 // error that stops the run.
-func (p *project) ended(run *checkpoint.Run, g *graph, e stepEnd) {
+func (g *graph) take(e stepEnd) {
 	delete(g.running, e.ws.ID)
 	switch {
 	case e.err != nil:
@@ -213,7 +215,7 @@ func (p *project) ended(run *checkpoint.Run, g *graph, e stepEnd) {
 		}
 	default:
 		g.end(e.ws.ID, checkpoint.StepSucceeded, e.out)
-		p.writeOutput(run.ID, e.ws.ID, e.out)
+		g.writeOutput(e.ws.ID, e.out)
 	}
 }
 
@@ -221,26 +223,14 @@ func (p *project) ended(run *checkpoint.Run, g *graph, e stepEnd) {
 // CADENCE_OUTPUTS_DIR, where command steps read what agents gave without
 // a shell ever seeing it (SPEC §16.2). It is a copy of what the store
 // holds: a failure to write it is logged, not fatal.
-func (p *project) writeOutput(runID, stepID string, out any) {
+func (g *graph) writeOutput(stepID string, out any) {
 	b, err := json.Marshal(out)
 	if err == nil {
-		err = checkpoint.WriteFileAtomic(filepath.Join(attempt.OutputsDir(p.dir, runID), stepID+".json"), append(b, '\n'), 0o644)
+		err = checkpoint.WriteFileAtomic(filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json"), append(b, '\n'), 0o644)
 	}
 	if err != nil {
-		p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
+		g.p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
 	}
-}
-
-// decision is a step's decision as committed (checkpoint.Step.DecisionJSON).
-type decision struct {
-	When  string `json:"when,omitempty"`
-	Value *bool  `json:"value,omitempty"`
-	// Read are the values the expression read: inputs by name, and the
-	// status of the steps it named.
-	Read map[string]any `json:"read,omitempty"`
-	// SkippedBecause names the skipped steps a step without a when of its
-	// own was skipped for.
-	SkippedBecause []string `json:"skipped_because,omitempty"`
 }
 
 // decide takes a step's decision once its needs have ended, commits it,
@@ -249,15 +239,16 @@ type decision struct {
 // step; false, or a skipped need when the step has no when of its own,
 // skips it (and is final). A when that cannot be evaluated fails the step
 // with class expression.
-func (p *project) decide(ctx context.Context, run *checkpoint.Run, ws *workflow.Step, g *graph) (bool, error) {
-	st, err := p.stepRow(ctx, run.ID, ws.ID)
+func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
+	p, run := g.p, g.run
+	st, err := stepRow(ctx, p.store, run.ID, ws.ID)
 	if err != nil {
 		return false, err
 	}
 	if len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending {
 		return true, nil // decided before, and it runs: a skip is an end
 	}
-	var d decision
+	var d history.Decision
 	switch {
 	case ws.When != nil:
 		d.When = ws.When.Source
@@ -277,7 +268,7 @@ func (p *project) decide(ctx context.Context, run *checkpoint.Run, ws *workflow.
 			return false, nil
 		}
 		d.Value = &v
-		d.Read = g.read(ws.When)
+		d.Read = g.readBy(ws.When)
 	default:
 		for _, id := range ws.Needs {
 			if g.ended[id] == checkpoint.StepSkipped {
@@ -288,9 +279,10 @@ func (p *project) decide(ctx context.Context, run *checkpoint.Run, ws *workflow.
 			return true, nil // nothing to decide
 		}
 	}
-	skip := d.Value != nil && !*d.Value || len(d.SkippedBecause) > 0
-	b, _ := json.Marshal(d)
 	now := p.now()
+	d.At = now
+	skip := d.Skipped()
+	b, _ := json.Marshal(d)
 	err = p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		s, err := tx.Step(run.ID, ws.ID)
 		if err != nil {
@@ -308,17 +300,13 @@ func (p *project) decide(ctx context.Context, run *checkpoint.Run, ws *workflow.
 		return true, nil
 	}
 	g.end(ws.ID, checkpoint.StepSkipped, nil)
-	msg := "when " + d.When + " is false"
-	if len(d.SkippedBecause) > 0 {
-		msg = "it needs " + strings.Join(d.SkippedBecause, ", ") + ", skipped"
-	}
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: checkpoint.StepSkipped, Message: msg})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: checkpoint.StepSkipped, Message: d.Why()})
 	return false, nil
 }
 
-// read is what an expression read: the inputs it names, and the status
-// of the steps it names.
-func (g *graph) read(x *workflow.Expr) map[string]any {
+// readBy is what an expression read: the inputs it names, and the
+// status of the steps it names.
+func (g *graph) readBy(x *workflow.Expr) map[string]any {
 	out := map[string]any{}
 	for _, name := range x.Inputs {
 		out["inputs."+name] = g.inputs[name]

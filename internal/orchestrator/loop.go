@@ -169,9 +169,9 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 
 func (p *project) now() time.Time { return p.clock.Now().UTC() }
 
-func (p *project) stepRow(ctx context.Context, runID, stepID string) (*checkpoint.Step, error) {
+func stepRow(ctx context.Context, store *checkpoint.Store, runID, stepID string) (*checkpoint.Step, error) {
 	var st *checkpoint.Step
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		st, err = tx.Step(runID, stepID)
 		return err

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,13 +51,18 @@ type Options struct {
 	MaxWait time.Duration
 	// BudgetUSD, when positive, replaces the run's budget (resume --budget).
 	BudgetUSD float64
-	SelfExe   string   // the cadence binary: the sim preset, and the supervisor of every agent and check
-	Env       []string // base environment of agents and checks, CADENCE_* variables dropped; nil means os.Environ()
-	Clock     retrystate.Clock
-	Rand      func() float64 // jitter source; nil means math/rand/v2
-	Sink      history.Sink
-	Logger    *slog.Logger
-	Failpoint string // CADENCE_FAILPOINT
+	// Inputs are run's --input NAME=VALUE flags, InputsFile the content of
+	// its --inputs file (SPEC §16.1); a resume uses the run's stored
+	// values and refuses them.
+	Inputs     []string
+	InputsFile []byte
+	SelfExe    string   // the cadence binary: the sim preset, and the supervisor of every agent and check
+	Env        []string // base environment of agents and checks, CADENCE_* variables dropped; nil means os.Environ()
+	Clock      retrystate.Clock
+	Rand       func() float64 // jitter source; nil means math/rand/v2
+	Sink       history.Sink
+	Logger     *slog.Logger
+	Failpoint  string // CADENCE_FAILPOINT
 	// StoreFault injects a storage failure (CADENCE_STOREFAULT,
 	// "before-commit:K" or "after-commit:K"): see checkpoint.Fault.
 	StoreFault string
@@ -118,12 +124,15 @@ type project struct {
 	env   []string
 	// attempts runs the attempts of the run's step instances.
 	attempts *attempt.Runner
+	// inputs are a new run's input values, checked (resolveInputs).
+	inputs []byte
 	leases
 }
 
-// open takes the project lock first (G7), then loads the workflow and opens
-// the store.
-func open(ctx context.Context, o Options) (*project, error) {
+// open takes the project lock first (G7), then loads the workflow and
+// opens the store; starting says a new run starts, whose inputs are
+// checked first.
+func open(ctx context.Context, o Options, starting bool) (*project, error) {
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
 		return nil, usagef("project directory %s: %w", o.Dir, err)
@@ -159,12 +168,18 @@ func open(ctx context.Context, o Options) (*project, error) {
 	if err := workflow.CheckPrograms(wf); err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	// This loop runs agent steps in file order; a workflow that needs more
-	// (SPEC section 16) is refused rather than run wrongly.
-	if err := workflow.CheckSequential(wf); err != nil {
+	// Loops and approval gates (SPEC 16.5, 16.6) are not run yet: such a
+	// workflow is refused rather than run wrongly.
+	if err := workflow.CheckRunnable(wf); err != nil {
 		return nil, &UsageError{Err: err}
 	}
 	p.wf = wf
+	if starting {
+		// A run's inputs are checked before the state is created.
+		if p.inputs, err = resolveInputs(wf, o); err != nil {
+			return nil, err
+		}
+	}
 	store, err := checkpoint.Open(ctx, history.StateTarget(dir, o.State))
 	if err != nil {
 		return nil, err
@@ -226,7 +241,7 @@ func (p *project) close() {
 // Run validates the workflow and starts a new run. An unfinished run makes it
 // refuse, unless Options.New abandons that run first.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	p, err := open(ctx, o)
+	p, err := open(ctx, o, true)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +272,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	now := p.clock.Now().UTC()
 	run := checkpoint.NewRun(checkpoint.Run{
+		InputsJSON:     p.inputs,
 		ID:             newRunID(now),
 		WorkflowPath:   p.relPath(p.wf.Path),
 		WorkflowSHA256: p.wf.SHA256,
@@ -306,7 +322,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // Resume continues the latest unfinished run (or, with RetryFailed, reopens
 // the latest failed run's failed step with fresh attempts).
 func Resume(ctx context.Context, o Options) (*Result, error) {
-	p, err := open(ctx, o)
+	p, err := open(ctx, o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -535,4 +551,24 @@ func UnsetAPIKeys(wf *workflow.Workflow, env []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// resolveInputs checks the inputs a run is given against those the
+// workflow declares (SPEC §16.1) and returns their values, defaults
+// applied, as a JSON object to store with the run; nil for a workflow
+// without inputs. A missing, unknown or invalid input is a usage error
+// naming it, before anything is written.
+func resolveInputs(wf *workflow.Workflow, o Options) ([]byte, error) {
+	if len(wf.Inputs) == 0 && len(o.Inputs) == 0 && o.InputsFile == nil {
+		return nil, nil
+	}
+	values, err := workflow.ResolveInputs(wf.Inputs, o.Inputs, o.InputsFile)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	b, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("encode the run's inputs: %w", err)
+	}
+	return b, nil
 }

@@ -199,7 +199,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 			if ws.Map == nil || ws.Map.Workspace == workflow.WorkspaceWorktree {
 				continue
 			}
-			st, err := p.stepRow(ctx, run.ID, ws.ID)
+			st, err := stepRow(ctx, p.store, run.ID, ws.ID)
 			if err != nil || st.Status != checkpoint.StepRunning {
 				continue
 			}

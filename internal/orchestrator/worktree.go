@@ -99,7 +99,7 @@ func listSome(names []string, n int) string {
 
 // baseCommit returns the commit a map step's items branch from.
 func (p *project) baseCommit(ctx context.Context, runID, stepID string) (string, error) {
-	st, err := p.stepRow(ctx, runID, stepID)
+	st, err := stepRow(ctx, p.store, runID, stepID)
 	if err != nil {
 		return "", err
 	}
