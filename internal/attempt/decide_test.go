@@ -50,7 +50,7 @@ func TestDecide(t *testing.T) {
 		{name: "a help request with rounds left runs the advisor, no delay", step: testStep(help),
 			v: verdict{class: handoff.ClassHelp, used: 1, maxAttempts: 3, helpRounds: 1}, want: HelpRound},
 		{name: "a usage limit waits for its reset, uncounted", step: testStep(nil),
-			v: verdict{class: handoff.ClassTransient, used: 3, maxAttempts: 3, resetAt: now.Add(2 * time.Hour), jitter: 1},
+			v:    verdict{class: handoff.ClassTransient, used: 3, maxAttempts: 3, resetAt: now.Add(2 * time.Hour), jitter: 1},
 			want: WaitUsageLimit, next: at(2 * time.Hour), uncounted: true},
 		{name: "the committed deadline is never moved earlier", step: testStep(nil),
 			v: verdict{class: handoff.ClassSchema, used: 1, maxAttempts: 3, jitter: 1, prevNext: &later}, want: RetryFollowup, next: &later},

@@ -29,13 +29,13 @@ type Run struct {
 // map step (ItemKey not ""): an item has the whole state of a step of its
 // own.
 type Step struct {
-	RunID        string
-	ID           string
-	ItemKey      string // "" for a step; the item's key for an item of a map step
-	Idx          int    // position in the workflow, from 0
-	ItemIdx      int    // an item's position in its step's frozen list, from 1; 0 for a step
-	ItemJSON     []byte // the item's value as frozen when the step started; nil for a step
-	BaseCommit   string // a map step in git worktrees: the commit its items' branches start at
+	RunID      string
+	ID         string
+	ItemKey    string // "" for a step; the item's key for an item of a map step
+	Idx        int    // position in the workflow, from 0
+	ItemIdx    int    // an item's position in its step's frozen list, from 1; 0 for a step
+	ItemJSON   []byte // the item's value as frozen when the step started; nil for a step
+	BaseCommit string // a map step in git worktrees: the commit its items' branches start at
 	// DecisionJSON is the step's decision, committed once and never taken
 	// again (SPEC §16.4): its when evaluated, or why it was skipped, as a
 	// JSON object; nil until one is taken.

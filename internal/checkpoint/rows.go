@@ -397,7 +397,7 @@ func textBytes(n sql.Null[string]) []byte {
 	return []byte(n.V)
 }
 
-// textOrNil is a NOT NULL text column as bytes: '' is nil.
+// textOrNil is a NOT NULL text column as bytes: ” is nil.
 func textOrNil(s string) []byte {
 	if s == "" {
 		return nil
