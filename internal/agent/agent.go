@@ -115,6 +115,15 @@ type Spec struct {
 	// a build or a test suite, is silent but busy. Zero means none. Any
 	// output, including Claude's api_retry liveness events, resets it.
 	IdleTimeout time.Duration
+	// StartTimeout stops an agent that has written nothing at all, on
+	// stdout or stderr, this long after it started (StopStuck, with
+	// Result.NoOutputSinceStart): a CLI hung at its start (`claude -p`
+	// waiting for ever with zero output) is caught in minutes instead of
+	// after a whole IdleTimeout. The first byte of output disarms it for
+	// good; CPU use does not. Zero means none; the caller chooses the
+	// default. Meant for stream protocols, whose agents print their first
+	// event at once: a text agent may well say nothing until its answer.
+	StartTimeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
 	// ExitGrace is how long an agent may take to exit once it has given
@@ -178,6 +187,11 @@ type Result struct {
 	Signal  syscall.Signal
 	Stop    StopReason
 	Elapsed time.Duration
+	// NoOutputSinceStart is set with StopStuck when the stop came from
+	// Spec.StartTimeout: the agent had printed nothing at all since it
+	// started (diagnosis: "no output since start"), as opposed to an
+	// agent that went silent after some output (Spec.IdleTimeout).
+	NoOutputSinceStart bool
 
 	// Text is the handoff candidate: all of stdout for ProtocolText; for
 	// ProtocolClaudeStream the final result text, or the assistant text

@@ -162,6 +162,18 @@ func helperMain(args []string) int {
 		}
 		fmt.Println(`{"ok": true}`)
 		return 0
+	case "silent":
+		// A CLI hung at its start: no output at all, no CPU.
+		time.Sleep(time.Hour)
+		return 0
+	case "stderr-then-sleep":
+		// stderr-then-sleep D: one line on stderr, silence for D, then
+		// an answer.
+		fmt.Fprintln(os.Stderr, "warming up")
+		d, _ := time.ParseDuration(arg(1))
+		time.Sleep(d)
+		fmt.Println(`{"ok": true}`)
+		return 0
 	case "sleep":
 		fmt.Println("sleeping")
 		time.Sleep(time.Hour)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,12 @@ type session struct {
 	answered chan struct{}
 
 	stdinDone, stdoutDone, stderrDone chan struct{}
+
+	// sawOutput: a reader got a byte of stdout or stderr; set before
+	// activity is signalled.
+	sawOutput atomic.Bool
+	// silentStart: supervise stopped the agent at Spec.StartTimeout.
+	silentStart bool
 
 	// Owned by the stdout reader until stdoutDone.
 	res         Result
@@ -137,6 +144,7 @@ func (s *session) readStdout() {
 		n, err := s.pipes.outR.Read(buf)
 		if n > 0 {
 			s.out.write(buf[:n])
+			s.sawOutput.Store(true)
 			s.signal(s.activity)
 			s.consume(buf[:n])
 		}
@@ -337,6 +345,7 @@ func (s *session) readStderr() {
 		if n > 0 {
 			s.out.write(buf[:n])
 			s.stderrTail.write(buf[:n])
+			s.sawOutput.Store(true)
 			s.signal(s.activity)
 		}
 		if err != nil {
