@@ -224,8 +224,25 @@ type Result struct {
 	RetryAfter time.Duration
 	ResetAt    time.Time
 	// Permanent marks failures a retry cannot fix: authentication_failed,
-	// billing_error, HTTP 401/402/403, Gemini's TerminalQuotaError.
+	// billing_error, HTTP 401/402/403. Auth failures are among them.
 	Permanent bool
+	// Auth marks a missing, expired or invalid login (Permanent is set
+	// too): HTTP 401; Claude's authentication_failed or
+	// oauth_org_not_allowed, a 403, "Invalid API key", "OAuth token has
+	// expired", "Please run /login"; Codex's "401 Unauthorized" or its
+	// messages asking to log in again; Gemini CLI's UNAUTHENTICATED, or
+	// "Please set an Auth method" on stderr. No retry on the same login
+	// can succeed: someone must log in to the agent (class auth).
+	Auth bool
+	// UsageLimit marks an exhausted usage limit or quota of the agent's
+	// account, as opposed to a passing rate limit: Claude's rejected
+	// rate_limit_event and its "usage limit reached" / "You've hit your
+	// limit · resets …" texts, Codex's "You've hit your usage limit" and
+	// usage_limit_reached, Gemini CLI's TerminalQuotaError. Transient is
+	// set too; ResetAt is when the limit resets, when the agent said or
+	// (Gemini's daily quota) a documented default applies, and zero when
+	// nothing says.
+	UsageLimit bool
 	// SessionNotFound is set when a resumed session does not exist: Claude's
 	// "No conversation found", Codex's "no rollout found for thread id",
 	// Gemini's "Error resuming session".

@@ -21,6 +21,7 @@ type claudeStream struct {
 	res      *Result
 	help     *helpScanner
 	now      func() time.Time
+	loc      *time.Location // the zone of the CLI's clock times ("resets 5am")
 	maxBytes int64
 
 	assistant tailText // the latest assistant text blocks, joined, at most maxBytes
@@ -114,7 +115,7 @@ type claudeRateLimitInfo struct {
 const noConversation = "No conversation found"
 
 func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
+	return &claudeStream{res: res, help: help, now: now, loc: time.Local, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
 }
 
 // event handles one line that is a JSON object; line is its beginning.
@@ -195,7 +196,9 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 		return
 	}
 	switch kind {
-	case "authentication_failed", "billing_error":
+	case "authentication_failed", "oauth_org_not_allowed":
+		markAuth(c.res)
+	case "billing_error":
 		c.res.Permanent = true
 	case "rate_limit", "overloaded", "server_error":
 		c.res.Transient = true
@@ -241,25 +244,14 @@ func (c *claudeStream) rateLimitEvent(e *eventScanner) {
 	if json.Unmarshal(value(e, clRateLimit), &info) != nil || info.Status != "rejected" {
 		return
 	}
-	c.res.Transient = true
+	// The subscription's limit (five_hour, seven_day …), not a passing
+	// rate limit of the API.
+	c.res.Transient, c.res.UsageLimit = true, true
 	if c.res.ErrorMessage == "" {
 		c.res.ErrorMessage = "rate limit rejected"
 	}
-	secs, ok := jsonNumber(info.ResetsAt)
-	if !ok || secs <= 0 {
-		return
-	}
-	if secs > 1e12 { // milliseconds, not seconds
-		secs /= 1000
-	}
-	if secs > math.MaxInt32*4 { // far beyond any plausible reset time
-		return
-	}
-	whole, frac := math.Modf(secs)
-	reset := time.Unix(int64(whole), int64(frac*1e9)).UTC()
-	c.res.ResetAt = reset
-	if wait := reset.Sub(c.now()); wait > c.res.RetryAfter {
-		c.res.RetryAfter = wait
+	if secs, ok := jsonNumber(info.ResetsAt); ok {
+		setReset(c.res, unixReset(secs), c.now())
 	}
 }
 
@@ -301,8 +293,14 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	if !ev.isError {
 		// The agent recovered (it retries rate limits and overloads
 		// itself): earlier error events no longer describe the attempt.
-		c.res.Transient, c.res.Permanent = false, false
+		c.res.Transient, c.res.Permanent, c.res.Auth, c.res.UsageLimit = false, false, false, false
 		c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
+		// Unless the "answer" is the API's error itself, with exit 0
+		// and subtype success (anthropics/claude-code#79500).
+		if len(c.res.StructuredOutput) == 0 && claudeNotice(c.res, c.result, c.now(), c.loc) {
+			c.res.IsError = true
+			c.res.ErrorMessage = strings.TrimSpace(c.result)
+		}
 		return
 	}
 	c.res.ErrorMessage = cutText(message, maxErrorMessage)
@@ -310,8 +308,25 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	if !ok {
 		status = float64(apiErrorStatus(message))
 	}
-	classifyStatus(c.res, int(status))
-	if !c.res.Permanent && !c.res.Transient && transientText(message) {
+	classifyClaudeStatus(c.res, int(status))
+	// The text says more than the status: a usage limit and its reset,
+	// a login to renew.
+	var said Result
+	if claudeNotice(&said, message, c.now(), c.loc) {
+		c.res.Transient = c.res.Transient || said.Transient
+		c.res.UsageLimit = c.res.UsageLimit || said.UsageLimit
+		if said.Auth {
+			markAuth(c.res)
+		}
+		if c.res.ResetAt.IsZero() {
+			setReset(c.res, said.ResetAt, c.now())
+		}
+	}
+	switch {
+	case c.res.Permanent || c.res.Transient:
+	case authText(message):
+		markAuth(c.res)
+	case transientText(message):
 		c.res.Transient = true
 	}
 }

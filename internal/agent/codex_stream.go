@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // codexStream folds the JSON lines of `codex exec --json` into a Result.
@@ -20,6 +21,8 @@ import (
 type codexStream struct {
 	res      *Result
 	help     *helpScanner
+	now      func() time.Time
+	loc      *time.Location // the zone of Codex's clock times ("try again at 12:16 PM")
 	maxBytes int64
 
 	priorIn, priorOut int64
@@ -53,7 +56,7 @@ func (c *codexStream) captures() []capture {
 }
 
 func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorOut int64) *codexStream {
-	return &codexStream{res: res, help: help, maxBytes: maxBytes, priorIn: priorIn, priorOut: priorOut}
+	return &codexStream{res: res, help: help, now: time.Now, loc: time.Local, maxBytes: maxBytes, priorIn: priorIn, priorOut: priorOut}
 }
 
 func (c *codexStream) event(e *eventScanner, line []byte) {
@@ -110,8 +113,8 @@ func (c *codexStream) skipped(e *eventScanner) {
 func (c *codexStream) turnCompleted(raw json.RawMessage) {
 	c.res.Turns++
 	// A later turn supersedes a failure reported before it.
-	c.res.IsError, c.res.Transient, c.res.Permanent = false, false, false
-	c.res.ErrorMessage = ""
+	c.res.IsError, c.res.Transient, c.res.Permanent, c.res.Auth, c.res.UsageLimit = false, false, false, false, false
+	c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
 	var usage claudeUsage // the same two field names
 	if len(raw) == 0 || json.Unmarshal(raw, &usage) != nil {
 		return
@@ -133,7 +136,13 @@ func delta(total, prior int64) int64 {
 func (c *codexStream) fail(msg string) {
 	c.res.IsError = true
 	c.res.ErrorMessage = cutText(msg, maxErrorMessage)
+	c.classify(msg)
+}
+
+// classify reads what kind of failure an error message reports.
+func (c *codexStream) classify(msg string) {
 	classifyMessage(c.res, msg)
+	codexLimit(c.res, msg, c.now(), c.loc)
 }
 
 func (c *codexStream) finish(string) {
@@ -145,6 +154,6 @@ func (c *codexStream) finish(string) {
 		// The stream ended (killed, crashed) after an error event but
 		// without turn.failed: the error is the best account of it.
 		c.res.ErrorMessage = c.lastError
-		classifyMessage(c.res, c.lastError)
+		c.classify(c.lastError)
 	}
 }

@@ -395,9 +395,15 @@ var sessionNotFoundMarkers = []string{
 }
 
 func lastLineWith(s, sub string) string {
+	return lastLineWhere(s, func(line string) bool { return strings.Contains(line, sub) })
+}
+
+// lastLineWhere returns the last line of s for which match is true,
+// trimmed; "" when none is.
+func lastLineWhere(s string, match func(string) bool) string {
 	lines := strings.Split(s, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], sub) {
+		if match(lines[i]) {
 			return strings.TrimSpace(lines[i])
 		}
 	}

@@ -16,6 +16,10 @@ const (
 	// ClassConfig is a program of the workflow that could not be started.
 	// Waiting does not fix the workflow file. Always terminal.
 	ClassConfig = "config"
+	// ClassAuth is an agent whose login is missing, expired or invalid.
+	// The same login fails the same way: never retried on the same agent
+	// (a fallback, or a person logging in, is the way on).
+	ClassAuth = "auth"
 )
 
 // knownClass reports whether class is one a step attempt can end with. It
@@ -24,7 +28,7 @@ func knownClass(class string) bool {
 	switch class {
 	case "missing", "empty", "invalid_json", "truncated", "schema",
 		"transient", "exit_nonzero", "timeout", "stuck", "interrupted",
-		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig:
+		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig, ClassAuth:
 		return true
 	}
 	return false
@@ -32,5 +36,5 @@ func knownClass(class string) bool {
 
 // terminal reports whether class ends a step no matter what the policy says.
 func terminal(class string) bool {
-	return class == ClassBudget || class == ClassHelp || class == ClassConfig
+	return class == ClassBudget || class == ClassHelp || class == ClassConfig || class == ClassAuth
 }
