@@ -212,6 +212,12 @@ type Result struct {
 
 	IsError      bool   // the result event said is_error
 	ErrorMessage string // provider or agent error text, if any
+	// TurnError is the text of the error events the agent printed during
+	// its turn, whatever the turn's outcome: Gemini CLI stops a turn with
+	// "Maximum session turns exceeded" or "Loop detected, stopping
+	// execution" and then reports it successful, with no answer. It says
+	// why an answer is missing or partial; it is not a failure by itself.
+	TurnError string
 	// Transient marks rate limits, overload, 5xx and network failures:
 	// api_error_status 429, 529 or 5xx, a synthetic assistant error such as
 	// "rate_limit" or "overloaded", or a rate_limit_event with status

@@ -101,14 +101,29 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 	case "result":
 		g.resultEvent(e)
 	case "error":
-		// A non-fatal warning; the result decides the outcome.
-		if m := stringValue(value(e, gmMessage)); m != "" && g.res.ErrorMessage == "" {
-			g.res.ErrorMessage = cutText(m, maxErrorMessage)
+		// The result decides the outcome, but the turn may have been
+		// stopped by it ("Maximum session turns exceeded", "Loop
+		// detected, stopping execution") and then reported successful
+		// with no answer: TurnError says why.
+		if m := stringValue(value(e, gmMessage)); m != "" {
+			if g.res.ErrorMessage == "" {
+				g.res.ErrorMessage = cutText(m, maxErrorMessage)
+			}
+			g.addTurnError(m)
 		}
 	}
 }
 
 func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
+
+// addTurnError appends an error event's text to Result.TurnError, within
+// maxErrorMessage.
+func (g *geminiStream) addTurnError(m string) {
+	if g.res.TurnError != "" {
+		m = g.res.TurnError + "; " + m
+	}
+	g.res.TurnError = cutText(m, maxErrorMessage)
+}
 
 // ended reports whether the result event, the last of a headless run,
 // was seen.

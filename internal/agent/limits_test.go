@@ -128,3 +128,41 @@ func TestAuthAcrossCLIs(t *testing.T) {
 		}
 	})
 }
+
+// TestGeminiErrorThenSuccess: Gemini CLI stops a turn with an error event
+// ("Maximum session turns exceeded", "Loop detected, stopping execution")
+// and then reports it successful with no answer. The error is carried on
+// the result (TurnError), so the diagnosis can say why there is no
+// answer; the turn itself is not a provider failure.
+func TestGeminiErrorThenSuccess(t *testing.T) {
+	tests := []struct {
+		file, want string
+	}{
+		{"gemini_max_turns.jsonl", "Maximum session turns exceeded"},
+		{"gemini_loop_detected.jsonl", "Loop detected, stopping execution"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := feedSpec(t, Spec{Protocol: ProtocolGeminiStream}, data, nil)
+			if r.TurnError != tt.want {
+				t.Errorf("TurnError = %q, want %q", r.TurnError, tt.want)
+			}
+			if r.IsError || r.Transient || r.Permanent || r.ErrorMessage != "" {
+				t.Errorf("is_error %v transient %v permanent %v message %q: the turn was reported successful",
+					r.IsError, r.Transient, r.Permanent, r.ErrorMessage)
+			}
+		})
+	}
+	// An error event followed by a result that fails keeps the result's
+	// error, and the event's text too.
+	out := `{"type":"error","severity":"error","message":"Maximum session turns exceeded"}` + "\n" +
+		`{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns for this session."}}` + "\n"
+	r := feedSpec(t, Spec{Protocol: ProtocolGeminiStream}, []byte(out), nil)
+	if !r.IsError || r.ErrorMessage != "Reached max session turns for this session." || r.TurnError != "Maximum session turns exceeded" {
+		t.Errorf("is_error %v message %q turn error %q", r.IsError, r.ErrorMessage, r.TurnError)
+	}
+}

@@ -95,6 +95,19 @@ func helperMain(args []string) int {
 		}
 		_, _ = os.Stdout.Write(data)
 		return 0
+	case "replay":
+		// replay STDOUT STDERR CODE: a recorded transcript, its stderr,
+		// and the CLI's exit code.
+		for i, w := range []*os.File{os.Stderr, os.Stdout} {
+			data, err := os.ReadFile(arg(2 - i))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			_, _ = w.Write(data)
+		}
+		code, _ := strconv.Atoi(arg(3))
+		return code
 	case "exit":
 		code, _ := strconv.Atoi(arg(1))
 		fmt.Println("bye")

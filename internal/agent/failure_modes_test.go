@@ -1,0 +1,95 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/agent"
+)
+
+// TestRunFailureModesFromProcess replays the CLIs' failure transcripts
+// through real processes, with their stderr and exit codes, and checks
+// what Run reports: the whole path from the pipes to the Result.
+func TestRunFailureModesFromProcess(t *testing.T) {
+	tests := []struct {
+		name, stdout, stderr string
+		code                 int
+		proto                agent.Protocol
+		check                func(t *testing.T, r *agent.Result)
+	}{
+		{"claude usage limit with exit 0", "claude_limit_success.jsonl", "", 0, agent.ProtocolClaudeStream, func(t *testing.T, r *agent.Result) {
+			if !r.IsError || !r.UsageLimit || !r.Transient || !r.ResetAt.Equal(time.Unix(1771390800, 0)) {
+				t.Errorf("is_error %v usage limit %v transient %v reset %v", r.IsError, r.UsageLimit, r.Transient, r.ResetAt)
+			}
+		}},
+		{"claude expired login with exit 0", "claude_oauth_expired.jsonl", "", 0, agent.ProtocolClaudeStream, func(t *testing.T, r *agent.Result) {
+			if !r.IsError || !r.Auth || !r.Permanent || r.Transient {
+				t.Errorf("is_error %v auth %v permanent %v transient %v", r.IsError, r.Auth, r.Permanent, r.Transient)
+			}
+		}},
+		{"codex usage limit until a clock time", "codex_usage_limit_clock.jsonl", "", 1, agent.ProtocolCodexJSONL, func(t *testing.T, r *agent.Result) {
+			// 12:16 PM local, within the next day.
+			local := r.ResetAt.In(time.Local)
+			if !r.UsageLimit || local.Hour() != 12 || local.Minute() != 16 || r.RetryAfter <= 0 || r.RetryAfter > 24*time.Hour {
+				t.Errorf("usage limit %v reset %v (%v local) retry after %v", r.UsageLimit, r.ResetAt, local, r.RetryAfter)
+			}
+		}},
+		{"codex login to renew", "codex_auth_refresh.jsonl", "", 1, agent.ProtocolCodexJSONL, func(t *testing.T, r *agent.Result) {
+			if !r.Auth || r.ExitCode != 1 {
+				t.Errorf("auth %v exit %d", r.Auth, r.ExitCode)
+			}
+		}},
+		{"gemini without a login", "gemini_no_auth.jsonl", "gemini_no_auth.stderr", 41, agent.ProtocolGeminiStream, func(t *testing.T, r *agent.Result) {
+			if !r.Auth || !r.IsError || !strings.Contains(r.ErrorMessage, "Auth method") {
+				t.Errorf("auth %v is_error %v message %q", r.Auth, r.IsError, r.ErrorMessage)
+			}
+		}},
+		{"gemini stopped at its turn limit", "gemini_max_turns.jsonl", "", 0, agent.ProtocolGeminiStream, func(t *testing.T, r *agent.Result) {
+			if r.TurnError != "Maximum session turns exceeded" || r.IsError || len(r.Text) != 0 {
+				t.Errorf("turn error %q is_error %v text %q", r.TurnError, r.IsError, r.Text)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			stderr := filepath.Join(t.TempDir(), "empty")
+			if tt.stderr != "" {
+				stderr = abs(t, "testdata/"+tt.stderr)
+			} else {
+				writeFile(t, stderr, "")
+			}
+			spec := helperSpec(t, "replay", abs(t, "testdata/"+tt.stdout), stderr, itoa(tt.code))
+			spec.Protocol = tt.proto
+			spec.Supervisor = selfExe(t)
+			r := mustRun(t, context.Background(), spec)
+			if r.ExitCode != tt.code || r.Stop != agent.StopNone {
+				t.Fatalf("exit %d stop %q, want %d by itself", r.ExitCode, r.Stop, tt.code)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func abs(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
