@@ -159,10 +159,11 @@ type Spec struct {
 	// stopped (see Supervise). Without it only the group is killed; the
 	// cadence command always sets it.
 	Supervisor string
-	// OnSession, when set, is called once, from the goroutine reading
-	// stdout, as soon as the stream first names the agent's session
-	// (Claude's system/init, Codex's thread.started, Gemini's init), so
-	// that the caller can record it durably before the attempt ends. It
+	// OnSession, when set, is called from the goroutine reading stdout
+	// as soon as the stream names the agent's session (Claude's
+	// system/init, Codex's thread.started, Gemini's init), so that the
+	// caller can record it durably before the attempt ends, and again
+	// whenever a later event names another one (Result.SessionID). It
 	// must not block for long: stdout is not read while it runs.
 	OnSession func(id string)
 	// Resume says that the attempt continues an existing session
@@ -200,10 +201,18 @@ type Result struct {
 	// ProtocolGeminiStream the concatenated assistant message deltas; for
 	// RunChat the first choice's message content.
 	Text []byte
+	// AnswerFromMessage says that Text is the final assistant message
+	// rather than Claude's result.result: the result was only the start
+	// of that message, with no JSON value (the first chunk of a
+	// multi-part answer, anthropics/claude-code#78686), and the whole
+	// message held one.
+	AnswerFromMessage bool
 	// StructuredOutput is Claude's structured_output, when present.
 	StructuredOutput json.RawMessage
-	// SessionID is the agent session: Claude's system/init (or else the
-	// result), Codex's thread.started, Gemini's init, or ChatSpec.SessionID.
+	// SessionID is the agent session: the last one the stream named
+	// (Claude's system/init and result, Codex's thread.started, Gemini's
+	// init; `claude --resume` can hand back a new id), or
+	// ChatSpec.SessionID.
 	SessionID string
 	// SessionIDRejected says why a session id the stream reported was not
 	// used: it was not a plain token (see CheckSessionID). SessionID is

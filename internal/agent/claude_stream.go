@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cadence-dev/cadence/internal/handoff/extract"
 )
 
 // claudeStream folds Claude Code stream-json events into a Result. Agent
@@ -25,8 +27,13 @@ type claudeStream struct {
 	maxBytes int64
 
 	assistant tailText // the latest assistant text blocks, joined, at most maxBytes
-	gotResult bool
-	result    string
+	// The final assistant message so far: its id, and its text blocks
+	// joined (at most maxBytes), for a result that holds only its first
+	// chunk.
+	messageID   string
+	messageText tailText
+	gotResult   bool
+	result      string
 }
 
 // The fields of a Claude Code event that cadence reads, as capture indices.
@@ -46,6 +53,7 @@ const (
 	clRateLimit
 	clBlockType
 	clBlockText
+	clMessageID
 )
 
 func (c *claudeStream) captures() []capture {
@@ -65,6 +73,7 @@ func (c *claudeStream) captures() []capture {
 		clRateLimit:  {path: []string{"rate_limit_info"}, limit: 64 << 10},
 		clBlockType:  {path: []string{"message", "content", "*", "type"}, limit: 64},
 		clBlockText:  answerCapture([]string{"message", "content", "*", "text"}, c.maxBytes),
+		clMessageID:  {path: []string{"message", "id"}, limit: 256},
 	}
 }
 
@@ -115,7 +124,8 @@ type claudeRateLimitInfo struct {
 const noConversation = "No conversation found"
 
 func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now, loc: time.Local, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
+	return &claudeStream{res: res, help: help, now: now, loc: time.Local, maxBytes: maxBytes,
+		assistant: newTailText(maxBytes), messageText: newTailText(maxBytes)}
 }
 
 // event handles one line that is a JSON object; line is its beginning.
@@ -130,6 +140,7 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	switch ev.typ {
 	case "system":
 		if ev.subtype == "init" {
+			// Every turn starts with one: read again each time.
 			takeSessionID(c.res, ev.sessionID)
 		}
 		// api_retry and other system events only show the agent is alive;
@@ -176,6 +187,12 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 	for _, f := range e.all(clBlockType) {
 		types[f.elem] = stringValue(f.raw)
 	}
+	// Each content block comes in an event of its own; the blocks of one
+	// message share its id. A message without an id stands alone.
+	id := stringValue(value(e, clMessageID))
+	if id == "" || id != c.messageID {
+		c.messageID, c.messageText = id, newTailText(c.maxBytes)
+	}
 	var first string
 	for _, f := range e.all(clBlockText) {
 		if types[f.elem] != "text" || f.over {
@@ -189,6 +206,7 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 			first = t
 		}
 		c.addAssistant(t)
+		c.messageText.add(t)
 		c.help.text(t)
 	}
 	kind := stringValue(value(e, clError))
@@ -371,10 +389,40 @@ func minDecodedLen(raw []byte) int64 {
 func (c *claudeStream) finish(string) {
 	if c.gotResult {
 		c.res.Text = []byte(c.result)
+		if c.answerInMessage() {
+			c.res.Text, c.res.AnswerFromMessage = c.messageText.bytes(), true
+			c.res.TextBytes = int64(len(c.res.Text))
+		}
 		return
 	}
 	c.res.Text = c.assistant.bytes()
 	c.res.TextBytes = int64(len(c.res.Text))
+}
+
+// answerInMessage reports whether the answer is to be taken from the
+// final assistant message rather than result.result: a turn that did not
+// fail, with no structured output, whose result is the start of the final
+// message (its first chunk, anthropics/claude-code#78686) and holds no
+// JSON object or array, while the whole message does. A result that says
+// something else (a help request's "Waiting for guidance.") stays the
+// answer.
+func (c *claudeStream) answerInMessage() bool {
+	if c.res.IsError || c.res.TextTooLarge || len(c.res.StructuredOutput) > 0 || c.messageText.size == 0 {
+		return false
+	}
+	message := c.messageText.bytes()
+	return bytes.HasPrefix(bytes.TrimSpace(message), []byte(strings.TrimSpace(c.result))) &&
+		!hasJSONValue([]byte(c.result), c.maxBytes) && hasJSONValue(message, c.maxBytes)
+}
+
+// hasJSONValue reports whether text holds a complete JSON object or
+// array, as the handoff pipeline's extractor finds them.
+func hasJSONValue(text []byte, maxBytes int64) bool {
+	if !bytes.ContainsAny(text, "{[") {
+		return false
+	}
+	values, _, _ := extract.Scan(text, extract.Options{MaxBytes: maxBytes})
+	return len(values) > 0
 }
 
 func jsonString(raw json.RawMessage) string {

@@ -65,9 +65,9 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 		c.raw(line)
 		return
 	}
+	// Any event that names the thread names the session.
+	takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	switch typ {
-	case "thread.started":
-		takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	case "item.completed":
 		// Items of other types (command output, file changes) are the
 		// bulk of a transcript; only their type was read.

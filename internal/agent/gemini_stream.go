@@ -83,9 +83,9 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 		g.raw(line)
 		return
 	}
+	// Any event that names the session (init does) names the session.
+	takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	switch typ {
-	case "init":
-		takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	case "message":
 		if stringValue(value(e, gmRole)) == "assistant" {
 			f, _ := e.get(gmContent)

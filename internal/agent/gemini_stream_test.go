@@ -140,7 +140,6 @@ func TestOnSession(t *testing.T) {
 	}{
 		{ProtocolClaudeStream, `{"type":"system","subtype":"init","session_id":"c1"}` + "\n" + `{"type":"result","session_id":"c1","result":"x"}`, "c1"},
 		{ProtocolCodexJSONL, `{"type":"thread.started","thread_id":"x1"}` + "\n" + `{"type":"turn.started"}`, "x1"},
-		{ProtocolGeminiStream, `{"type":"init","session_id":"g1"}` + "\n" + `{"type":"init","session_id":"g2"}`, "g1"},
 		{ProtocolGeminiStream, `{"type":"result","status":"success"}`, ""},
 		{ProtocolText, `{"type":"init","session_id":"g1"}`, ""},
 	}

@@ -43,7 +43,7 @@ type session struct {
 	res         Result
 	help        helpScanner
 	events      lineStream   // the protocol's parser; nil for ProtocolText
-	sessionSeen bool         // OnSession has been called
+	sessionSeen string       // the session id OnSession was last called with
 	answerSent  bool         // answered has been signalled
 	text        bytes.Buffer // a text agent's output, when Spec.Candidate is nil
 	stdoutBytes int64
@@ -268,8 +268,8 @@ func (s *session) endLine() {
 	if s.events.ended() {
 		s.answer()
 	}
-	if !s.sessionSeen && s.res.SessionID != "" {
-		s.sessionSeen = true
+	if s.res.SessionID != s.sessionSeen && s.res.SessionID != "" {
+		s.sessionSeen = s.res.SessionID
 		if s.spec.OnSession != nil {
 			s.spec.OnSession(s.res.SessionID)
 		}
