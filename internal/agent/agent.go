@@ -170,12 +170,13 @@ type Spec struct {
 	// (Invocation.Resume); a stream protocol uses it to tell whether a
 	// failed turn left a session behind (Result.SessionNotSaved).
 	Resume bool
-	// PriorInputTokens and PriorOutputTokens are, for protocols whose usage
-	// is cumulative per session (ProtocolCodexJSONL), the session's
-	// cumulative figures after its previous attempt. Run subtracts them so
-	// that Result.InputTokens and OutputTokens are this attempt's usage.
-	// Zero for a new session.
-	PriorInputTokens, PriorOutputTokens int64
+	// PriorInputTokens, PriorCachedTokens and PriorOutputTokens are, for
+	// protocols whose usage is cumulative per session
+	// (ProtocolCodexJSONL), the session's cumulative figures after its
+	// previous attempt. Run subtracts them so that Result.InputTokens,
+	// CachedTokens and OutputTokens are this attempt's usage. Zero for a
+	// new session.
+	PriorInputTokens, PriorCachedTokens, PriorOutputTokens int64
 }
 
 // Result describes how an attempt ended and what the agent said. Every agent
@@ -270,16 +271,31 @@ type Result struct {
 	SessionNotSaved bool
 
 	CostUSD float64
-	Turns   int
-	// InputTokens and OutputTokens are this attempt's usage.
+	// CostKnown says the agent reported its cost (Claude's
+	// total_cost_usd): a CostUSD of 0 is then a known zero (an exec
+	// agent speaking claude-stream against a free model), not a cost
+	// nobody reported (Codex, Gemini CLI).
+	CostKnown bool
+	Turns     int
+	// InputTokens, CachedTokens and OutputTokens are this attempt's
+	// usage, comparable across agents: InputTokens is all the input, the
+	// part read from the provider's prompt cache included, and
+	// CachedTokens is that part. Claude reports the cache apart
+	// (input_tokens + cache_creation_input_tokens +
+	// cache_read_input_tokens; cached: cache_read_input_tokens); Codex's
+	// input_tokens and Gemini CLI's include it (cached_input_tokens,
+	// stats.cached).
 	InputTokens  int64
+	CachedTokens int64
 	OutputTokens int64
-	// CumulativeInputTokens and CumulativeOutputTokens are the session's
-	// usage so far as the agent reported it, for agents whose usage is
-	// cumulative per session (Codex's turn.completed); zero otherwise. The
-	// caller passes them as Spec.PriorInputTokens/PriorOutputTokens of the
+	// CumulativeInputTokens, CumulativeCachedTokens and
+	// CumulativeOutputTokens are the session's usage so far as the agent
+	// reported it, for agents whose usage is cumulative per session
+	// (Codex's turn.completed); zero otherwise. The caller passes them as
+	// Spec.PriorInputTokens/PriorCachedTokens/PriorOutputTokens of the
 	// session's next attempt.
 	CumulativeInputTokens  int64
+	CumulativeCachedTokens int64
 	CumulativeOutputTokens int64
 	// Truncated is set when the model stopped at its output limit
 	// (finish_reason "length" of a chat completion).

@@ -181,6 +181,22 @@ func TestRunChatTruncated(t *testing.T) {
 	}
 }
 
+// TestRunChatCachedTokens: prompt_tokens includes the cached ones, which
+// prompt_tokens_details.cached_tokens counts, as for the other agents.
+func TestRunChatCachedTokens(t *testing.T) {
+	url := chatServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"{}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2006,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":1920}}}`)
+	})
+	res, _, err := agent.RunChat(context.Background(), agent.ChatSpec{BaseURL: url, Model: "m", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InputTokens != 2006 || res.CachedTokens != 1920 || res.OutputTokens != 300 {
+		t.Errorf("tokens %d (%d cached)/%d, want 2006 (1920 cached)/300", res.InputTokens, res.CachedTokens, res.OutputTokens)
+	}
+}
+
 func TestRunChatStops(t *testing.T) {
 	endless := chatServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

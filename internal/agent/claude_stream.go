@@ -110,8 +110,10 @@ func claudeHeader(e *eventScanner) (ev claudeEvent, ok bool) {
 }
 
 type claudeUsage struct {
-	InputTokens  json.RawMessage `json:"input_tokens"`
-	OutputTokens json.RawMessage `json:"output_tokens"`
+	InputTokens         json.RawMessage `json:"input_tokens"`
+	CacheCreationTokens json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheReadTokens     json.RawMessage `json:"cache_read_input_tokens"`
+	OutputTokens        json.RawMessage `json:"output_tokens"`
 }
 
 type claudeRateLimitInfo struct {
@@ -279,14 +281,17 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	c.res.IsError = ev.isError
 	takeSessionID(c.res, ev.sessionID)
 	if v, ok := jsonNumber(value(e, clCost)); ok && v >= 0 {
-		c.res.CostUSD = v
+		c.res.CostUSD, c.res.CostKnown = v, true
 	}
 	if v, ok := jsonNumber(value(e, clTurns)); ok && v >= 0 && v <= math.MaxInt32 {
 		c.res.Turns = int(v)
 	}
 	var usage claudeUsage
 	if u := value(e, clUsage); len(u) > 0 && json.Unmarshal(u, &usage) == nil {
-		c.res.InputTokens = jsonInt64(usage.InputTokens)
+		// The cache is reported apart from input_tokens: all three are
+		// input.
+		c.res.CachedTokens = jsonInt64(usage.CacheReadTokens)
+		c.res.InputTokens = jsonInt64(usage.InputTokens) + jsonInt64(usage.CacheCreationTokens) + c.res.CachedTokens
 		c.res.OutputTokens = jsonInt64(usage.OutputTokens)
 	}
 	c.res.StructuredOutput = nil
@@ -450,7 +455,7 @@ func jsonStrings(raw json.RawMessage) []string {
 
 // jsonNumber reads a number, or a string holding one.
 func jsonNumber(raw json.RawMessage) (float64, bool) {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return 0, false
 	}
 	var f float64

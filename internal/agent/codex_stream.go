@@ -25,11 +25,11 @@ type codexStream struct {
 	loc      *time.Location // the zone of Codex's clock times ("try again at 12:16 PM")
 	maxBytes int64
 
-	priorIn, priorOut int64
-	answer            string // text of the last agent_message item
-	gotAnswer         bool
-	lastError         string // message of the last error event
-	turnEnded         bool   // a turn.completed or turn.failed was seen
+	priorIn, priorCached, priorOut int64
+	answer                         string // text of the last agent_message item
+	gotAnswer                      bool
+	lastError                      string // message of the last error event
+	turnEnded                      bool   // a turn.completed or turn.failed was seen
 }
 
 // The fields of a Codex event that cadence reads, as capture indices.
@@ -55,8 +55,9 @@ func (c *codexStream) captures() []capture {
 	}
 }
 
-func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorOut int64) *codexStream {
-	return &codexStream{res: res, help: help, now: time.Now, loc: time.Local, maxBytes: maxBytes, priorIn: priorIn, priorOut: priorOut}
+func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorCached, priorOut int64) *codexStream {
+	return &codexStream{res: res, help: help, now: time.Now, loc: time.Local, maxBytes: maxBytes,
+		priorIn: priorIn, priorCached: priorCached, priorOut: priorOut}
 }
 
 func (c *codexStream) event(e *eventScanner, line []byte) {
@@ -115,13 +116,18 @@ func (c *codexStream) turnCompleted(raw json.RawMessage) {
 	// A later turn supersedes a failure reported before it.
 	c.res.IsError, c.res.Transient, c.res.Permanent, c.res.Auth, c.res.UsageLimit = false, false, false, false, false
 	c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
-	var usage claudeUsage // the same two field names
+	var usage struct {
+		InputTokens  json.RawMessage `json:"input_tokens"` // the cached ones included
+		CachedTokens json.RawMessage `json:"cached_input_tokens"`
+		OutputTokens json.RawMessage `json:"output_tokens"`
+	}
 	if len(raw) == 0 || json.Unmarshal(raw, &usage) != nil {
 		return
 	}
-	in, out := jsonInt64(usage.InputTokens), jsonInt64(usage.OutputTokens)
-	c.res.CumulativeInputTokens, c.res.CumulativeOutputTokens = in, out
+	in, cached, out := jsonInt64(usage.InputTokens), jsonInt64(usage.CachedTokens), jsonInt64(usage.OutputTokens)
+	c.res.CumulativeInputTokens, c.res.CumulativeCachedTokens, c.res.CumulativeOutputTokens = in, cached, out
 	c.res.InputTokens, c.res.OutputTokens = delta(in, c.priorIn), delta(out, c.priorOut)
+	c.res.CachedTokens = delta(cached, c.priorCached)
 }
 
 // delta is total minus prior, or total when prior cannot be part of it (a

@@ -232,7 +232,7 @@ func runStreamFuzz(f *testing.F, proto Protocol, seeds map[string]streamSeed) {
 func FuzzClaudeStream(f *testing.F) {
 	wants := map[string]*streamWant{
 		"testdata/claude_success.jsonl": {text: `{"tasks": ["add cart", "add checkout"]}`,
-			session: "6f1c2a4e-8d3b-4c7a-9e21-5b0d7f3a1c88", in: 11, out: 80},
+			session: "6f1c2a4e-8d3b-4c7a-9e21-5b0d7f3a1c88", in: 11 + 9120 + 14200, out: 80}, // input_tokens and both cache figures
 		"testdata/claude_overloaded.jsonl": {session: "a3d9e1f0-1111-4b2c-8d3e-222233334444",
 			isError: true, transient: true, message: "overloaded_error", partial: true},
 		"testdata/claude_help_escaped.jsonl": {text: "Waiting for guidance.",

@@ -158,11 +158,13 @@ func (g *geminiStream) skipped(e *eventScanner) {
 func (g *geminiStream) resultEvent(e *eventScanner) {
 	g.gotResult = true
 	var stats struct {
-		InputTokens  json.RawMessage `json:"input_tokens"`
+		InputTokens  json.RawMessage `json:"input_tokens"` // the cached ones included
+		Cached       json.RawMessage `json:"cached"`
 		OutputTokens json.RawMessage `json:"output_tokens"`
 	}
 	if st := value(e, gmStats); len(st) > 0 && json.Unmarshal(st, &stats) == nil {
 		g.res.InputTokens = jsonInt64(stats.InputTokens)
+		g.res.CachedTokens = jsonInt64(stats.Cached)
 		g.res.OutputTokens = jsonInt64(stats.OutputTokens)
 	}
 	status := stringValue(value(e, gmStatus))

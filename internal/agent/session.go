@@ -78,7 +78,7 @@ func newSession(spec Spec, p *pipes) *session {
 	case ProtocolClaudeStream:
 		s.events = newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 	case ProtocolCodexJSONL:
-		s.events = newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorOutputTokens)
+		s.events = newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens)
 	case ProtocolGeminiStream:
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
 	}
