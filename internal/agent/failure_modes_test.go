@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,3 +94,49 @@ func writeFile(t *testing.T, path, data string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestPresetEnvReachesTheAgent: what PresetEnv adds reaches a real
+// process started the way the run loop starts it (base environment, then
+// the preset's): the config directory of the entry, whatever cadence's
+// own environment says, and DISABLE_AUTOUPDATER=1 for Claude Code unless
+// the user set it.
+func TestPresetEnvReachesTheAgent(t *testing.T) {
+	tests := []struct {
+		name string
+		inv  agent.Invocation
+		base []string
+		want []string
+	}{
+		{"claude with an account of its own", agent.Invocation{Preset: agent.PresetClaude, ConfigDir: "/accounts/work"},
+			[]string{"CLAUDE_CONFIG_DIR=/home/me/.claude"},
+			[]string{"CLAUDE_CONFIG_DIR=/accounts/work", "DISABLE_AUTOUPDATER=1"}},
+		{"claude, the user's updater setting kept", agent.Invocation{Preset: agent.PresetClaude},
+			[]string{"DISABLE_AUTOUPDATER=0"},
+			[]string{"CLAUDE_CONFIG_DIR=", "DISABLE_AUTOUPDATER=0"}},
+		{"codex", agent.Invocation{Preset: agent.PresetCodex, ConfigDir: "/accounts/two"}, nil,
+			[]string{"CODEX_HOME=/accounts/two", "DISABLE_AUTOUPDATER="}},
+		{"gemini", agent.Invocation{Preset: agent.PresetGemini, ConfigDir: "/accounts/three"}, []string{"GEMINI_CLI_HOME=/home/me"},
+			[]string{"GEMINI_CLI_HOME=/accounts/three"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			names := make([]string, len(tt.want))
+			for i, kv := range tt.want {
+				names[i], _, _ = strings.Cut(kv, "=")
+			}
+			spec := helperSpec(t, append([]string{"getenv"}, names...)...)
+			var env []string
+			for _, kv := range helperEnviron() { // whatever this machine sets
+				if name, _, _ := strings.Cut(kv, "="); !slices.Contains(names, name) {
+					env = append(env, kv)
+				}
+			}
+			env = append(env, tt.base...)
+			spec.Env = append(env, agent.PresetEnv(tt.inv, env)...)
+			r := mustRun(t, context.Background(), spec)
+			if got := strings.Split(strings.TrimSpace(string(r.Text)), "\n"); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("the agent saw %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -108,6 +108,12 @@ func helperMain(args []string) int {
 		}
 		code, _ := strconv.Atoi(arg(3))
 		return code
+	case "getenv":
+		// getenv NAME...: NAME=value of each, as the agent sees it.
+		for _, name := range args[1:] {
+			fmt.Printf("%s=%s\n", name, os.Getenv(name))
+		}
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(arg(1))
 		fmt.Println("bye")
