@@ -110,6 +110,10 @@ func TestRunChatErrors(t *testing.T) {
 			if res.RetryAfter < tt.minWait || res.RetryAfter > tt.maxWait {
 				t.Errorf("RetryAfter = %v, want within [%v, %v]", res.RetryAfter, tt.minWait, tt.maxWait)
 			}
+			// A 401 is a login that failed; a 403 a permission the key lacks.
+			if res.Auth != (tt.reply.Status == 401) {
+				t.Errorf("Auth = %v for status %d", res.Auth, tt.reply.Status)
+			}
 			if !strings.Contains(res.ErrorMessage, fmt.Sprint(tt.reply.Status)) {
 				t.Errorf("ErrorMessage %q does not name status %d", res.ErrorMessage, tt.reply.Status)
 			}

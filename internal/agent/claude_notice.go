@@ -69,7 +69,9 @@ func claudeNotice(res *Result, text string, now time.Time, loc *time.Location) b
 		case transientText(text):
 			res.Transient = true
 		}
-		return res.Transient || res.Permanent
+		// An API error of no known kind ("API Error: 400 …") is still
+		// no answer.
+		return res.Transient || res.Permanent || status >= 400
 	case strings.HasPrefix(lower, "invalid api key"), strings.HasPrefix(lower, "not logged in"),
 		strings.HasPrefix(lower, "oauth token has expired"), strings.HasPrefix(lower, "session expired"):
 		markAuth(res)

@@ -104,6 +104,9 @@ func TestClaudeSuccessThatIsAnError(t *testing.T) {
 		{"500", `API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, now,
 			outcome{isError: true, transient: true}},
 		{"connection error", "API Error: Connection error.", now, outcome{isError: true, transient: true}},
+		// An API error of no known kind is still no answer.
+		{"400", `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 212000 tokens > 200000 maximum"}}`, now,
+			outcome{isError: true}},
 		{"invalid key", "Invalid API key · Please run /login", now, outcome{isError: true, permanent: true, auth: true}},
 		{"logged out", "Not logged in · Please run /login", now, outcome{isError: true, permanent: true, auth: true}},
 		{"expired token alone", "OAuth token has expired. Please obtain a new token or refresh your existing token.", now,

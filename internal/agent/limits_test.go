@@ -166,3 +166,24 @@ func TestGeminiErrorThenSuccess(t *testing.T) {
 		t.Errorf("is_error %v message %q turn error %q", r.IsError, r.ErrorMessage, r.TurnError)
 	}
 }
+
+// TestCodexClockInTheAgentsZone: Codex prints its "try again at" time in
+// the zone it runs in, which the agent's environment can set (TZ).
+func TestCodexClockInTheAgentsZone(t *testing.T) {
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/codex_usage_limit_clock.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tz := range []string{"Asia/Tokyo", ":Asia/Tokyo"} {
+		before := time.Now()
+		r := feedSpec(t, Spec{Protocol: ProtocolCodexJSONL, Env: []string{"TZ=UTC", "TZ=" + tz}}, data, nil)
+		at := r.ResetAt.In(tokyo)
+		if at.Hour() != 12 || at.Minute() != 16 || !r.ResetAt.After(before) || r.ResetAt.Sub(before) > 24*time.Hour {
+			t.Errorf("TZ=%s: ResetAt %v (%v in Tokyo), want the next 12:16 in Tokyo", tz, r.ResetAt, at)
+		}
+	}
+}

@@ -76,9 +76,13 @@ func newSession(spec Spec, p *pipes) *session {
 	s.help.marker = spec.HelpMarker
 	switch spec.Protocol {
 	case ProtocolClaudeStream:
-		s.events = newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+		c := newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+		c.loc = agentZone(spec.Env)
+		s.events = c
 	case ProtocolCodexJSONL:
-		s.events = newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens)
+		c := newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens)
+		c.loc = agentZone(spec.Env)
+		s.events = c
 	case ProtocolGeminiStream:
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
 	}
@@ -384,6 +388,23 @@ func (s *session) result() *Result {
 		}
 	}
 	return &res
+}
+
+// agentZone is the time zone the agent prints its clock times in: the
+// last TZ of its environment when it names a zone this machine knows
+// ("Europe/Berlin", ":Europe/Berlin"; empty is UTC), else cadence's own.
+func agentZone(env []string) *time.Location {
+	for i := len(env) - 1; i >= 0; i-- {
+		tz, ok := strings.CutPrefix(env[i], "TZ=")
+		if !ok {
+			continue
+		}
+		if loc, err := time.LoadLocation(strings.TrimPrefix(tz, ":")); err == nil { // "" is UTC
+			return loc
+		}
+		break
+	}
+	return time.Local
 }
 
 // sessionNotFoundMarkers are what the agent CLIs print, on stderr, when asked
