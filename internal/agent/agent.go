@@ -220,7 +220,11 @@ type Result struct {
 	// then empty, unless an earlier event named a good one.
 	SessionIDRejected string
 
-	IsError      bool   // the result event said is_error
+	// IsError: the turn failed. The result event said is_error, or
+	// (Claude) its "success" text is one of the CLI's own error messages
+	// rather than an answer (anthropics/claude-code#79500); Text is then
+	// no handoff.
+	IsError      bool
 	ErrorMessage string // provider or agent error text, if any
 	// TurnError is the text of the error events the agent printed during
 	// its turn, whatever the turn's outcome: Gemini CLI stops a turn with

@@ -13,14 +13,20 @@ import (
 // usually longer, and one that mentions such a message is never only it.
 const maxNotice = 2 << 10
 
+// claudeWindow names a usage window of a Claude account, optionally for
+// one model: "5-hour", "session", "weekly", "Opus weekly".
+const claudeWindow = `(?:(?:Opus|Sonnet|Haiku) )?(?:\d+-hour|session|daily|weekly|monthly|usage)`
+
 // Claude Code's own messages in place of an answer (shapes from its issue
 // tracker: anthropics/claude-code#79500, #28827, #37402).
 var (
 	// "Claude AI usage limit reached|1771390800": the reset, in Unix seconds.
 	claudeLimitEpochRE = regexp.MustCompile(`^Claude AI usage limit reached\|(\d{9,13})$`)
 	// "You've hit your session limit · resets 5pm (Australia/Brisbane)",
-	// "5-hour limit reached ∙ resets 5am".
-	claudeLimitRE = regexp.MustCompile(`^(?:You[’']ve hit your (?:[\w-]+ )?limit|[\w-]+ limit reached|Claude AI usage limit reached)\s*(?:[·∙•|-]\s*resets\s+(.*))?$`)
+	// "5-hour limit reached ∙ resets 5am", "Opus weekly limit reached":
+	// the limits of the account's usage windows, not others ("Context
+	// limit reached").
+	claudeLimitRE = regexp.MustCompile(`^(?:You[’']ve hit your (?:` + claudeWindow + ` )?limit|` + claudeWindow + ` limit reached|Claude AI usage limit reached)\s*(?:[·∙•|-]\s*resets\s+(.*))?$`)
 	// the reset of claudeLimitRE: "[Sep 24 at ]3pm|10:30am[ (Zone)]".
 	claudeResetRE = regexp.MustCompile(`^(?:([A-Z][a-z]{2}) (\d{1,2}) at )?(\d{1,2})(?::(\d{2}))?\s*([ap]m)(?:\s*\(([A-Za-z0-9_+/-]+)\))?$`)
 	// "API Error: Request rejected (429) · …"

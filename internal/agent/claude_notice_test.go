@@ -113,6 +113,10 @@ func TestClaudeSuccessThatIsAnError(t *testing.T) {
 			outcome{isError: true, permanent: true, auth: true}},
 		{"failed to authenticate", `Failed to authenticate. API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, now,
 			outcome{isError: true, permanent: true, auth: true}},
+		{"opus weekly limit", "Opus weekly limit reached ∙ resets Dec 1 at 9am", now,
+			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}},
+		// Another limit is no usage limit of the account.
+		{"context limit", "Context limit reached · /compact or /clear to continue", now, outcome{}},
 		// Answers that mention such a message are answers.
 		{"an answer that quotes a 429", `The registry said API Error: 429 earlier; I retried and it worked. {"ok": true}`, now, outcome{}},
 		{"an answer that starts with one", "API Error: 429 was in the log, handled.\n{\"ok\": true}", now, outcome{}},
