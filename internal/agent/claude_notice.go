@@ -163,9 +163,14 @@ func unixReset(secs float64) time.Time {
 	return time.Unix(int64(secs), int64((secs-float64(int64(secs)))*1e9)).UTC()
 }
 
+// maxReset bounds how far ahead a reset may be: the longest usage window
+// of the CLIs is a week (a month would be a billing cycle). A reset
+// further ahead, or one well in the past, is a misreading, not a wait.
+const maxReset = 31 * 24 * time.Hour
+
 // setReset records when a limit resets, and the wait until then.
 func setReset(res *Result, reset, now time.Time) {
-	if reset.IsZero() {
+	if reset.IsZero() || reset.Before(now.Add(-time.Minute)) || reset.After(now.Add(maxReset)) {
 		return
 	}
 	res.ResetAt = reset.UTC()

@@ -48,6 +48,8 @@ func (o outcome) check(t *testing.T, r *Result) {
 // it says, never left for the handoff judge.
 func TestClaudeSuccessThatIsAnError(t *testing.T) {
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	// The fixtures' resets are at 1771390800: an hour after epochNow.
+	epochNow := time.Unix(1771390800-3600, 0)
 	files := []struct {
 		file string
 		want outcome
@@ -68,7 +70,7 @@ func TestClaudeSuccessThatIsAnError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := feedAt(t, now, time.UTC, data)
+			r := feedAt(t, epochNow, time.UTC, data)
 			tt.want.check(t, r)
 			if r.ErrorMessage == "" {
 				t.Error("no ErrorMessage")
@@ -85,7 +87,7 @@ func TestClaudeSuccessThatIsAnError(t *testing.T) {
 		now        time.Time
 		want       outcome
 	}{
-		{"usage limit with an epoch", "Claude AI usage limit reached|1771390800", now,
+		{"usage limit with an epoch", "Claude AI usage limit reached|1771390800", epochNow,
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Unix(1771390800, 0)}},
 		{"session limit, local hour", "You've hit your session limit · resets 5am", now,
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Date(2026, 11, 25, 5, 0, 0, 0, time.UTC)}},
@@ -96,6 +98,9 @@ func TestClaudeSuccessThatIsAnError(t *testing.T) {
 		{"weekly limit with a date", "You've hit your weekly limit · resets Sep 24 at 3pm (Australia/Brisbane)", time.Date(2026, 9, 20, 8, 0, 0, 0, time.UTC),
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Date(2026, 9, 24, 15, 0, 0, 0, brisbane)}},
 		{"limit with an unreadable reset", "You've hit your limit · resets soon", now,
+			outcome{isError: true, transient: true, usageLimit: true}},
+		// A reset in the past is a misreading, not a wait.
+		{"usage limit with a past epoch", "Claude AI usage limit reached|1771390800", now,
 			outcome{isError: true, transient: true, usageLimit: true}},
 		{"429 rate limit", `API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, now,
 			outcome{isError: true, transient: true}},

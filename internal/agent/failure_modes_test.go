@@ -23,9 +23,11 @@ func TestRunFailureModesFromProcess(t *testing.T) {
 		proto                agent.Protocol
 		check                func(t *testing.T, r *agent.Result)
 	}{
+		// The fixture's reset moved to an hour from now (limitInAnHour).
 		{"claude usage limit with exit 0", "claude_limit_success.jsonl", "", 0, agent.ProtocolClaudeStream, func(t *testing.T, r *agent.Result) {
-			if !r.IsError || !r.UsageLimit || !r.Transient || !r.ResetAt.Equal(time.Unix(1771390800, 0)) {
-				t.Errorf("is_error %v usage limit %v transient %v reset %v", r.IsError, r.UsageLimit, r.Transient, r.ResetAt)
+			if !r.IsError || !r.UsageLimit || !r.Transient || r.RetryAfter < 58*time.Minute || r.RetryAfter > time.Hour {
+				t.Errorf("is_error %v usage limit %v transient %v reset %v retry after %v, want in an hour",
+					r.IsError, r.UsageLimit, r.Transient, r.ResetAt, r.RetryAfter)
 			}
 		}},
 		{"claude expired login with exit 0", "claude_oauth_expired.jsonl", "", 0, agent.ProtocolClaudeStream, func(t *testing.T, r *agent.Result) {
@@ -65,7 +67,11 @@ func TestRunFailureModesFromProcess(t *testing.T) {
 			} else {
 				writeFile(t, stderr, "")
 			}
-			spec := helperSpec(t, "replay", abs(t, "testdata/"+tt.stdout), stderr, itoa(tt.code))
+			stdout := abs(t, "testdata/"+tt.stdout)
+			if tt.stdout == "claude_limit_success.jsonl" {
+				stdout = limitInAnHour(t, stdout)
+			}
+			spec := helperSpec(t, "replay", stdout, stderr, itoa(tt.code))
 			spec.Protocol = tt.proto
 			spec.Supervisor = selfExe(t)
 			r := mustRun(t, context.Background(), spec)
@@ -75,6 +81,20 @@ func TestRunFailureModesFromProcess(t *testing.T) {
 			tt.check(t, r)
 		})
 	}
+}
+
+// limitInAnHour copies a transcript whose usage limit resets at
+// 1771390800 with the reset an hour from now instead.
+func limitInAnHour(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	writeFile(t, out, strings.ReplaceAll(string(data), "1771390800", reset))
+	return out
 }
 
 func abs(t *testing.T, path string) string {

@@ -70,6 +70,9 @@ func TestCodexUsageLimits(t *testing.T) {
 		{"try again in a duration", "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 2 days 17 hours 14 minutes.",
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Date(2026, 11, 27, 6, 14, 0, 0, berlin)}},
 		{"usage limit, no time", "You've hit your usage limit. Upgrade to Pro.", outcome{isError: true, transient: true, usageLimit: true}},
+		// A reset in the past, or beyond any usage window, is no reset.
+		{"a reset in the past", "You've hit your usage limit. Try again at Jan 1st, 2020 3:14 PM.", outcome{isError: true, transient: true, usageLimit: true}},
+		{"a reset years away", `{"error":{"type":"usage_limit_reached","resets_at":99999999999}}`, outcome{isError: true, transient: true, usageLimit: true}},
 		{"a plain 429 is no usage limit", "exceeded retry limit, last status: 429 Too Many Requests", outcome{isError: true, transient: true}},
 		{"401", "unexpected status 401 Unauthorized: invalid API key", outcome{isError: true, permanent: true, auth: true}},
 		{"403 is not a login", "unexpected status 403 Forbidden: region not supported", outcome{isError: true, permanent: true}},
