@@ -115,6 +115,15 @@ type Spec struct {
 	// a build or a test suite, is silent but busy. Zero means none. Any
 	// output, including Claude's api_retry liveness events, resets it.
 	IdleTimeout time.Duration
+	// StartTimeout stops an agent that has written nothing at all, on
+	// stdout or stderr, this long after it started (StopStuck, with
+	// Result.NoOutputSinceStart): a CLI hung at its start (`claude -p`
+	// waiting for ever with zero output) is caught in minutes instead of
+	// after a whole IdleTimeout. The first byte of output disarms it for
+	// good; CPU use does not. Zero means none; the caller chooses the
+	// default. Meant for stream protocols, whose agents print their first
+	// event at once: a text agent may well say nothing until its answer.
+	StartTimeout time.Duration
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
 	// ExitGrace is how long an agent may take to exit once it has given
@@ -150,22 +159,24 @@ type Spec struct {
 	// stopped (see Supervise). Without it only the group is killed; the
 	// cadence command always sets it.
 	Supervisor string
-	// OnSession, when set, is called once, from the goroutine reading
-	// stdout, as soon as the stream first names the agent's session
-	// (Claude's system/init, Codex's thread.started, Gemini's init), so
-	// that the caller can record it durably before the attempt ends. It
+	// OnSession, when set, is called from the goroutine reading stdout
+	// as soon as the stream names the agent's session (Claude's
+	// system/init, Codex's thread.started, Gemini's init), so that the
+	// caller can record it durably before the attempt ends, and again
+	// whenever a later event names another one (Result.SessionID). It
 	// must not block for long: stdout is not read while it runs.
 	OnSession func(id string)
 	// Resume says that the attempt continues an existing session
 	// (Invocation.Resume); a stream protocol uses it to tell whether a
 	// failed turn left a session behind (Result.SessionNotSaved).
 	Resume bool
-	// PriorInputTokens and PriorOutputTokens are, for protocols whose usage
-	// is cumulative per session (ProtocolCodexJSONL), the session's
-	// cumulative figures after its previous attempt. Run subtracts them so
-	// that Result.InputTokens and OutputTokens are this attempt's usage.
-	// Zero for a new session.
-	PriorInputTokens, PriorOutputTokens int64
+	// PriorInputTokens, PriorCachedTokens and PriorOutputTokens are, for
+	// protocols whose usage is cumulative per session
+	// (ProtocolCodexJSONL), the session's cumulative figures after its
+	// previous attempt. Run subtracts them so that Result.InputTokens,
+	// CachedTokens and OutputTokens are this attempt's usage. Zero for a
+	// new session.
+	PriorInputTokens, PriorCachedTokens, PriorOutputTokens int64
 }
 
 // Result describes how an attempt ended and what the agent said. Every agent
@@ -178,6 +189,11 @@ type Result struct {
 	Signal  syscall.Signal
 	Stop    StopReason
 	Elapsed time.Duration
+	// NoOutputSinceStart is set with StopStuck when the stop came from
+	// Spec.StartTimeout: the agent had printed nothing at all since it
+	// started (diagnosis: "no output since start"), as opposed to an
+	// agent that went silent after some output (Spec.IdleTimeout).
+	NoOutputSinceStart bool
 
 	// Text is the handoff candidate: all of stdout for ProtocolText; for
 	// ProtocolClaudeStream the final result text, or the assistant text
@@ -186,18 +202,36 @@ type Result struct {
 	// ProtocolGeminiStream the concatenated assistant message deltas; for
 	// RunChat the first choice's message content.
 	Text []byte
+	// AnswerFromMessage says that Text is the final assistant message
+	// rather than Claude's result.result: the result was only the start
+	// of that message, with no JSON value (the first chunk of a
+	// multi-part answer, anthropics/claude-code#78686), and the whole
+	// message held one.
+	AnswerFromMessage bool
 	// StructuredOutput is Claude's structured_output, when present.
 	StructuredOutput json.RawMessage
-	// SessionID is the agent session: Claude's system/init (or else the
-	// result), Codex's thread.started, Gemini's init, or ChatSpec.SessionID.
+	// SessionID is the agent session: the last one the stream named
+	// (Claude's system/init and result, Codex's thread.started, Gemini's
+	// init; `claude --resume` can hand back a new id), or
+	// ChatSpec.SessionID.
 	SessionID string
 	// SessionIDRejected says why a session id the stream reported was not
 	// used: it was not a plain token (see CheckSessionID). SessionID is
 	// then empty, unless an earlier event named a good one.
 	SessionIDRejected string
 
-	IsError      bool   // the result event said is_error
+	// IsError: the turn failed. The result event said is_error, or
+	// (Claude) its "success" text is one of the CLI's own error messages
+	// rather than an answer (anthropics/claude-code#79500); Text is then
+	// no handoff.
+	IsError      bool
 	ErrorMessage string // provider or agent error text, if any
+	// TurnError is the text of the error events the agent printed during
+	// its turn, whatever the turn's outcome: Gemini CLI stops a turn with
+	// "Maximum session turns exceeded" or "Loop detected, stopping
+	// execution" and then reports it successful, with no answer. It says
+	// why an answer is missing or partial; it is not a failure by itself.
+	TurnError string
 	// Transient marks rate limits, overload, 5xx and network failures:
 	// api_error_status 429, 529 or 5xx, a synthetic assistant error such as
 	// "rate_limit" or "overloaded", or a rate_limit_event with status
@@ -210,8 +244,25 @@ type Result struct {
 	RetryAfter time.Duration
 	ResetAt    time.Time
 	// Permanent marks failures a retry cannot fix: authentication_failed,
-	// billing_error, HTTP 401/402/403, Gemini's TerminalQuotaError.
+	// billing_error, HTTP 401/402/403. Auth failures are among them.
 	Permanent bool
+	// Auth marks a missing, expired or invalid login (Permanent is set
+	// too): HTTP 401; Claude's authentication_failed or
+	// oauth_org_not_allowed, a 403, "Invalid API key", "OAuth token has
+	// expired", "Please run /login"; Codex's "401 Unauthorized" or its
+	// messages asking to log in again; Gemini CLI's UNAUTHENTICATED, or
+	// "Please set an Auth method" on stderr. No retry on the same login
+	// can succeed: someone must log in to the agent (class auth).
+	Auth bool
+	// UsageLimit marks an exhausted usage limit or quota of the agent's
+	// account, as opposed to a passing rate limit: Claude's rejected
+	// rate_limit_event and its "usage limit reached" / "You've hit your
+	// limit · resets …" texts, Codex's "You've hit your usage limit" and
+	// usage_limit_reached, Gemini CLI's TerminalQuotaError. Transient is
+	// set too; ResetAt is when the limit resets, when the agent said or
+	// (Gemini's daily quota) a documented default applies, and zero when
+	// nothing says.
+	UsageLimit bool
 	// SessionNotFound is set when a resumed session does not exist: Claude's
 	// "No conversation found", Codex's "no rollout found for thread id",
 	// Gemini's "Error resuming session".
@@ -224,16 +275,31 @@ type Result struct {
 	SessionNotSaved bool
 
 	CostUSD float64
-	Turns   int
-	// InputTokens and OutputTokens are this attempt's usage.
+	// CostKnown says the agent reported its cost (Claude's
+	// total_cost_usd): a CostUSD of 0 is then a known zero (an exec
+	// agent speaking claude-stream against a free model), not a cost
+	// nobody reported (Codex, Gemini CLI).
+	CostKnown bool
+	Turns     int
+	// InputTokens, CachedTokens and OutputTokens are this attempt's
+	// usage, comparable across agents: InputTokens is all the input, the
+	// part read from the provider's prompt cache included, and
+	// CachedTokens is that part. Claude reports the cache apart
+	// (input_tokens + cache_creation_input_tokens +
+	// cache_read_input_tokens; cached: cache_read_input_tokens); Codex's
+	// input_tokens and Gemini CLI's include it (cached_input_tokens,
+	// stats.cached).
 	InputTokens  int64
+	CachedTokens int64
 	OutputTokens int64
-	// CumulativeInputTokens and CumulativeOutputTokens are the session's
-	// usage so far as the agent reported it, for agents whose usage is
-	// cumulative per session (Codex's turn.completed); zero otherwise. The
-	// caller passes them as Spec.PriorInputTokens/PriorOutputTokens of the
+	// CumulativeInputTokens, CumulativeCachedTokens and
+	// CumulativeOutputTokens are the session's usage so far as the agent
+	// reported it, for agents whose usage is cumulative per session
+	// (Codex's turn.completed); zero otherwise. The caller passes them as
+	// Spec.PriorInputTokens/PriorCachedTokens/PriorOutputTokens of the
 	// session's next attempt.
 	CumulativeInputTokens  int64
+	CumulativeCachedTokens int64
 	CumulativeOutputTokens int64
 	// Truncated is set when the model stopped at its output limit
 	// (finish_reason "length" of a chat completion).

@@ -110,6 +110,10 @@ func TestRunChatErrors(t *testing.T) {
 			if res.RetryAfter < tt.minWait || res.RetryAfter > tt.maxWait {
 				t.Errorf("RetryAfter = %v, want within [%v, %v]", res.RetryAfter, tt.minWait, tt.maxWait)
 			}
+			// A 401 is a login that failed; a 403 a permission the key lacks.
+			if res.Auth != (tt.reply.Status == 401) {
+				t.Errorf("Auth = %v for status %d", res.Auth, tt.reply.Status)
+			}
 			if !strings.Contains(res.ErrorMessage, fmt.Sprint(tt.reply.Status)) {
 				t.Errorf("ErrorMessage %q does not name status %d", res.ErrorMessage, tt.reply.Status)
 			}
@@ -178,6 +182,22 @@ func TestRunChatTruncated(t *testing.T) {
 	}
 	if !res.Truncated || res.IsError || string(res.Text) != `{"ok": tr` || res.InputTokens != 12 || res.OutputTokens != 4096 || len(msgs) != 2 {
 		t.Errorf("truncated %v is_error %v text %q tokens %d/%d messages %d", res.Truncated, res.IsError, res.Text, res.InputTokens, res.OutputTokens, len(msgs))
+	}
+}
+
+// TestRunChatCachedTokens: prompt_tokens includes the cached ones, which
+// prompt_tokens_details.cached_tokens counts, as for the other agents.
+func TestRunChatCachedTokens(t *testing.T) {
+	url := chatServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"{}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2006,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":1920}}}`)
+	})
+	res, _, err := agent.RunChat(context.Background(), agent.ChatSpec{BaseURL: url, Model: "m", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InputTokens != 2006 || res.CachedTokens != 1920 || res.OutputTokens != 300 {
+		t.Errorf("tokens %d (%d cached)/%d, want 2006 (1920 cached)/300", res.InputTokens, res.CachedTokens, res.OutputTokens)
 	}
 }
 

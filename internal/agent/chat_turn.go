@@ -195,6 +195,7 @@ func classifyChat(resp *http.Response, raw []byte, now time.Time) chatOutcome {
 	o.Truncated = c.FinishReason == "length"
 	o.Turns = 1
 	o.InputTokens, o.OutputTokens = max(cr.Usage.PromptTokens, 0), max(cr.Usage.CompletionTokens, 0)
+	o.CachedTokens = min(max(cr.Usage.PromptTokensDetails.CachedTokens, 0), o.InputTokens)
 	return o
 }
 

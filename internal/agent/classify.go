@@ -6,10 +6,14 @@ import (
 	"strings"
 )
 
-// classifyMessage marks res transient or permanent from an agent's error
-// text: the HTTP status it names, else words of a transient failure.
+// classifyMessage marks res transient, permanent or auth from an agent's
+// error text: the HTTP status it names, else words of a login failure or
+// of a transient one.
 func classifyMessage(res *Result, msg string) {
 	classifyStatus(res, statusIn(msg))
+	if !res.Transient && !res.Auth && authText(msg) {
+		markAuth(res)
+	}
 	if !res.Permanent && !res.Transient && transientText(msg) {
 		res.Transient = true
 	}
@@ -20,9 +24,38 @@ func classifyStatus(res *Result, status int) {
 	switch {
 	case status == 429 || status == 529 || status == 408 || (status >= 500 && status <= 599):
 		res.Transient = true
-	case status == 401 || status == 402 || status == 403:
+	case status == 401:
+		markAuth(res)
+	case status == 402 || status == 403:
 		res.Permanent = true
 	}
+}
+
+// markAuth records a failed login: permanent on that login.
+func markAuth(res *Result) {
+	res.Auth, res.Permanent = true, true
+}
+
+// authMarkers are texts of a missing, expired or invalid login, as the
+// CLIs and their providers print them (lower case): Claude Code's "Invalid
+// API key · Please run /login" and "OAuth token has expired", Codex's
+// "401 Unauthorized" and "Please log out and sign in again", Google's
+// UNAUTHENTICATED and "API key not valid".
+var authMarkers = []string{
+	"unauthorized", "unauthenticated", "invalid api key", "invalid_api_key", "api key not valid",
+	"authentication_error", "authentication_failed", "failed to authenticate", "token has expired",
+	"token_expired", "please run /login", "not logged in", "codex login", "sign in again", "log in again",
+	"refresh token", "expired or revoked", "invalid_grant", "please set an auth method",
+}
+
+func authText(s string) bool {
+	s = strings.ToLower(s)
+	for _, m := range authMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 var apiErrorRE = regexp.MustCompile(`API Error: (\d{3})\b`)

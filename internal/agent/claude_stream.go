@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cadence-dev/cadence/internal/handoff/extract"
 )
 
 // claudeStream folds Claude Code stream-json events into a Result. Agent
@@ -21,11 +23,17 @@ type claudeStream struct {
 	res      *Result
 	help     *helpScanner
 	now      func() time.Time
+	loc      *time.Location // the zone of the CLI's clock times ("resets 5am")
 	maxBytes int64
 
 	assistant tailText // the latest assistant text blocks, joined, at most maxBytes
-	gotResult bool
-	result    string
+	// The final assistant message so far: its id, and its text blocks
+	// joined (at most maxBytes), for a result that holds only its first
+	// chunk.
+	messageID   string
+	messageText tailText
+	gotResult   bool
+	result      string
 }
 
 // The fields of a Claude Code event that cadence reads, as capture indices.
@@ -45,6 +53,7 @@ const (
 	clRateLimit
 	clBlockType
 	clBlockText
+	clMessageID
 )
 
 func (c *claudeStream) captures() []capture {
@@ -64,6 +73,7 @@ func (c *claudeStream) captures() []capture {
 		clRateLimit:  {path: []string{"rate_limit_info"}, limit: 64 << 10},
 		clBlockType:  {path: []string{"message", "content", "*", "type"}, limit: 64},
 		clBlockText:  answerCapture([]string{"message", "content", "*", "text"}, c.maxBytes),
+		clMessageID:  {path: []string{"message", "id"}, limit: 256},
 	}
 }
 
@@ -100,8 +110,10 @@ func claudeHeader(e *eventScanner) (ev claudeEvent, ok bool) {
 }
 
 type claudeUsage struct {
-	InputTokens  json.RawMessage `json:"input_tokens"`
-	OutputTokens json.RawMessage `json:"output_tokens"`
+	InputTokens         json.RawMessage `json:"input_tokens"`
+	CacheCreationTokens json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheReadTokens     json.RawMessage `json:"cache_read_input_tokens"`
+	OutputTokens        json.RawMessage `json:"output_tokens"`
 }
 
 type claudeRateLimitInfo struct {
@@ -114,7 +126,8 @@ type claudeRateLimitInfo struct {
 const noConversation = "No conversation found"
 
 func newClaudeStream(res *Result, help *helpScanner, now func() time.Time, maxBytes int64) *claudeStream {
-	return &claudeStream{res: res, help: help, now: now, maxBytes: maxBytes, assistant: newTailText(maxBytes)}
+	return &claudeStream{res: res, help: help, now: now, loc: time.Local, maxBytes: maxBytes,
+		assistant: newTailText(maxBytes), messageText: newTailText(maxBytes)}
 }
 
 // event handles one line that is a JSON object; line is its beginning.
@@ -129,6 +142,7 @@ func (c *claudeStream) event(e *eventScanner, line []byte) {
 	switch ev.typ {
 	case "system":
 		if ev.subtype == "init" {
+			// Every turn starts with one: read again each time.
 			takeSessionID(c.res, ev.sessionID)
 		}
 		// api_retry and other system events only show the agent is alive;
@@ -175,6 +189,12 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 	for _, f := range e.all(clBlockType) {
 		types[f.elem] = stringValue(f.raw)
 	}
+	// Each content block comes in an event of its own; the blocks of one
+	// message share its id. A message without an id stands alone.
+	id := stringValue(value(e, clMessageID))
+	if id == "" || id != c.messageID {
+		c.messageID, c.messageText = id, newTailText(c.maxBytes)
+	}
 	var first string
 	for _, f := range e.all(clBlockText) {
 		if types[f.elem] != "text" || f.over {
@@ -188,6 +208,7 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 			first = t
 		}
 		c.addAssistant(t)
+		c.messageText.add(t)
 		c.help.text(t)
 	}
 	kind := stringValue(value(e, clError))
@@ -195,7 +216,9 @@ func (c *claudeStream) assistantEvent(e *eventScanner) {
 		return
 	}
 	switch kind {
-	case "authentication_failed", "billing_error":
+	case "authentication_failed", "oauth_org_not_allowed":
+		markAuth(c.res)
+	case "billing_error":
 		c.res.Permanent = true
 	case "rate_limit", "overloaded", "server_error":
 		c.res.Transient = true
@@ -241,25 +264,14 @@ func (c *claudeStream) rateLimitEvent(e *eventScanner) {
 	if json.Unmarshal(value(e, clRateLimit), &info) != nil || info.Status != "rejected" {
 		return
 	}
-	c.res.Transient = true
+	// The subscription's limit (five_hour, seven_day …), not a passing
+	// rate limit of the API.
+	c.res.Transient, c.res.UsageLimit = true, true
 	if c.res.ErrorMessage == "" {
 		c.res.ErrorMessage = "rate limit rejected"
 	}
-	secs, ok := jsonNumber(info.ResetsAt)
-	if !ok || secs <= 0 {
-		return
-	}
-	if secs > 1e12 { // milliseconds, not seconds
-		secs /= 1000
-	}
-	if secs > math.MaxInt32*4 { // far beyond any plausible reset time
-		return
-	}
-	whole, frac := math.Modf(secs)
-	reset := time.Unix(int64(whole), int64(frac*1e9)).UTC()
-	c.res.ResetAt = reset
-	if wait := reset.Sub(c.now()); wait > c.res.RetryAfter {
-		c.res.RetryAfter = wait
+	if secs, ok := jsonNumber(info.ResetsAt); ok {
+		setReset(c.res, unixReset(secs), c.now())
 	}
 }
 
@@ -269,14 +281,17 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	c.res.IsError = ev.isError
 	takeSessionID(c.res, ev.sessionID)
 	if v, ok := jsonNumber(value(e, clCost)); ok && v >= 0 {
-		c.res.CostUSD = v
+		c.res.CostUSD, c.res.CostKnown = v, true
 	}
 	if v, ok := jsonNumber(value(e, clTurns)); ok && v >= 0 && v <= math.MaxInt32 {
 		c.res.Turns = int(v)
 	}
 	var usage claudeUsage
 	if u := value(e, clUsage); len(u) > 0 && json.Unmarshal(u, &usage) == nil {
-		c.res.InputTokens = jsonInt64(usage.InputTokens)
+		// The cache is reported apart from input_tokens: all three are
+		// input.
+		c.res.CachedTokens = jsonInt64(usage.CacheReadTokens)
+		c.res.InputTokens = jsonInt64(usage.InputTokens) + jsonInt64(usage.CacheCreationTokens) + c.res.CachedTokens
 		c.res.OutputTokens = jsonInt64(usage.OutputTokens)
 	}
 	c.res.StructuredOutput = nil
@@ -301,8 +316,14 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	if !ev.isError {
 		// The agent recovered (it retries rate limits and overloads
 		// itself): earlier error events no longer describe the attempt.
-		c.res.Transient, c.res.Permanent = false, false
+		c.res.Transient, c.res.Permanent, c.res.Auth, c.res.UsageLimit = false, false, false, false
 		c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
+		// Unless the "answer" is the API's error itself, with exit 0
+		// and subtype success (anthropics/claude-code#79500).
+		if len(c.res.StructuredOutput) == 0 && claudeNotice(c.res, c.result, c.now(), c.loc) {
+			c.res.IsError = true
+			c.res.ErrorMessage = strings.TrimSpace(c.result)
+		}
 		return
 	}
 	c.res.ErrorMessage = cutText(message, maxErrorMessage)
@@ -310,8 +331,25 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 	if !ok {
 		status = float64(apiErrorStatus(message))
 	}
-	classifyStatus(c.res, int(status))
-	if !c.res.Permanent && !c.res.Transient && transientText(message) {
+	classifyClaudeStatus(c.res, int(status))
+	// The text says more than the status: a usage limit and its reset,
+	// a login to renew.
+	var said Result
+	if claudeNotice(&said, message, c.now(), c.loc) {
+		c.res.Transient = c.res.Transient || said.Transient
+		c.res.UsageLimit = c.res.UsageLimit || said.UsageLimit
+		if said.Auth {
+			markAuth(c.res)
+		}
+		if c.res.ResetAt.IsZero() {
+			setReset(c.res, said.ResetAt, c.now())
+		}
+	}
+	switch {
+	case c.res.Permanent || c.res.Transient:
+	case authText(message):
+		markAuth(c.res)
+	case transientText(message):
 		c.res.Transient = true
 	}
 }
@@ -356,10 +394,40 @@ func minDecodedLen(raw []byte) int64 {
 func (c *claudeStream) finish(string) {
 	if c.gotResult {
 		c.res.Text = []byte(c.result)
+		if c.answerInMessage() {
+			c.res.Text, c.res.AnswerFromMessage = c.messageText.bytes(), true
+			c.res.TextBytes = int64(len(c.res.Text))
+		}
 		return
 	}
 	c.res.Text = c.assistant.bytes()
 	c.res.TextBytes = int64(len(c.res.Text))
+}
+
+// answerInMessage reports whether the answer is to be taken from the
+// final assistant message rather than result.result: a turn that did not
+// fail, with no structured output, whose result is the start of the final
+// message (its first chunk, anthropics/claude-code#78686) and holds no
+// JSON object or array, while the whole message does. A result that says
+// something else (a help request's "Waiting for guidance.") stays the
+// answer.
+func (c *claudeStream) answerInMessage() bool {
+	if c.res.IsError || c.res.TextTooLarge || len(c.res.StructuredOutput) > 0 || c.messageText.size == 0 {
+		return false
+	}
+	message := c.messageText.bytes()
+	return bytes.HasPrefix(bytes.TrimSpace(message), []byte(strings.TrimSpace(c.result))) &&
+		!hasJSONValue([]byte(c.result), c.maxBytes) && hasJSONValue(message, c.maxBytes)
+}
+
+// hasJSONValue reports whether text holds a complete JSON object or
+// array, as the handoff pipeline's extractor finds them.
+func hasJSONValue(text []byte, maxBytes int64) bool {
+	if !bytes.ContainsAny(text, "{[") {
+		return false
+	}
+	values, _, _ := extract.Scan(text, extract.Options{MaxBytes: maxBytes})
+	return len(values) > 0
 }
 
 func jsonString(raw json.RawMessage) string {
@@ -387,7 +455,7 @@ func jsonStrings(raw json.RawMessage) []string {
 
 // jsonNumber reads a number, or a string holding one.
 func jsonNumber(raw json.RawMessage) (float64, bool) {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return 0, false
 	}
 	var f float64

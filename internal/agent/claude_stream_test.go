@@ -39,8 +39,10 @@ func TestClaudeStreamTranscripts(t *testing.T) {
 			if r.SessionID != "6f1c2a4e-8d3b-4c7a-9e21-5b0d7f3a1c88" || r.IsError || r.Transient || r.Permanent {
 				t.Errorf("session %q error %v transient %v permanent %v", r.SessionID, r.IsError, r.Transient, r.Permanent)
 			}
-			if r.CostUSD != 0.0421 || r.Turns != 3 || r.InputTokens != 11 || r.OutputTokens != 80 {
-				t.Errorf("cost %v turns %d tokens %d/%d", r.CostUSD, r.Turns, r.InputTokens, r.OutputTokens)
+			// Input: input_tokens, cache_creation_input_tokens and
+			// cache_read_input_tokens of the result's usage.
+			if r.CostUSD != 0.0421 || r.Turns != 3 || r.InputTokens != 11+9120+14200 || r.CachedTokens != 14200 || r.OutputTokens != 80 {
+				t.Errorf("cost %v turns %d tokens %d (%d cached)/%d", r.CostUSD, r.Turns, r.InputTokens, r.CachedTokens, r.OutputTokens)
 			}
 			if string(r.StructuredOutput) != `{"tasks":["add cart","add checkout"]}` {
 				t.Errorf("StructuredOutput = %s", r.StructuredOutput)

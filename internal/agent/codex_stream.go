@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // codexStream folds the JSON lines of `codex exec --json` into a Result.
@@ -20,13 +21,15 @@ import (
 type codexStream struct {
 	res      *Result
 	help     *helpScanner
+	now      func() time.Time
+	loc      *time.Location // the zone of Codex's clock times ("try again at 12:16 PM")
 	maxBytes int64
 
-	priorIn, priorOut int64
-	answer            string // text of the last agent_message item
-	gotAnswer         bool
-	lastError         string // message of the last error event
-	turnEnded         bool   // a turn.completed or turn.failed was seen
+	priorIn, priorCached, priorOut int64
+	answer                         string // text of the last agent_message item
+	gotAnswer                      bool
+	lastError                      string // message of the last error event
+	turnEnded                      bool   // a turn.completed or turn.failed was seen
 }
 
 // The fields of a Codex event that cadence reads, as capture indices.
@@ -52,8 +55,9 @@ func (c *codexStream) captures() []capture {
 	}
 }
 
-func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorOut int64) *codexStream {
-	return &codexStream{res: res, help: help, maxBytes: maxBytes, priorIn: priorIn, priorOut: priorOut}
+func newCodexStream(res *Result, help *helpScanner, maxBytes, priorIn, priorCached, priorOut int64) *codexStream {
+	return &codexStream{res: res, help: help, now: time.Now, loc: time.Local, maxBytes: maxBytes,
+		priorIn: priorIn, priorCached: priorCached, priorOut: priorOut}
 }
 
 func (c *codexStream) event(e *eventScanner, line []byte) {
@@ -62,9 +66,9 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 		c.raw(line)
 		return
 	}
+	// Any event that names the thread names the session.
+	takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	switch typ {
-	case "thread.started":
-		takeSessionID(c.res, stringValue(value(e, cxThreadID)))
 	case "item.completed":
 		// Items of other types (command output, file changes) are the
 		// bulk of a transcript; only their type was read.
@@ -110,15 +114,20 @@ func (c *codexStream) skipped(e *eventScanner) {
 func (c *codexStream) turnCompleted(raw json.RawMessage) {
 	c.res.Turns++
 	// A later turn supersedes a failure reported before it.
-	c.res.IsError, c.res.Transient, c.res.Permanent = false, false, false
-	c.res.ErrorMessage = ""
-	var usage claudeUsage // the same two field names
+	c.res.IsError, c.res.Transient, c.res.Permanent, c.res.Auth, c.res.UsageLimit = false, false, false, false, false
+	c.res.ErrorMessage, c.res.RetryAfter, c.res.ResetAt = "", 0, time.Time{}
+	var usage struct {
+		InputTokens  json.RawMessage `json:"input_tokens"` // the cached ones included
+		CachedTokens json.RawMessage `json:"cached_input_tokens"`
+		OutputTokens json.RawMessage `json:"output_tokens"`
+	}
 	if len(raw) == 0 || json.Unmarshal(raw, &usage) != nil {
 		return
 	}
-	in, out := jsonInt64(usage.InputTokens), jsonInt64(usage.OutputTokens)
-	c.res.CumulativeInputTokens, c.res.CumulativeOutputTokens = in, out
+	in, cached, out := jsonInt64(usage.InputTokens), jsonInt64(usage.CachedTokens), jsonInt64(usage.OutputTokens)
+	c.res.CumulativeInputTokens, c.res.CumulativeCachedTokens, c.res.CumulativeOutputTokens = in, cached, out
 	c.res.InputTokens, c.res.OutputTokens = delta(in, c.priorIn), delta(out, c.priorOut)
+	c.res.CachedTokens = delta(cached, c.priorCached)
 }
 
 // delta is total minus prior, or total when prior cannot be part of it (a
@@ -133,7 +142,13 @@ func delta(total, prior int64) int64 {
 func (c *codexStream) fail(msg string) {
 	c.res.IsError = true
 	c.res.ErrorMessage = cutText(msg, maxErrorMessage)
+	c.classify(msg)
+}
+
+// classify reads what kind of failure an error message reports.
+func (c *codexStream) classify(msg string) {
 	classifyMessage(c.res, msg)
+	codexLimit(c.res, msg, c.now(), c.loc)
 }
 
 func (c *codexStream) finish(string) {
@@ -145,6 +160,6 @@ func (c *codexStream) finish(string) {
 		// The stream ended (killed, crashed) after an error event but
 		// without turn.failed: the error is the best account of it.
 		c.res.ErrorMessage = c.lastError
-		classifyMessage(c.res, c.lastError)
+		c.classify(c.lastError)
 	}
 }

@@ -32,6 +32,8 @@ func fuzzSession(proto Protocol) *session {
 		st.now = func() time.Time { return fuzzNow }
 	case *geminiStream:
 		st.now = func() time.Time { return fuzzNow }
+	case *codexStream:
+		st.now = func() time.Time { return fuzzNow }
 	}
 	return s
 }
@@ -232,7 +234,7 @@ func runStreamFuzz(f *testing.F, proto Protocol, seeds map[string]streamSeed) {
 func FuzzClaudeStream(f *testing.F) {
 	wants := map[string]*streamWant{
 		"testdata/claude_success.jsonl": {text: `{"tasks": ["add cart", "add checkout"]}`,
-			session: "6f1c2a4e-8d3b-4c7a-9e21-5b0d7f3a1c88", in: 11, out: 80},
+			session: "6f1c2a4e-8d3b-4c7a-9e21-5b0d7f3a1c88", in: 11 + 9120 + 14200, out: 80}, // input_tokens and both cache figures
 		"testdata/claude_overloaded.jsonl": {session: "a3d9e1f0-1111-4b2c-8d3e-222233334444",
 			isError: true, transient: true, message: "overloaded_error", partial: true},
 		"testdata/claude_help_escaped.jsonl": {text: "Waiting for guidance.",
@@ -270,7 +272,10 @@ func FuzzCodexStream(f *testing.F) {
 			isError: true, permanent: true, message: "401 Unauthorized"},
 		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "no rollout found for thread id 4b9b3e52"},
 	}
-	seeds := loadSeeds(f, wants, globSeeds(f, filepath.Join(dir, "*.jsonl"))...)
+	// The hand-written failure transcripts too (their checks are in
+	// TestCodexUsageLimits).
+	paths := append(globSeeds(f, filepath.Join(dir, "*.jsonl")), globSeeds(f, "testdata/codex_*.jsonl")...)
+	seeds := loadSeeds(f, wants, paths...)
 	addLineSeeds(f,
 		`{"type":"error","message":"stream error: 503 Service Unavailable"}`,
 		`{"type":"turn.failed","error":"not an object"}`+"\n"+`{"type":"turn.completed","usage":{"input_tokens":"9e18"}}`,
@@ -297,9 +302,11 @@ func FuzzGeminiStream(f *testing.F) {
 		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "Error resuming session: No previous sessions found"},
 		filepath.Join(dir, "untrusted.jsonl"):       {},
 	}
-	seeds := loadSeeds(f, wants, globSeeds(f, filepath.Join(dir, "*.jsonl"))...)
+	paths := append(globSeeds(f, filepath.Join(dir, "*.jsonl")), globSeeds(f, "testdata/gemini_*.jsonl")...)
+	seeds := loadSeeds(f, wants, paths...)
 	addLineSeeds(f,
 		`{"type":"result","status":"error","error":{"type":"RetryableQuotaError","message":"Suggested retry after 1500ms."}}`,
+		`{"type":"result","status":"error","error":{"type":"TerminalQuotaError","message":"Your quota will reset after 99999h1m1s."}}`,
 		`{"type":"result","status":"\u0000\ufffd","error":[]}`,
 		`{"type":"result","status":"error","error":{"message":"retry in 86400000ms"}}`,
 		`{"type":"message","role":"assistant","content":"stuck >>>HE"}`+"\n"+`{"type":"message","role":"assistant","content":"LP<<<\n{\"q\":"}`,

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,8 +15,8 @@ import (
 // exit code of a failed turn is the HTTP status modulo 256 rather than a
 // documented code, so the outcome is read from result.status and
 // result.error: error.type RetryableQuotaError is transient (with the
-// suggested retry delay from the message), TerminalQuotaError is permanent,
-// and otherwise the status or words in the message decide. The CLI also
+// suggested retry delay from the message), TerminalQuotaError is a usage
+// limit until its reset (terminalQuota), and otherwise the status or words in the message decide. The CLI also
 // names the error class in the stack trace it writes to stderr, which is
 // used when the result does not say.
 //
@@ -84,9 +83,9 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 		g.raw(line)
 		return
 	}
+	// Any event that names the session (init does) names the session.
+	takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	switch typ {
-	case "init":
-		takeSessionID(g.res, stringValue(value(e, gmSessionID)))
 	case "message":
 		if stringValue(value(e, gmRole)) == "assistant" {
 			f, _ := e.get(gmContent)
@@ -102,14 +101,29 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 	case "result":
 		g.resultEvent(e)
 	case "error":
-		// A non-fatal warning; the result decides the outcome.
-		if m := stringValue(value(e, gmMessage)); m != "" && g.res.ErrorMessage == "" {
-			g.res.ErrorMessage = cutText(m, maxErrorMessage)
+		// The result decides the outcome, but the turn may have been
+		// stopped by it ("Maximum session turns exceeded", "Loop
+		// detected, stopping execution") and then reported successful
+		// with no answer: TurnError says why.
+		if m := stringValue(value(e, gmMessage)); m != "" {
+			if g.res.ErrorMessage == "" {
+				g.res.ErrorMessage = cutText(m, maxErrorMessage)
+			}
+			g.addTurnError(m)
 		}
 	}
 }
 
 func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
+
+// addTurnError appends an error event's text to Result.TurnError, within
+// maxErrorMessage.
+func (g *geminiStream) addTurnError(m string) {
+	if g.res.TurnError != "" {
+		m = g.res.TurnError + "; " + m
+	}
+	g.res.TurnError = cutText(m, maxErrorMessage)
+}
 
 // ended reports whether the result event, the last of a headless run,
 // was seen.
@@ -144,11 +158,13 @@ func (g *geminiStream) skipped(e *eventScanner) {
 func (g *geminiStream) resultEvent(e *eventScanner) {
 	g.gotResult = true
 	var stats struct {
-		InputTokens  json.RawMessage `json:"input_tokens"`
+		InputTokens  json.RawMessage `json:"input_tokens"` // the cached ones included
+		Cached       json.RawMessage `json:"cached"`
 		OutputTokens json.RawMessage `json:"output_tokens"`
 	}
 	if st := value(e, gmStats); len(st) > 0 && json.Unmarshal(st, &stats) == nil {
 		g.res.InputTokens = jsonInt64(stats.InputTokens)
+		g.res.CachedTokens = jsonInt64(stats.Cached)
 		g.res.OutputTokens = jsonInt64(stats.OutputTokens)
 	}
 	status := stringValue(value(e, gmStatus))
@@ -171,7 +187,8 @@ func (g *geminiStream) resultEvent(e *eventScanner) {
 	case geminiRetryable:
 		g.res.Transient = true
 	case geminiTerminal:
-		g.res.Permanent = true
+		g.terminalQuota()
+		return
 	default:
 		classifyMessage(g.res, g.res.ErrorMessage)
 	}
@@ -193,6 +210,14 @@ func (g *geminiStream) finish(stderrTail string) {
 		// A new session whose turn was not answered is not on disk.
 		g.res.SessionNotSaved = true
 	}
+	if !g.gotResult && !g.res.IsError && authText(stderrTail) {
+		// No turn at all: Gemini CLI found no usable login and said so
+		// on stderr ("Please set an Auth method …", exit 41).
+		g.res.IsError = true
+		markAuth(g.res)
+		g.res.ErrorMessage = cutText(lastLineWhere(stderrTail, authText), maxErrorMessage)
+		return
+	}
 	if !g.res.IsError || g.res.Transient || g.res.Permanent {
 		return
 	}
@@ -200,31 +225,57 @@ func (g *geminiStream) finish(stderrTail string) {
 	// stderr does ("RetryableQuotaError: Service Unavailable").
 	switch {
 	case strings.Contains(stderrTail, geminiTerminal):
-		g.res.Permanent = true
+		g.terminalQuota()
 	case strings.Contains(stderrTail, geminiRetryable):
 		g.res.Transient = true
+	case authText(stderrTail):
+		markAuth(g.res)
 	}
 }
 
-var suggestedRetryRE = regexp.MustCompile(`(?i)retry (?:after|in) (\d+(?:\.\d+)?)\s*(ms|s)\b`)
+// terminalQuota handles Gemini CLI's TerminalQuotaError: a quota of the
+// account or project is exhausted (a daily one, or Code Assist's
+// QUOTA_EXHAUSTED). It is a wait, not a failure: until the reset the
+// message gives ("Your quota will reset after 1h49m8s.", "Please retry
+// in 1h2m3s."), else until the next midnight Pacific time, when the
+// Gemini API's daily quotas reset (geminiQuotaDay).
+func (g *geminiStream) terminalQuota() {
+	g.res.Transient, g.res.UsageLimit, g.res.Permanent = true, true, false
+	now := g.now()
+	if d, ok := suggestedRetry(g.res.ErrorMessage); ok {
+		setReset(g.res, now.Add(d), now)
+		return
+	}
+	setReset(g.res, nextPacificMidnight(now), now)
+}
 
-// suggestedRetry reads Gemini CLI's "Suggested retry after 2s." (the
-// server's RetryInfo) from an error message.
+// nextPacificMidnight is the next midnight in America/Los_Angeles after
+// now: "Requests per day (RPD) quotas reset at midnight Pacific time"
+// (Gemini API rate limits documentation). Without the zone database it
+// takes UTC-8, which errs an hour late in summer, never early.
+func nextPacificMidnight(now time.Time) time.Time {
+	loc, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		loc = time.FixedZone("PST", -8*3600)
+	}
+	local := now.In(loc)
+	return time.Date(local.Year(), local.Month(), local.Day()+1, 0, 0, 0, 0, loc)
+}
+
+// suggestedRetryRE finds the wait in Gemini CLI's messages: "Suggested
+// retry after 2s." (the server's RetryInfo), "Please retry in 12.5s.",
+// "Please retry in 1h2m3s.", "Your quota will reset after 1h49m8s.".
+var suggestedRetryRE = regexp.MustCompile(`(?i)(?:retry (?:after|in)|reset after) ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)\b`)
+
+// suggestedRetry reads the wait a Gemini error message suggests.
 func suggestedRetry(msg string) (time.Duration, bool) {
 	m := suggestedRetryRE.FindStringSubmatch(msg)
 	if m == nil {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
+	d, err := time.ParseDuration(strings.ToLower(m[1]))
+	if err != nil || d <= 0 || d > 8*24*time.Hour { // beyond any plausible wait
 		return 0, false
 	}
-	unit := time.Second
-	if strings.EqualFold(m[2], "ms") {
-		unit = time.Millisecond
-	}
-	if v > float64(24*time.Hour/unit) { // beyond any plausible wait
-		return 0, false
-	}
-	return time.Duration(v * float64(unit)), true
+	return d, true
 }

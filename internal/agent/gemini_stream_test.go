@@ -63,24 +63,57 @@ func TestGeminiStreamErrorTypes(t *testing.T) {
 	result := func(typ, msg string) string {
 		return `{"type":"result","status":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`
 	}
+	pacific, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// midnightPacific: a TerminalQuotaError that names no reset waits
+	// for the next midnight Pacific time, within a day.
+	midnightPacific := func(t *testing.T, r *Result, before time.Time) {
+		t.Helper()
+		at := r.ResetAt.In(pacific)
+		if at.Hour() != 0 || at.Minute() != 0 || at.Second() != 0 || !r.ResetAt.After(before) || r.ResetAt.Sub(before) > 24*time.Hour {
+			t.Errorf("ResetAt %v (%v Pacific), want the next midnight Pacific after %v", r.ResetAt, at, before)
+		}
+	}
 	tests := []struct {
-		name                 string
-		out, stderr          string
-		transient, permanent bool
-		retryAfter           time.Duration
+		name                             string
+		out, stderr                      string
+		transient, permanent, usageLimit bool
+		retryAfter                       time.Duration // exact, unless reset is set
+		reset                            func(*testing.T, *Result, time.Time)
 	}{
-		{"retryable quota error", result("RetryableQuotaError", "Quota exceeded. Suggested retry after 1500ms."), "", true, false, 1500 * time.Millisecond},
-		{"terminal quota error", result("TerminalQuotaError", "Daily quota exhausted. Suggested retry after 30s."), "", false, true, 0},
-		{"status in message", result("unknown", `[API Error: {\"error\":{\"code\":503}}]`), "", true, false, 0},
-		{"class from stderr", result("unknown", "[API Error: something]"), "TerminalQuotaError: something\n    at x", false, true, 0},
-		{"plain failure", result("unknown", "the model gave up"), "", false, false, 0},
+		{name: "retryable quota error", out: result("RetryableQuotaError", "Quota exceeded. Suggested retry after 1500ms."), transient: true, retryAfter: 1500 * time.Millisecond},
+		{name: "retryable quota error, hours", out: result("RetryableQuotaError", "Please retry in 1h2m3s."), transient: true, retryAfter: time.Hour + 2*time.Minute + 3*time.Second},
+		// A terminal quota is a usage limit until its reset (it used to
+		// stop the run as permanent).
+		{name: "terminal quota error with a retry", out: result("TerminalQuotaError", "Daily quota exhausted. Suggested retry after 30s."), transient: true, usageLimit: true, retryAfter: 30 * time.Second},
+		{name: "terminal quota error with a reset", out: result("TerminalQuotaError", "You have exhausted your capacity on this model. Your quota will reset after 1h49m8s."),
+			transient: true, usageLimit: true, retryAfter: time.Hour + 49*time.Minute + 8*time.Second},
+		{name: "terminal quota error, daily", out: result("TerminalQuotaError", "You have exhausted your daily quota on this model."),
+			transient: true, usageLimit: true, reset: midnightPacific},
+		{name: "status in message", out: result("unknown", `[API Error: {\"error\":{\"code\":503}}]`), transient: true},
+		{name: "class from stderr", out: result("unknown", "[API Error: something]"), stderr: "TerminalQuotaError: something\n    at x",
+			transient: true, usageLimit: true, reset: midnightPacific},
+		{name: "plain failure", out: result("unknown", "the model gave up")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := time.Now()
 			r := feedSpec(t, Spec{Protocol: ProtocolGeminiStream}, []byte(tt.out+"\n"), []byte(tt.stderr))
-			if !r.IsError || r.Transient != tt.transient || r.Permanent != tt.permanent || r.RetryAfter != tt.retryAfter {
-				t.Errorf("is_error %v transient %v permanent %v retry after %v, want true %v %v %v",
-					r.IsError, r.Transient, r.Permanent, r.RetryAfter, tt.transient, tt.permanent, tt.retryAfter)
+			if !r.IsError || r.Transient != tt.transient || r.Permanent != tt.permanent || r.UsageLimit != tt.usageLimit || r.Auth {
+				t.Errorf("is_error %v transient %v permanent %v usage limit %v auth %v, want true %v %v %v false",
+					r.IsError, r.Transient, r.Permanent, r.UsageLimit, r.Auth, tt.transient, tt.permanent, tt.usageLimit)
+			}
+			if tt.reset != nil {
+				tt.reset(t, r, before)
+				return
+			}
+			if r.RetryAfter != tt.retryAfter {
+				t.Errorf("RetryAfter = %v, want %v", r.RetryAfter, tt.retryAfter)
+			}
+			if tt.usageLimit && (r.ResetAt.Before(before.Add(tt.retryAfter)) || r.ResetAt.After(time.Now().Add(tt.retryAfter))) {
+				t.Errorf("ResetAt %v, want %v after the message", r.ResetAt, tt.retryAfter)
 			}
 		})
 	}
@@ -107,7 +140,6 @@ func TestOnSession(t *testing.T) {
 	}{
 		{ProtocolClaudeStream, `{"type":"system","subtype":"init","session_id":"c1"}` + "\n" + `{"type":"result","session_id":"c1","result":"x"}`, "c1"},
 		{ProtocolCodexJSONL, `{"type":"thread.started","thread_id":"x1"}` + "\n" + `{"type":"turn.started"}`, "x1"},
-		{ProtocolGeminiStream, `{"type":"init","session_id":"g1"}` + "\n" + `{"type":"init","session_id":"g2"}`, "g1"},
 		{ProtocolGeminiStream, `{"type":"result","status":"success"}`, ""},
 		{ProtocolText, `{"type":"init","session_id":"g1"}`, ""},
 	}

@@ -95,6 +95,25 @@ func helperMain(args []string) int {
 		}
 		_, _ = os.Stdout.Write(data)
 		return 0
+	case "replay":
+		// replay STDOUT STDERR CODE: a recorded transcript, its stderr,
+		// and the CLI's exit code.
+		for i, w := range []*os.File{os.Stderr, os.Stdout} {
+			data, err := os.ReadFile(arg(2 - i))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			_, _ = w.Write(data)
+		}
+		code, _ := strconv.Atoi(arg(3))
+		return code
+	case "getenv":
+		// getenv NAME...: NAME=value of each, as the agent sees it.
+		for _, name := range args[1:] {
+			fmt.Printf("%s=%s\n", name, os.Getenv(name))
+		}
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(arg(1))
 		fmt.Println("bye")
@@ -160,6 +179,18 @@ func helperMain(args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
+		fmt.Println(`{"ok": true}`)
+		return 0
+	case "silent":
+		// A CLI hung at its start: no output at all, no CPU.
+		time.Sleep(time.Hour)
+		return 0
+	case "stderr-then-sleep":
+		// stderr-then-sleep D: one line on stderr, silence for D, then
+		// an answer.
+		fmt.Fprintln(os.Stderr, "warming up")
+		d, _ := time.ParseDuration(arg(1))
+		time.Sleep(d)
 		fmt.Println(`{"ok": true}`)
 		return 0
 	case "sleep":

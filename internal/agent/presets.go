@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -50,6 +51,33 @@ type Invocation struct {
 	// IdleTimeout is the step's idle_timeout; a preset bounds its CLI's
 	// own tool time limits below it (PresetEnv).
 	IdleTimeout time.Duration
+	// ConfigDir is the agent entry's config_dir, an absolute path: where
+	// the CLI keeps its login, settings and sessions, so that entries of
+	// one preset with different directories are different accounts.
+	// PresetEnv passes it in the preset's variable (ConfigDirEnv).
+	ConfigDir string
+}
+
+// ConfigDirEnv names the environment variable that moves a preset's CLI
+// configuration directory, "" for a preset that has none:
+//
+//   - claude: CLAUDE_CONFIG_DIR, the directory itself (~/.claude and
+//     ~/.claude.json move into it);
+//   - codex: CODEX_HOME, the directory itself (~/.codex);
+//   - gemini: GEMINI_CLI_HOME, the directory Gemini CLI uses instead of
+//     the home directory: its .gemini folder is created inside it
+//     (Gemini CLI's documented environment variables);
+//   - sim: CLAUDE_CONFIG_DIR, as the CLI it simulates (and ignores it).
+func ConfigDirEnv(preset string) string {
+	switch preset {
+	case PresetClaude, PresetSim:
+		return "CLAUDE_CONFIG_DIR"
+	case PresetCodex:
+		return "CODEX_HOME"
+	case PresetGemini:
+		return "GEMINI_CLI_HOME"
+	}
+	return ""
 }
 
 // Command builds the argv, the stdin and the stream protocol of an
@@ -80,6 +108,14 @@ type Invocation struct {
 func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err error) {
 	if inv.Resume && inv.SessionID == "" {
 		return nil, nil, "", fmt.Errorf("%w: %s: resume without a session id", ErrInvocation, inv.Preset)
+	}
+	if inv.ConfigDir != "" {
+		switch {
+		case ConfigDirEnv(inv.Preset) == "":
+			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex and gemini presets", ErrInvocation, inv.Preset)
+		case !filepath.IsAbs(inv.ConfigDir):
+			return nil, nil, "", fmt.Errorf("%w: %s: config directory %q is not an absolute path", ErrInvocation, inv.Preset, inv.ConfigDir)
+		}
 	}
 	if inv.SessionID != "" {
 		// The caller checked it already; a session id reaches argv only

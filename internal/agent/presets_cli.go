@@ -69,8 +69,17 @@ func isApprovalArg(a string) bool {
 // PresetEnv returns the environment variables a preset needs besides the
 // ones the caller sets (the agent's env:, CADENCE_*), leaving out any that
 // base, the environment built so far, already sets: what the user chose
-// wins. The caller appends them to Spec.Env.
+// wins. The one exception is the config directory the invocation names
+// (Invocation.ConfigDir, in ConfigDirEnv's variable), set whatever base
+// says: it is the agent entry's own choice, and one inherited from
+// cadence's environment must not make every entry of a pool the same
+// account. The caller appends them to Spec.Env (the last setting of a
+// variable is the one the agent gets).
 //
+//   - claude: DISABLE_AUTOUPDATER=1. Claude Code's auto-updater replaces
+//     the installation under running sessions and kills them
+//     (anthropics/claude-code#78046, #95570); an unattended run updates
+//     nothing.
 //   - claude with --dangerously-skip-permissions in its args while cadence
 //     runs as root: IS_SANDBOX=1, without which Claude Code refuses to
 //     bypass permissions as root.
@@ -107,6 +116,9 @@ func presetEnvOn(inv Invocation, base []string, host presetHost) []string {
 			out = append(out, kv)
 		}
 	}
+	if name := ConfigDirEnv(inv.Preset); name != "" && inv.ConfigDir != "" {
+		out = append(out, name+"="+inv.ConfigDir)
+	}
 	return out
 }
 
@@ -115,6 +127,7 @@ func presetEnv(inv Invocation, euid int) []string {
 	if inv.Preset != PresetClaude {
 		return nil
 	}
+	env = append(env, "DISABLE_AUTOUPDATER=1")
 	if euid == 0 && slices.Contains(inv.Args, "--dangerously-skip-permissions") {
 		env = append(env, "IS_SANDBOX=1")
 	}

@@ -13,24 +13,28 @@ import (
 
 func TestPresetEnv(t *testing.T) {
 	bypass := []string{"--model", "sonnet", "--dangerously-skip-permissions"}
+	// Claude Code's auto-updater replaces the binary under running
+	// sessions and kills them (anthropics/claude-code#78046, #95570).
+	const noUpdater = "DISABLE_AUTOUPDATER=1"
 	tests := []struct {
 		name string
 		inv  Invocation
 		euid int
 		want []string
 	}{
-		{"claude bypassing permissions as root", Invocation{Preset: PresetClaude, Args: bypass}, 0, []string{"IS_SANDBOX=1"}},
-		{"claude bypassing permissions as a user", Invocation{Preset: PresetClaude, Args: bypass}, 1000, nil},
-		{"claude as root without the bypass", Invocation{Preset: PresetClaude, Args: []string{"--model", "sonnet"}}, 0, nil},
+		{"claude bypassing permissions as root", Invocation{Preset: PresetClaude, Args: bypass}, 0, []string{noUpdater, "IS_SANDBOX=1"}},
+		{"claude bypassing permissions as a user", Invocation{Preset: PresetClaude, Args: bypass}, 1000, []string{noUpdater}},
+		{"claude as root without the bypass", Invocation{Preset: PresetClaude, Args: []string{"--model", "sonnet"}}, 0, []string{noUpdater}},
 		{"another preset with the same word", Invocation{Preset: PresetExec, Command: []string{"x"}, Args: bypass}, 0, nil},
 		{"claude, idle_timeout above its own limits", Invocation{Preset: PresetClaude, IdleTimeout: 15 * time.Minute}, 1000,
-			[]string{"BASH_DEFAULT_TIMEOUT_MS=120000", "BASH_MAX_TIMEOUT_MS=600000"}},
+			[]string{noUpdater, "BASH_DEFAULT_TIMEOUT_MS=120000", "BASH_MAX_TIMEOUT_MS=600000"}},
 		{"claude, idle_timeout 5m", Invocation{Preset: PresetClaude, IdleTimeout: 5 * time.Minute}, 1000,
-			[]string{"BASH_DEFAULT_TIMEOUT_MS=120000", "BASH_MAX_TIMEOUT_MS=270000"}},
+			[]string{noUpdater, "BASH_DEFAULT_TIMEOUT_MS=120000", "BASH_MAX_TIMEOUT_MS=270000"}},
 		{"claude, idle_timeout 90s", Invocation{Preset: PresetClaude, IdleTimeout: 90 * time.Second}, 1000,
-			[]string{"BASH_DEFAULT_TIMEOUT_MS=81000", "BASH_MAX_TIMEOUT_MS=81000"}},
+			[]string{noUpdater, "BASH_DEFAULT_TIMEOUT_MS=81000", "BASH_MAX_TIMEOUT_MS=81000"}},
 		{"claude, idle_timeout 5s", Invocation{Preset: PresetClaude, IdleTimeout: 5 * time.Second}, 1000,
-			[]string{"BASH_DEFAULT_TIMEOUT_MS=4000", "BASH_MAX_TIMEOUT_MS=4000"}},
+			[]string{noUpdater, "BASH_DEFAULT_TIMEOUT_MS=4000", "BASH_MAX_TIMEOUT_MS=4000"}},
+		{"codex", Invocation{Preset: PresetCodex}, 1000, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,9 +49,45 @@ func TestPresetEnv(t *testing.T) {
 // cadence's own environment sets is never overridden.
 func TestPresetEnvKeepsTheUsersChoice(t *testing.T) {
 	inv := Invocation{Preset: PresetClaude, IdleTimeout: 5 * time.Minute}
-	got := PresetEnv(inv, []string{"PATH=/bin", "BASH_MAX_TIMEOUT_MS=900000"})
+	got := PresetEnv(inv, []string{"PATH=/bin", "BASH_MAX_TIMEOUT_MS=900000", "DISABLE_AUTOUPDATER=0"})
 	if want := []string{"BASH_DEFAULT_TIMEOUT_MS=120000"}; !slices.Equal(got, want) {
 		t.Fatalf("PresetEnv = %q, want %q", got, want)
+	}
+}
+
+// TestPresetConfigDir: an agent entry's config directory (an account of
+// its own) reaches each CLI in the variable that relocates its
+// configuration, and wins over one inherited from cadence's environment:
+// entries of one preset with different directories are a pool.
+func TestPresetConfigDir(t *testing.T) {
+	tests := []struct {
+		preset, want string
+	}{
+		{PresetClaude, "CLAUDE_CONFIG_DIR=/acct/work"},
+		{PresetCodex, "CODEX_HOME=/acct/work"},
+		{PresetGemini, "GEMINI_CLI_HOME=/acct/work"},
+		{PresetSim, "CLAUDE_CONFIG_DIR=/acct/work"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.preset, func(t *testing.T) {
+			inv := Invocation{Preset: tt.preset, ConfigDir: "/acct/work"}
+			base := []string{"PATH=/bin", "CLAUDE_CONFIG_DIR=/home/me/.claude", "CODEX_HOME=/home/me/.codex", "GEMINI_CLI_HOME=/home/me"}
+			got := presetEnvOn(inv, base, presetHost{euid: 1000})
+			if !slices.Contains(got, tt.want) {
+				t.Errorf("PresetEnv = %q, want %q in it", got, tt.want)
+			}
+		})
+	}
+	if got := PresetEnv(Invocation{Preset: PresetCodex}, nil); slices.ContainsFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "CODEX_HOME=") }) {
+		t.Errorf("PresetEnv without a config dir = %q", got)
+	}
+	for _, inv := range []Invocation{
+		{Preset: PresetClaude, ConfigDir: "relative/dir"},
+		{Preset: PresetExec, Command: []string{"x"}, ConfigDir: "/acct"},
+	} {
+		if _, _, _, err := Command(inv); !errors.Is(err, ErrInvocation) {
+			t.Errorf("Command(%s, config dir %q): err %v, want ErrInvocation", inv.Preset, inv.ConfigDir, err)
+		}
 	}
 }
 

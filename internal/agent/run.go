@@ -145,6 +145,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	res := s.result()
 	res.PID = pid
 	res.Stop = stop
+	res.NoOutputSinceStart = stop == StopStuck && s.silentStart
 	res.Elapsed = time.Since(start)
 	res.ExitCode = -1
 	if cmd.ProcessState != nil {
@@ -261,11 +262,16 @@ func envPath(env []string) (string, bool) {
 // supervise waits for the process to exit, stopping it on context end,
 // timeout, silence or oversized output. It returns the first stop reason.
 func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct{}) StopReason {
-	var timeoutC, idleC, killC <-chan time.Time
+	var timeoutC, idleC, killC, startC <-chan time.Time
 	if s.spec.Timeout > 0 {
 		t := time.NewTimer(s.spec.Timeout)
 		defer t.Stop()
 		timeoutC = t.C
+	}
+	if s.spec.StartTimeout > 0 {
+		t := time.NewTimer(s.spec.StartTimeout)
+		defer t.Stop()
+		startC = t.C
 	}
 	var idle *time.Timer
 	var cpu *groupCPU
@@ -303,7 +309,7 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			return
 		}
 		stop = reason
-		timeoutC, idleC, cpuC = nil, nil, nil
+		timeoutC, idleC, cpuC, startC = nil, nil, nil, nil
 		_ = signalGroup(pid, syscall.SIGTERM)
 		kill = time.NewTimer(s.spec.Grace)
 		killC = kill.C
@@ -320,13 +326,21 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			terminate(StopTimeout)
 		case <-idleC:
 			terminate(StopStuck)
+		case <-startC:
+			startC = nil
+			// Output that arrived as the timer fired counts: the
+			// readers mark it before they signal activity.
+			if !s.sawOutput.Load() {
+				s.silentStart = true
+				terminate(StopStuck)
+			}
 		case <-s.tooLarge:
 			terminate(StopTooLarge)
 		case <-s.answered:
 			// The answer is in: the agent has ExitGrace to exit, and is
 			// neither timed out nor stuck meanwhile.
 			if stop == StopNone {
-				timeoutC, idleC, cpuC = nil, nil, nil
+				timeoutC, idleC, cpuC, startC = nil, nil, nil, nil
 				exit = time.NewTimer(s.spec.ExitGrace)
 				exitC = exit.C
 			}
@@ -334,6 +348,7 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			exitC = nil
 			terminate(StopLingered)
 		case <-s.activity:
+			startC = nil
 			if idle != nil && stop == StopNone {
 				idle.Reset(s.spec.IdleTimeout)
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -32,11 +33,17 @@ type session struct {
 
 	stdinDone, stdoutDone, stderrDone chan struct{}
 
+	// sawOutput: a reader got a byte of stdout or stderr; set before
+	// activity is signalled.
+	sawOutput atomic.Bool
+	// silentStart: supervise stopped the agent at Spec.StartTimeout.
+	silentStart bool
+
 	// Owned by the stdout reader until stdoutDone.
 	res         Result
 	help        helpScanner
 	events      lineStream   // the protocol's parser; nil for ProtocolText
-	sessionSeen bool         // OnSession has been called
+	sessionSeen string       // the session id OnSession was last called with
 	answerSent  bool         // answered has been signalled
 	text        bytes.Buffer // a text agent's output, when Spec.Candidate is nil
 	stdoutBytes int64
@@ -69,9 +76,13 @@ func newSession(spec Spec, p *pipes) *session {
 	s.help.marker = spec.HelpMarker
 	switch spec.Protocol {
 	case ProtocolClaudeStream:
-		s.events = newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+		c := newClaudeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+		c.loc = agentZone(spec.Env)
+		s.events = c
 	case ProtocolCodexJSONL:
-		s.events = newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorOutputTokens)
+		c := newCodexStream(&s.res, &s.help, spec.MaxBytes, spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens)
+		c.loc = agentZone(spec.Env)
+		s.events = c
 	case ProtocolGeminiStream:
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
 	}
@@ -137,6 +148,7 @@ func (s *session) readStdout() {
 		n, err := s.pipes.outR.Read(buf)
 		if n > 0 {
 			s.out.write(buf[:n])
+			s.sawOutput.Store(true)
 			s.signal(s.activity)
 			s.consume(buf[:n])
 		}
@@ -260,8 +272,8 @@ func (s *session) endLine() {
 	if s.events.ended() {
 		s.answer()
 	}
-	if !s.sessionSeen && s.res.SessionID != "" {
-		s.sessionSeen = true
+	if s.res.SessionID != s.sessionSeen && s.res.SessionID != "" {
+		s.sessionSeen = s.res.SessionID
 		if s.spec.OnSession != nil {
 			s.spec.OnSession(s.res.SessionID)
 		}
@@ -337,6 +349,7 @@ func (s *session) readStderr() {
 		if n > 0 {
 			s.out.write(buf[:n])
 			s.stderrTail.write(buf[:n])
+			s.sawOutput.Store(true)
 			s.signal(s.activity)
 		}
 		if err != nil {
@@ -377,6 +390,23 @@ func (s *session) result() *Result {
 	return &res
 }
 
+// agentZone is the time zone the agent prints its clock times in: the
+// last TZ of its environment when it names a zone this machine knows
+// ("Europe/Berlin", ":Europe/Berlin"; empty is UTC), else cadence's own.
+func agentZone(env []string) *time.Location {
+	for i := len(env) - 1; i >= 0; i-- {
+		tz, ok := strings.CutPrefix(env[i], "TZ=")
+		if !ok {
+			continue
+		}
+		if loc, err := time.LoadLocation(strings.TrimPrefix(tz, ":")); err == nil { // "" is UTC
+			return loc
+		}
+		break
+	}
+	return time.Local
+}
+
 // sessionNotFoundMarkers are what the agent CLIs print, on stderr, when asked
 // to resume a session they do not have: Claude Code, Codex, Gemini CLI.
 var sessionNotFoundMarkers = []string{
@@ -386,9 +416,15 @@ var sessionNotFoundMarkers = []string{
 }
 
 func lastLineWith(s, sub string) string {
+	return lastLineWhere(s, func(line string) bool { return strings.Contains(line, sub) })
+}
+
+// lastLineWhere returns the last line of s for which match is true,
+// trimmed; "" when none is.
+func lastLineWhere(s string, match func(string) bool) string {
 	lines := strings.Split(s, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], sub) {
+		if match(lines[i]) {
 			return strings.TrimSpace(lines[i])
 		}
 	}

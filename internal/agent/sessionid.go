@@ -47,12 +47,13 @@ func CheckSessionID(id string) error {
 	return nil
 }
 
-// takeSessionID sets res.SessionID to the id an agent's stream reported,
-// unless one is set already. An id that is not a plain token is not used:
-// res.SessionIDRejected says why, and the attempt goes on without a
-// session id of the agent's.
+// takeSessionID sets res.SessionID to the id an agent's stream reported:
+// the last one reported wins, as `claude --resume` can hand back a new id
+// (anthropics/claude-code#8069, #10806). An id that is not a plain token
+// is not used: res.SessionIDRejected says why, and the attempt goes on
+// with the id reported before, if any.
 func takeSessionID(res *Result, id string) {
-	if id == "" || res.SessionID != "" {
+	if id == "" || id == res.SessionID {
 		return
 	}
 	if err := CheckSessionID(id); err != nil {

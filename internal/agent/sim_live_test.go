@@ -104,8 +104,24 @@ func TestRunSimAgent(t *testing.T) {
 			}
 		}},
 		{"authentication failure", "review", 6, true, nil, func(t *testing.T, _ agent.Spec, r *agent.Result) {
-			if !r.Permanent || r.Transient {
-				t.Errorf("permanent %v transient %v", r.Permanent, r.Transient)
+			if !r.Permanent || !r.Auth || r.Transient {
+				t.Errorf("permanent %v auth %v transient %v", r.Permanent, r.Auth, r.Transient)
+			}
+		}},
+		{"silent from its start", "unattended", 1, false, func(s *agent.Spec) { s.StartTimeout = 500 * time.Millisecond }, func(t *testing.T, _ agent.Spec, r *agent.Result) {
+			if r.Stop != agent.StopStuck || !r.NoOutputSinceStart || r.StdoutBytes != 0 {
+				t.Errorf("Stop %q no output since start %v after %d bytes", r.Stop, r.NoOutputSinceStart, r.StdoutBytes)
+			}
+		}},
+		{"usage limit as a success", "unattended", 2, false, nil, func(t *testing.T, _ agent.Spec, r *agent.Result) {
+			if r.ExitCode != 0 || !r.IsError || !r.UsageLimit || !r.Transient || r.RetryAfter < 2*time.Hour-time.Minute || r.RetryAfter > 2*time.Hour+time.Minute {
+				t.Errorf("exit %d is_error %v usage limit %v transient %v retry after %v, want about 2h",
+					r.ExitCode, r.IsError, r.UsageLimit, r.Transient, r.RetryAfter)
+			}
+		}},
+		{"usage limit with no reset", "unattended", 3, false, nil, func(t *testing.T, _ agent.Spec, r *agent.Result) {
+			if r.ExitCode != 0 || !r.IsError || !r.UsageLimit || !r.ResetAt.IsZero() {
+				t.Errorf("exit %d is_error %v usage limit %v reset %v", r.ExitCode, r.IsError, r.UsageLimit, r.ResetAt)
 			}
 		}},
 		{"a transcript over max_bytes is not too large", "review", 7, true, func(s *agent.Spec) { s.MaxBytes = 1 << 20 }, func(t *testing.T, _ agent.Spec, r *agent.Result) {
@@ -127,7 +143,7 @@ func TestRunSimAgent(t *testing.T) {
 				tt.tune(&spec)
 			}
 			r := mustRun(t, context.Background(), spec)
-			if !tt.resume && r.SessionID != session && !strings.Contains(tt.name, "no scenario") {
+			if !tt.resume && r.SessionID != session && !strings.Contains(tt.name, "no scenario") && !strings.Contains(tt.name, "silent") {
 				t.Errorf("SessionID = %q, want %q", r.SessionID, session)
 			}
 			tt.check(t, spec, r)

@@ -30,14 +30,22 @@ const (
 	// ClassExpression is a when that failed when evaluated, naming the
 	// expression and the field (SPEC §16.4). Never retried.
 	ClassExpression Class = "expression"
+	// ClassAuth is a missing, expired or invalid login of the agent's
+	// CLI (an HTTP 401, "Invalid API key · Please run /login", an expired
+	// OAuth token). Not retried on the same agent entry, which would fail
+	// the same way in a loop: a fallback serves, or the run stops
+	// resumable until someone logs in (SPEC §17). Like config, it says
+	// nothing about the provider's health, so its circuit ignores it.
+	ClassAuth Class = "auth"
 )
 
-// Classes lists every class, in the order of SPEC §5's table.
+// Classes lists every class, in the order of SPEC §5's table, then
+// config, expression and auth.
 func Classes() []Class {
 	return []Class{
 		ClassMissing, ClassEmpty, ClassInvalidJSON, ClassTruncated, ClassSchema,
 		ClassExitNonzero, ClassTransient, ClassTimeout, ClassStuck, ClassTooLarge,
-		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck, ClassConfig, ClassExpression,
+		ClassInterrupted, ClassHelp, ClassBudget, ClassCheck, ClassConfig, ClassExpression, ClassAuth,
 	}
 }
 

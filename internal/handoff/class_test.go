@@ -7,7 +7,7 @@ func TestClassIsHandoffFailure(t *testing.T) {
 		ClassMissing: true, ClassEmpty: true, ClassInvalidJSON: true, ClassTruncated: true, ClassSchema: true,
 		ClassExitNonzero: false, ClassTransient: false, ClassTimeout: false, ClassStuck: false,
 		ClassTooLarge: false, ClassInterrupted: false, ClassHelp: false, ClassBudget: false,
-		ClassCheck: false, ClassConfig: false,
+		ClassCheck: false, ClassConfig: false, ClassAuth: false,
 	}
 	if len(Classes()) != len(want) {
 		t.Fatalf("Classes() has %d classes, want %d", len(Classes()), len(want))
@@ -27,6 +27,9 @@ func TestClassIsHandoffFailure(t *testing.T) {
 		if !c.Valid() {
 			t.Errorf("%s.Valid() = false", c)
 		}
+	}
+	if ClassAuth != "auth" || Classes()[len(Classes())-1] != ClassAuth {
+		t.Errorf("auth is %q, last of Classes() %q: the class name is stored, and new classes come last", ClassAuth, Classes()[len(Classes())-1])
 	}
 	if Class("weird").Valid() || Class("weird").IsHandoffFailure() {
 		t.Error("an unknown class is valid or a handoff failure")

@@ -20,6 +20,10 @@ const (
 	// field the output lacks). The same values give the same failure.
 	// Always terminal.
 	ClassExpression = "expression"
+	// ClassAuth is an agent whose login is missing, expired or invalid.
+	// The same login fails the same way: never retried on the same agent
+	// (a fallback, or a person logging in, is the way on).
+	ClassAuth = "auth"
 )
 
 // knownClass reports whether class is one a step attempt can end with. It
@@ -28,7 +32,7 @@ func knownClass(class string) bool {
 	switch class {
 	case "missing", "empty", "invalid_json", "truncated", "schema",
 		"transient", "exit_nonzero", "timeout", "stuck", "interrupted",
-		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig, ClassExpression:
+		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig, ClassExpression, ClassAuth:
 		return true
 	}
 	return false
@@ -36,5 +40,5 @@ func knownClass(class string) bool {
 
 // terminal reports whether class ends a step no matter what the policy says.
 func terminal(class string) bool {
-	return class == ClassBudget || class == ClassHelp || class == ClassConfig || class == ClassExpression
+	return class == ClassBudget || class == ClassHelp || class == ClassConfig || class == ClassExpression || class == ClassAuth
 }

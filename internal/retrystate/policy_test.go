@@ -90,6 +90,8 @@ func TestRetryable(t *testing.T) {
 		{"budget terminal despite on", terminalOn, "budget", false},
 		{"help terminal despite on", terminalOn, "help", false},
 		{"config terminal despite on", configOn, "config", false},
+		{"default auth", defaults, "auth", false},
+		{"auth terminal despite on", Policy{MaxAttempts: 3, On: []string{"auth"}}, "auth", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

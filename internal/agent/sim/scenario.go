@@ -43,11 +43,19 @@ type Entry struct {
 	Overloaded bool `yaml:"overloaded"`
 	// AuthError fails with a synthetic authentication_failed error.
 	AuthError bool `yaml:"auth_error"`
+	// UsageLimit ends with exit 0 and a result of subtype success,
+	// is_error false, whose text is the usage-limit message ("Claude AI
+	// usage limit reached|EPOCH" with ResetAfter, else without a reset),
+	// as Claude Code does (anthropics/claude-code#79500).
+	UsageLimit *UsageLimit `yaml:"usage_limit"`
 	// SessionNotFound, on --resume, fails the way Claude Code does for an
 	// unknown session.
 	SessionNotFound bool `yaml:"session_not_found"`
 	// Hang prints system/init and then nothing until killed.
 	Hang bool `yaml:"hang"`
+	// SilentStart prints nothing at all, not even system/init, until
+	// killed: a CLI hung at its start (anthropics/claude-code#75613).
+	SilentStart bool `yaml:"silent_start"`
 	// Sleep waits this long before answering.
 	Sleep Duration `yaml:"sleep"`
 	// Linger waits this long after writing the handoff file (write_file)
@@ -70,6 +78,13 @@ type Help struct {
 // RateLimit is a rejected request.
 type RateLimit struct {
 	RetryAfter Duration `yaml:"retry_after"`
+}
+
+// UsageLimit is an exhausted usage limit, reported as a success.
+type UsageLimit struct {
+	// ResetAfter is how long after the answer the limit resets; zero
+	// leaves the reset out of the message.
+	ResetAfter Duration `yaml:"reset_after"`
 }
 
 // Crash cuts the answer after AfterBytes bytes and exits with ExitCode (1
@@ -128,6 +143,8 @@ func (e Entry) check() error {
 		return errors.New("crash.after_bytes: negative")
 	case e.RateLimit != nil && e.RateLimit.RetryAfter < 0:
 		return errors.New("rate_limit.retry_after: negative duration")
+	case e.UsageLimit != nil && e.UsageLimit.ResetAfter < 0:
+		return errors.New("usage_limit.reset_after: negative duration")
 	case e.ExitCode < 0 || e.ExitCode > 255:
 		return fmt.Errorf("exit_code: %d out of range 0..255", e.ExitCode)
 	case e.Crash != nil && (e.Crash.ExitCode < 0 || e.Crash.ExitCode > 255):

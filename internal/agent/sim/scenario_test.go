@@ -62,6 +62,7 @@ func TestLoadScenarioErrors(t *testing.T) {
 		{"testdata/bad_duration.yaml", []string{"[3:14]", "sleep", `invalid duration "soon"`}},
 		{"testdata/negative_sleep.yaml", []string{"steps.review[1]", "sleep: negative duration"}},
 		{"testdata/negative_linger.yaml", []string{"steps.review[1]", "linger: negative duration"}},
+		{"testdata/negative_reset.yaml", []string{"steps.review[1]", "usage_limit.reset_after: negative duration"}},
 		{"testdata/missing.yaml", []string{"read scenario", "no such file"}},
 		{"testdata/edit_outside.yaml", []string{"steps.fix[1]", `edit: "../outside.go" is not a path inside the project`}},
 	}

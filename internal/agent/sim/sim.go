@@ -153,6 +153,10 @@ func (r *run) play(e Entry) int {
 		r.out.result(resultEvent{Subtype: "error_during_execution", IsError: true, Errors: []string{msg}}, 0)
 		return exitError
 	}
+	if e.SilentStart {
+		<-r.ctx.Done()
+		return exitError
+	}
 	cwd, _ := os.Getwd()
 	r.out.init(cwd)
 	if e.Hang {
@@ -179,6 +183,15 @@ func (r *run) play(e Entry) int {
 	case e.AuthError:
 		r.out.assistant("Invalid API key · Please run /login", "authentication_failed", usage{})
 		return r.fail("Invalid API key · Please run /login", "", 0)
+	case e.UsageLimit != nil:
+		msg := "Claude AI usage limit reached"
+		if e.UsageLimit.ResetAfter > 0 {
+			reset := time.Now().Add(time.Duration(e.UsageLimit.ResetAfter)).Truncate(time.Second).Add(time.Second)
+			msg += "|" + strconv.FormatInt(reset.Unix(), 10)
+		}
+		r.out.assistant(msg, "", usage{})
+		r.out.result(resultEvent{NumTurns: 1, Result: &msg}, 0)
+		return 0
 	}
 	if e.Help != nil {
 		if !r.help(e.Help) {
