@@ -7,7 +7,7 @@ func TestClassIsHandoffFailure(t *testing.T) {
 		ClassMissing: true, ClassEmpty: true, ClassInvalidJSON: true, ClassTruncated: true, ClassSchema: true,
 		ClassExitNonzero: false, ClassTransient: false, ClassTimeout: false, ClassStuck: false,
 		ClassTooLarge: false, ClassInterrupted: false, ClassHelp: false, ClassBudget: false,
-		ClassCheck: false, ClassConfig: false, ClassAuth: false,
+		ClassCheck: false, ClassConfig: false, ClassExpression: false, ClassAuth: false,
 	}
 	if len(Classes()) != len(want) {
 		t.Fatalf("Classes() has %d classes, want %d", len(Classes()), len(want))
