@@ -16,3 +16,8 @@ UPDATE sqlite_schema SET sql = replace(sql,
     'status        TEXT    NOT NULL CHECK (status IN (''pending'', ''running'', ''waiting'', ''succeeded'', ''failed'', ''skipped''))')
 WHERE type = 'table' AND name = 'steps';
 PRAGMA writable_schema = OFF;
+
+-- Input tokens served from a cache, part of input_tokens (which counts
+-- all input, cached included, for every agent alike).
+ALTER TABLE attempts ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;

@@ -209,6 +209,8 @@ func humanLine(ev history.Event) (string, bool) {
 		switch {
 		case ev.Uncounted && ev.Status == "interrupted":
 			s += " (stopped by cadence: not counted against max_attempts)"
+		case ev.Uncounted && ev.Class == "auth":
+			s += " (a login to fix: not counted against max_attempts)"
 		case ev.Uncounted:
 			s += " (a usage limit: not counted against max_attempts)"
 		}

@@ -245,8 +245,11 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 		return c.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptFailed, outcome: circuit.OutcomeFor(a.Class),
 			resetAt: c.j.resetAt, usage: true, step: func(tx *checkpoint.Tx, s *checkpoint.Step) error {
 				s.FreshSession = c.d.fresh
-				if c.d.Decision == Fail {
+				switch c.d.Decision {
+				case Fail:
 					return tx.StepFailed(s, c.now)
+				case WaitLogin:
+					return tx.StepInterrupted(s, c.now)
 				}
 				return tx.StepWaiting(s, a.NextRetryAt, a.DelayMS, c.now)
 			}}, c.now)
@@ -258,7 +261,11 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	ev := c.event(history.EventAttemptFinished)
 	ev.Until, ev.Stderr, ev.Warning = a.NextRetryAt, stderrCause(c.j.class, c.res), ""
 	c.r.Sink.Emit(ev)
-	if c.d.Decision != Fail {
+	switch c.d.Decision {
+	case WaitLogin:
+		return Outcome{}, &LoginError{Agent: ws.Agent, Step: ws.ID, Detail: c.j.diag.Summary()}
+	case Fail:
+	default:
 		return Outcome{}, nil
 	}
 	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
@@ -419,6 +426,7 @@ func addUsage(s *checkpoint.Step, a *checkpoint.Attempt) {
 	}
 	s.Turns += a.Turns
 	s.InputTokens += a.InputTokens
+	s.CachedTokens += a.CachedTokens
 	s.OutputTokens += a.OutputTokens
 }
 

@@ -52,8 +52,10 @@ func nextAction(ws *workflow.Step, s unitState, now time.Time) next {
 		return next{kind: nextFail, why: "the agent asked for help and the step has no on_help"}
 	case askedHelp && s.needsAdvice && s.step.HelpRounds >= ws.OnHelp.MaxRounds:
 		return next{kind: nextFail, why: fmt.Sprintf("the agent asked for help again after all %d help rounds", ws.OnHelp.MaxRounds)}
-	case !askedHelp && failed && last.Class != string(handoff.ClassBudget) && !policyFor(ws.Retry).Retryable(last.Class):
-		// A budget stop is decided again, against the budget now in force.
+	case !askedHelp && failed && last.Class != string(handoff.ClassBudget) && last.Class != string(handoff.ClassAuth) &&
+		!policyFor(ws.Retry).Retryable(last.Class):
+		// A budget stop is decided again, against the budget now in
+		// force; a failed login is tried again once someone logged in.
 		return next{kind: nextFail, why: fmt.Sprintf("class %s is not retried", last.Class)}
 	case s.used >= s.step.MaxAttempts:
 		return next{kind: nextFail, why: fmt.Sprintf("all %d attempts used", s.step.MaxAttempts)}
@@ -97,9 +99,13 @@ const (
 	// Stop: cadence stopped the attempt itself (SIGINT, SIGTERM); it does
 	// not count, and the step runs again when the run does.
 	Stop
+	// WaitLogin: the agent's login failed (class auth). Retrying would
+	// fail the same way: the attempt does not count, and the run stops,
+	// resumable, until someone logs in (SPEC §17).
+	WaitLogin
 )
 
-var decisionNames = [...]string{"succeed", "retry_followup", "retry_in_session", "retry_fresh", "help_round", "wait_usage_limit", "fail", "stop"}
+var decisionNames = [...]string{"succeed", "retry_followup", "retry_in_session", "retry_fresh", "help_round", "wait_usage_limit", "fail", "stop", "wait_login"}
 
 func (d Decision) String() string { return decisionNames[d] }
 
@@ -138,6 +144,8 @@ func decide(ws *workflow.Step, v verdict) decided {
 		return decided{Decision: Succeed}
 	case v.class == handoff.ClassInterrupted:
 		return decided{Decision: Stop, uncounted: true}
+	case v.class == handoff.ClassAuth:
+		return decided{Decision: WaitLogin, uncounted: true}
 	}
 	policy := policyFor(ws.Retry)
 	d := decided{fresh: v.fresh}

@@ -56,6 +56,8 @@ func TestDecide(t *testing.T) {
 			v: verdict{class: handoff.ClassSchema, used: 1, maxAttempts: 3, jitter: 1, prevNext: &later}, want: RetryFollowup, next: &later},
 		{name: "interrupted by cadence is a stop, uncounted", step: testStep(nil),
 			v: verdict{class: handoff.ClassInterrupted, used: 1, maxAttempts: 3}, want: Stop, uncounted: true},
+		{name: "a failed login stops the run until someone logs in, uncounted", step: testStep(nil),
+			v: verdict{class: handoff.ClassAuth, permanent: true, used: 1, maxAttempts: 3}, want: WaitLogin, uncounted: true},
 		{name: "the last attempt failing fails the step", step: testStep(nil),
 			v: verdict{class: handoff.ClassSchema, used: 3, maxAttempts: 3}, want: Fail},
 		{name: "a permanent failure is not retried", step: testStep(nil),
@@ -136,6 +138,7 @@ func TestNextAction(t *testing.T) {
 		{"a usage limit not reset is waited for", testStep(nil), unitState{step: step(checkpoint.StepWaiting, &soon), last: limit, used: 0}, nextWait, "usage limit"},
 		{"a backoff over runs the retry", testStep(nil), unitState{step: step(checkpoint.StepWaiting, &past), last: failed("schema"), used: 1}, nextAttempt, ""},
 		{"a budget stop is decided again", testStep(nil), unitState{step: step(checkpoint.StepPending, nil), last: failed("budget"), used: 1}, nextAttempt, ""},
+		{"a failed login is tried again on resume", testStep(nil), unitState{step: step(checkpoint.StepPending, nil), last: failed("auth"), used: 0}, nextAttempt, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := nextAction(tt.ws, tt.s, now)

@@ -100,6 +100,10 @@ func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src h
 		return judgement{class: handoff.ClassTimeout, diag: handoff.Diagnose(handoff.ClassTimeout,
 			fmt.Sprintf("killed after %s (timeout %s)", res.Elapsed.Round(time.Millisecond), ws.Timeout))}
 	case agent.StopStuck:
+		if res.NoOutputSinceStart {
+			return judgement{class: handoff.ClassStuck, diag: handoff.Diagnose(handoff.ClassStuck,
+				fmt.Sprintf("no output since start; killed after %s (start_timeout %s)", res.Elapsed.Round(time.Millisecond), ws.StartTimeout))}
+		}
 		return judgement{class: handoff.ClassStuck, diag: handoff.Diagnose(handoff.ClassStuck,
 			fmt.Sprintf("no output and no CPU used by its processes for %s; killed after %s", ws.IdleTimeout, res.Elapsed.Round(time.Millisecond)))}
 	case agent.StopTooLarge:
@@ -165,10 +169,20 @@ func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src h
 	}
 	noHandoff := hr.Diagnosis.Class == handoff.ClassMissing || hr.Diagnosis.Class == handoff.ClassEmpty
 	switch {
+	case res.Auth && noHandoff:
+		msg := "the agent's login failed"
+		if res.ErrorMessage != "" {
+			msg += ": " + res.ErrorMessage
+		}
+		msg += fmt.Sprintf("; log in to agent %s, then cadence resume", ws.Agent)
+		return judgement{class: handoff.ClassAuth, diag: handoff.Diagnose(handoff.ClassAuth, msg), permanent: true}
 	case res.Transient && noHandoff:
 		msg := res.ErrorMessage
 		if msg == "" {
 			msg = "the provider reported a transient error"
+		}
+		if res.UsageLimit {
+			msg = "usage limit reached: " + msg
 		}
 		if res.RetryAfter > 0 {
 			msg += fmt.Sprintf(" (retry after %s)", res.RetryAfter.Round(time.Millisecond))
@@ -188,6 +202,11 @@ func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src h
 		}
 		return judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg),
 			permanent: res.Permanent, lostSess: res.SessionNotFound}
+	}
+	if res.TurnError != "" && hr.Diagnosis.Class.IsHandoffFailure() {
+		// The agent ended its turn on an error of its own (Gemini's
+		// "Maximum session turns exceeded"): the follow-up says so.
+		hr.Diagnosis.Details = "the agent stopped its turn: " + res.TurnError + "; " + hr.Diagnosis.Details
 	}
 	return judgement{class: hr.Diagnosis.Class, diag: hr.Diagnosis, result: hr}
 }

@@ -156,7 +156,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 		spec.OnSession = r.onSession(ctx, t.in.Unit(), a)
 	}
 	if t.plan.resume {
-		spec.PriorInputTokens, spec.PriorOutputTokens, err = r.sessionTokens(ctx, t.in.Unit(), t.plan.sessionID)
+		spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens, err = r.sessionTokens(ctx, t.in.Unit(), t.plan.sessionID)
 		if err != nil {
 			_ = l.out.Abort()
 			return nil, err

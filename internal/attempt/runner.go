@@ -219,3 +219,14 @@ func (r *Runner) relPath(path string) string {
 // ErrInterrupted reports that an attempt was stopped because cadence was
 // (SIGINT, SIGTERM): the run stops, resumable.
 var ErrInterrupted = errors.New("interrupted")
+
+// LoginError stops a run whose agent's login failed (class auth): no
+// retry can fix it, a person logging in can. The run stops resumable.
+type LoginError struct {
+	Agent, Step string
+	Detail      string // the attempt's error
+}
+
+func (e *LoginError) Error() string {
+	return "step " + e.Step + ": " + e.Detail
+}

@@ -47,7 +47,7 @@ func (r *Runner) onSession(ctx context.Context, u checkpoint.Unit, a *checkpoint
 // sessionTokens sums the usage recorded by the earlier attempts of a
 // session: what an agent that reports cumulative usage (codex) had already
 // counted before this attempt.
-func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID string) (in, out int64, err error) {
+func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID string) (in, cached, out int64, err error) {
 	err = r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		list, err := tx.UnitAttempts(u)
 		if err != nil {
@@ -56,15 +56,16 @@ func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID
 		for _, x := range list {
 			if x.SessionID == sessionID && x.Status != checkpoint.AttemptRunning {
 				in += x.InputTokens
+				cached += x.CachedTokens
 				out += x.OutputTokens
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("read the usage of session %s: %w", sessionID, err)
+		return 0, 0, 0, fmt.Errorf("read the usage of session %s: %w", sessionID, err)
 	}
-	return in, out, nil
+	return in, cached, out, nil
 }
 
 // runChat runs one turn of an openai agent: cadence is the client, so it

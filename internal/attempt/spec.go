@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -64,6 +65,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 		SessionID: plan.sessionID, Resume: plan.resume,
 		Scenario: ag.Scenario, SelfExe: t.r.SelfExe,
 		NativeSchema: ag.NativeSchema, IdleTimeout: ws.IdleTimeout,
+		ConfigDir: ag.ConfigDir,
 	}
 	if ws.Handoff.Schema != nil {
 		inv.SchemaJSON = ws.Handoff.Schema.Raw
@@ -91,8 +93,16 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
 	}
 	grace := t.r.grace()
+	var start time.Duration
+	switch proto {
+	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream:
+		// A stream CLI announces itself at once; a text agent may be
+		// silent until it answers.
+		start = ws.StartTimeout
+	}
 	return agent.Spec{
-		Argv: argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
+		StartTimeout: start,
+		Argv:         argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe,
@@ -117,7 +127,8 @@ func (t *try) recordUsage(res *agent.Result) {
 	}
 	a.Turns = res.Turns
 	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
-	if ag := t.r.Workflow.Agents[agentName]; res.CostUSD > 0 || (ag != nil && isProtocolCost(ag.Preset)) {
+	a.CachedTokens = res.CachedTokens
+	if ag := t.r.Workflow.Agents[agentName]; res.CostKnown || res.CostUSD > 0 || (ag != nil && isProtocolCost(ag.Preset)) {
 		c := res.CostUSD
 		a.CostUSD = &c
 	}

@@ -40,6 +40,8 @@ type Step struct {
 	// again (SPEC §16.4): its when evaluated, or why it was skipped, as a
 	// JSON object; nil until one is taken.
 	DecisionJSON []byte
+	// CachedTokens is the part of InputTokens served from a cache.
+	CachedTokens int64
 	Agent        string
 	Status       string // one of the Step* constants
 	MaxAttempts  int
@@ -94,6 +96,10 @@ type Attempt struct {
 	// Warning says what was wrong with an attempt that succeeded anyway:
 	// an agent that exited non-zero after printing a valid handoff.
 	Warning string
+	// CachedTokens is the part of InputTokens the provider served from a
+	// cache (InputTokens counts all input, cached included, for every
+	// agent alike).
+	CachedTokens int64
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are

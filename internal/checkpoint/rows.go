@@ -108,6 +108,7 @@ type stepRow struct {
 	UpdatedAt    dbTime           `db:"updated_at"`
 	BaseCommit   string           `db:"base_commit"`
 	DecisionJSON string           `db:"decision_json"`
+	CachedTokens int64            `db:"cached_tokens"`
 }
 
 func stepToRow(s Step) stepRow {
@@ -136,6 +137,7 @@ func stepToRow(s Step) stepRow {
 		UpdatedAt:    dbTime(s.UpdatedAt),
 		BaseCommit:   s.BaseCommit,
 		DecisionJSON: cleanText(string(s.DecisionJSON)),
+		CachedTokens: s.CachedTokens,
 	}
 }
 
@@ -165,6 +167,7 @@ func (r stepRow) step() Step {
 		UpdatedAt:    time.Time(r.UpdatedAt),
 		BaseCommit:   r.BaseCommit,
 		DecisionJSON: textOrNil(r.DecisionJSON),
+		CachedTokens: r.CachedTokens,
 	}
 }
 
@@ -198,6 +201,7 @@ type attemptRow struct {
 	HelpContext   string            `db:"help_context"`
 	Uncounted     bool              `db:"uncounted"`
 	Warning       string            `db:"warning"`
+	CachedTokens  int64             `db:"cached_tokens"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -239,6 +243,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		HelpContext:   cleanText(a.HelpContext),
 		Uncounted:     a.Uncounted,
 		Warning:       cleanText(a.Warning),
+		CachedTokens:  a.CachedTokens,
 	}, nil
 }
 
@@ -282,6 +287,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		HelpContext:   r.HelpContext,
 		Uncounted:     r.Uncounted,
 		Warning:       r.Warning,
+		CachedTokens:  r.CachedTokens,
 	}, nil
 }
 

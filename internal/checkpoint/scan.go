@@ -13,7 +13,7 @@ func (r *attemptRow) dest() []any {
 		&r.RunID, &r.StepID, &r.ItemKey, &r.N, &r.Kind, &r.Status, &r.Class, &r.Error, &r.DetailsJSON, &r.Prompt,
 		&r.StartedAt, &r.FinishedAt, &r.PID, &r.ExitCode, &r.SessionID, &r.CircuitGen, &r.DelayMS, &r.NextRetryAt,
 		&r.RetryAfterMS, &r.RepairsJSON, &r.OutputFile, &r.FailedHandoff, &r.CostUSD, &r.Turns, &r.InputTokens,
-		&r.OutputTokens, &r.HelpContext, &r.Uncounted, &r.Warning,
+		&r.OutputTokens, &r.HelpContext, &r.Uncounted, &r.Warning, &r.CachedTokens,
 	}
 }
 
@@ -23,7 +23,7 @@ func (r *stepRow) dest() []any {
 	return []any{
 		&r.RunID, &r.ID, &r.ItemKey, &r.Idx, &r.ItemIdx, &r.ItemJSON, &r.Agent, &r.Status, &r.MaxAttempts, &r.NextRetryAt, &r.DelayMS,
 		&r.SessionID, &r.FreshSession, &r.HandoffJSON, &r.HelpRounds, &r.Advice, &r.CostUSD, &r.CostKnown, &r.Turns,
-		&r.InputTokens, &r.OutputTokens, &r.UpdatedAt, &r.BaseCommit, &r.DecisionJSON,
+		&r.InputTokens, &r.OutputTokens, &r.UpdatedAt, &r.BaseCommit, &r.DecisionJSON, &r.CachedTokens,
 	}
 }
 

@@ -4,7 +4,7 @@ import "fmt"
 
 const stepColumns = `run_id, step_id, item_key, idx, item_idx, item_json, agent, status, max_attempts, next_retry_at, delay_ms,
 	session_id, fresh_session, handoff_json, help_rounds, advice, cost_usd, cost_known, turns,
-	input_tokens, output_tokens, updated_at, base_commit, decision_json`
+	input_tokens, output_tokens, updated_at, base_commit, decision_json, cached_tokens`
 
 // stepsQuery lists a run's steps in workflow order (index steps_order).
 const stepsQuery = `SELECT ` + stepColumns + ` FROM steps WHERE run_id = ? AND item_key = '' ORDER BY idx`
@@ -21,13 +21,13 @@ const (
 	insertStepQuery = `INSERT INTO steps (` + stepColumns + `) VALUES (
 		:run_id, :step_id, :item_key, :idx, :item_idx, :item_json, :agent, :status, :max_attempts, :next_retry_at, :delay_ms,
 		:session_id, :fresh_session, :handoff_json, :help_rounds, :advice, :cost_usd, :cost_known, :turns,
-		:input_tokens, :output_tokens, :updated_at, :base_commit, :decision_json)`
+		:input_tokens, :output_tokens, :updated_at, :base_commit, :decision_json, :cached_tokens)`
 	updateStepQuery = `UPDATE steps SET idx = :idx, item_idx = :item_idx, item_json = :item_json, agent = :agent, status = :status,
 		max_attempts = :max_attempts, next_retry_at = :next_retry_at, delay_ms = :delay_ms,
 		session_id = :session_id, fresh_session = :fresh_session, handoff_json = :handoff_json,
 		help_rounds = :help_rounds, advice = :advice, cost_usd = :cost_usd, cost_known = :cost_known,
 		turns = :turns, input_tokens = :input_tokens, output_tokens = :output_tokens,
-		updated_at = :updated_at, base_commit = :base_commit, decision_json = :decision_json
+		updated_at = :updated_at, base_commit = :base_commit, decision_json = :decision_json, cached_tokens = :cached_tokens
 		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key`
 )
 

@@ -116,8 +116,16 @@ func (p *project) watchState(ctx context.Context, gone func(error)) (stop func()
 // or a wait beyond --max-wait leaves the run resumable (exit 3); anything
 // else is returned as an error with the run left as committed.
 func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
-	var long *errWaitTooLong
+	var (
+		long  *errWaitTooLong
+		login *attempt.LoginError
+	)
 	switch {
+	case errors.As(err, &login):
+		// No retry fixes a login: the run stops, resumable, and says who
+		// has to log in.
+		res := &Result{RunID: runID, Status: StatusInterrupted, Step: login.Step, Message: login.Error()}
+		return p.finish(runID, checkpoint.RunInterrupted, res)
 	case errors.As(err, &long):
 		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, ResumeAt: long.until, Circuit: long.circuit,
 			Message: fmt.Sprintf("step %s waits until %s, longer than --max-wait", stepID, long.until.Format(time.RFC3339))}
