@@ -370,6 +370,12 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			}
 			return nil, usagef("the workflow changed since run %s started:\n%s\nresume with --allow-changed to continue with the new workflow", run.ID, summary)
 		}
+		if graph := workflow.GraphChanges(run.WorkflowYAML, p.wf.Raw); len(graph) > 0 {
+			// What the run decided (which steps ran or were skipped) was
+			// decided under the old graph and cannot be carried over.
+			return nil, usagef("the workflow's graph changed since run %s started:\n  %s\n--allow-changed applies changes of settings, not of the graph; start a new run with `cadence run --new`",
+				run.ID, strings.Join(graph, "\n  "))
+		}
 	}
 
 	now := p.clock.Now().UTC()
