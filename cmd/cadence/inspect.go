@@ -181,11 +181,21 @@ func printSummary(w io.Writer, rep *history.Report) {
 	case r.CostUnknown > 0:
 		cost += fmt.Sprintf(" (+ %s whose agent reports no cost)", plural(r.CostUnknown, "attempt", "attempts"))
 	}
-	fmt.Fprintf(w, "cost     %s\n\n", cost)
+	fmt.Fprintf(w, "cost     %s\n", cost)
+	if len(r.Inputs) > 0 {
+		fmt.Fprintf(w, "inputs   %s\n", r.Inputs)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
 	for _, s := range rep.Steps {
 		lastErr := lastError(s.Status, s.Attempts)
+		if s.Status == "skipped" {
+			lastErr = decisionLine(s.Decision)
+		}
+		if s.Agent == "" {
+			s.Agent = "-" // a command step
+		}
 		if s.ItemCounts != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Agent, itemCounts(s), "-", clip(deadSummary(s), 70))
 			continue
@@ -297,7 +307,10 @@ func printStep(w io.Writer, s *history.StepReport) {
 		fmt.Fprintf(w, "\none item's attempts: cadence inspect --step %s --item KEY\n", s.ID)
 		return
 	}
-	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, s.SessionID)
+	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, dash(s.Agent), s.AttemptsUsed, s.MaxAttempts, dash(s.SessionID))
+	if len(s.Decision) > 0 {
+		fmt.Fprintf(w, "decision %s\n", decisionLine(s.Decision))
+	}
 	if s.Handoff != "" {
 		fmt.Fprintf(w, "handoff %s\n", s.Handoff)
 	}
@@ -412,4 +425,23 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// decisionLine says what a step's committed decision was (SPEC §16.4):
+// its when and the value it had, with what it read, or the skipped steps
+// it was skipped for.
+func decisionLine(raw json.RawMessage) string {
+	var d history.Decision
+	if json.Unmarshal(raw, &d) != nil {
+		return string(raw)
+	}
+	if d.Value == nil {
+		return "skipped: " + d.Why()
+	}
+	line := fmt.Sprintf("when %s was %v", d.When, *d.Value)
+	if len(d.Read) > 0 {
+		b, _ := json.Marshal(d.Read)
+		line += " (read " + string(b) + ")"
+	}
+	return line
 }

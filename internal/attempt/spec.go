@@ -128,7 +128,9 @@ func (t *try) recordUsage(res *agent.Result) {
 	a.Turns = res.Turns
 	a.InputTokens, a.OutputTokens = res.InputTokens, res.OutputTokens
 	a.CachedTokens = res.CachedTokens
-	if ag := t.r.Workflow.Agents[agentName]; res.CostKnown || res.CostUSD > 0 || (ag != nil && isProtocolCost(ag.Preset)) {
+	// A command step (no agent) costs nothing; an agent's cost is known
+	// when it reported one.
+	if ag := t.r.Workflow.Agents[agentName]; ag == nil || res.CostKnown || res.CostUSD > 0 || isProtocolCost(ag.Preset) {
 		c := res.CostUSD
 		a.CostUSD = &c
 	}
