@@ -212,3 +212,35 @@ func TestExampleMap(t *testing.T) {
 		t.Errorf("dlq list:\n%s", r.stdout)
 	}
 }
+
+// TestExampleGraph runs examples/graph as a user would, on a copy: the
+// input is stored with the run, changelog is skipped by its when, and
+// check, a command step, reads what implement and docs reported from
+// CADENCE_OUTPUTS_DIR. (That steps run side by side is proven by
+// testdata/script/graph_run.txtar, whose two steps each wait for the
+// other to have started.)
+func TestExampleGraph(t *testing.T) {
+	dir := copyExample(t, "graph")
+	p := &project{t: t, dir: dir}
+	r := p.cadence(nil, "run", "--input", "issue=the parser drops trailing commas")
+	r.exits(t, 0)
+	rep := p.inspect()
+	want := map[string]string{"plan": "succeeded", "implement": "succeeded", "docs": "succeeded", "changelog": "skipped", "check": "succeeded"}
+	for id, status := range want {
+		if s := step(rep, id); s.Status != status {
+			t.Errorf("step %s: %s, want %s", id, s.Status, status)
+		}
+	}
+	var inputs map[string]string
+	if err := json.Unmarshal(rep.Run.Inputs, &inputs); err != nil || inputs["issue"] != "the parser drops trailing commas" {
+		t.Errorf("the run's inputs: %s (%v)", rep.Run.Inputs, err)
+	}
+	r = p.cadence(nil, "output", "--step", "check")
+	r.exits(t, 0)
+	if !strings.Contains(r.stdout, `implement: {\"files\":[\"parser.go\"`) || !strings.Contains(r.stdout, `docs: {\"files\":[\"README.md\"]`) {
+		t.Errorf("check's output:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"exit_code": 0`) {
+		t.Errorf("check's output has no exit code 0:\n%s", r.stdout)
+	}
+}

@@ -24,6 +24,7 @@ lock
 attempts/
 failed_handoffs/
 handoffs/
+outputs/
 out/
 worktrees/
 reports/
