@@ -29,6 +29,10 @@ type graph struct {
 	vars    map[string]workflow.StepVars
 	ended   map[string]string // ID → succeeded, failed or skipped
 	running map[string]bool
+	// order is the workflow's steps in the graph's order; decided the
+	// steps whose decision was committed before this process.
+	order   []*workflow.Step
+	decided map[string]bool
 	// failed is the first step whose failure fails the run; stop the
 	// first error that stops it (an interruption, the store), and stopAt
 	// the step it came from.
@@ -52,7 +56,8 @@ type stepEnd struct {
 // run fails. Every decision is committed before what depends on it, and
 // read back on resume instead of being taken again.
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
-	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{}, running: map[string]bool{}}
+	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
+		running: map[string]bool{}, order: p.wf.Order(), decided: map[string]bool{}}
 	if res, err := g.read(ctx, done); err != nil || res != nil {
 		return res, err
 	}
@@ -102,6 +107,7 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error)
 		if ws == nil {
 			continue
 		}
+		g.decided[st.ID] = len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending
 		switch st.Status {
 		case checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
@@ -109,6 +115,7 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error)
 				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
+			g.writeOutput(ws.ID, out) // what a crash before it lost
 			if done[ws.ID] {
 				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: ws.ID, Status: st.Status})
 			}
@@ -151,7 +158,7 @@ func (g *graph) ready(ws *workflow.Step) bool {
 // after it ready in the same pass.
 func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 	p, run := g.p, g.run
-	for _, ws := range p.wf.Order() {
+	for _, ws := range g.order {
 		if len(g.running) >= p.wf.MaxParallelSteps {
 			return nil
 		}
@@ -222,11 +229,19 @@ func (g *graph) take(e stepEnd) {
 // writeOutput keeps a succeeded step's output as STEP.json in the run's
 // CADENCE_OUTPUTS_DIR, where command steps read what agents gave without
 // a shell ever seeing it (SPEC §16.2). It is a copy of what the store
-// holds: a failure to write it is logged, not fatal.
+// holds, written whole or not at all but not synced (a resume writes it
+// again): a failure to write it is logged, not fatal.
 func (g *graph) writeOutput(stepID string, out any) {
 	b, err := json.Marshal(out)
 	if err == nil {
-		err = checkpoint.WriteFileAtomic(filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json"), append(b, '\n'), 0o644)
+		var f *checkpoint.AtomicFile
+		if f, err = checkpoint.CreateAtomicNoSync(filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json"), 0o644); err == nil {
+			if _, err = f.Write(append(b, '\n')); err == nil {
+				err = f.Commit()
+			} else {
+				_ = f.Abort()
+			}
+		}
 	}
 	if err != nil {
 		g.p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
@@ -241,12 +256,8 @@ func (g *graph) writeOutput(stepID string, out any) {
 // with class expression.
 func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 	p, run := g.p, g.run
-	st, err := stepRow(ctx, p.store, run.ID, ws.ID)
-	if err != nil {
-		return false, err
-	}
-	if len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending {
-		return true, nil // decided before, and it runs: a skip is an end
+	if g.decided[ws.ID] {
+		return true, nil // decided before this process, and it runs: a skip is an end
 	}
 	var d history.Decision
 	switch {
@@ -283,7 +294,7 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 	d.At = now
 	skip := d.Skipped()
 	b, _ := json.Marshal(d)
-	err = p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		s, err := tx.Step(run.ID, ws.ID)
 		if err != nil {
 			return err
