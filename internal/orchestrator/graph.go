@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -33,6 +34,9 @@ type graph struct {
 	// steps whose decision was committed before this process.
 	order   []*workflow.Step
 	decided map[string]bool
+	// outputs says the workflow has command steps, which read the
+	// outputs of the steps before them from CADENCE_OUTPUTS_DIR.
+	keepOutputs bool
 	// failed is the first step whose failure fails the run; stop the
 	// first error that stops it (an interruption, the store), and stopAt
 	// the step it came from.
@@ -58,6 +62,9 @@ type stepEnd struct {
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
 	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
 		running: map[string]bool{}, order: p.wf.Order(), decided: map[string]bool{}}
+	for _, ws := range g.order {
+		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
+	}
 	if res, err := g.read(ctx, done); err != nil || res != nil {
 		return res, err
 	}
@@ -115,7 +122,9 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error)
 				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
-			g.writeOutput(ws.ID, out) // what a crash before it lost
+			if _, err := os.Stat(g.outputPath(ws.ID)); err != nil {
+				g.writeOutput(ws.ID, out) // what a crash before it lost
+			}
 			if done[ws.ID] {
 				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: ws.ID, Status: st.Status})
 			}
@@ -230,12 +239,16 @@ func (g *graph) take(e stepEnd) {
 // CADENCE_OUTPUTS_DIR, where command steps read what agents gave without
 // a shell ever seeing it (SPEC §16.2). It is a copy of what the store
 // holds, written whole or not at all but not synced (a resume writes it
-// again): a failure to write it is logged, not fatal.
+// again when it is missing), and only for a workflow with command steps:
+// a failure to write it is logged, not fatal.
 func (g *graph) writeOutput(stepID string, out any) {
+	if !g.keepOutputs {
+		return
+	}
 	b, err := json.Marshal(out)
 	if err == nil {
 		var f *checkpoint.AtomicFile
-		if f, err = checkpoint.CreateAtomicNoSync(filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json"), 0o644); err == nil {
+		if f, err = checkpoint.CreateAtomicNoSync(g.outputPath(stepID), 0o644); err == nil {
 			if _, err = f.Write(append(b, '\n')); err == nil {
 				err = f.Commit()
 			} else {
@@ -246,6 +259,11 @@ func (g *graph) writeOutput(stepID string, out any) {
 	if err != nil {
 		g.p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
 	}
+}
+
+// outputPath is where writeOutput keeps a step's output.
+func (g *graph) outputPath(stepID string) string {
+	return filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json")
 }
 
 // decide takes a step's decision once its needs have ended, commits it,
