@@ -155,6 +155,27 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// A graph: one and two side by side, skip decided (false) once one
+		// has ended, build a command step once both have; kills land with
+		// two agents running, just after the decision, and while the
+		// command runs.
+		name:  "graph",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
+  - {id: two, needs: [], prompt: two, handoff: {schema: s.json}}
+  - {id: skip, needs: [one], when: 'steps.one.status == "failed"', prompt: never}
+  - {id: build, needs: [one, two], run: [sh, command.sh]}
+`,
+		scenario: `steps:
+  one:
+    - {sleep: 50ms, answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+  two:
+    - {sleep: 80ms, answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -169,6 +190,17 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 }
+
+// ledgerCommand is the script of the matrix's and the kill schedule's
+// command steps: it writes a line to the sim's ledger as an agent's
+// execution does (its step, attempt, pid and process group, no session),
+// so that the history checker holds a command step's attempts to the
+// same rules, then works a little while.
+const ledgerCommand = `printf '{"step":"%s","attempt":%s,"session_id":"","resume":false,"pid":%s,"pgid":%s,"time":"%s","prompt":""}\n' \
+  "$CADENCE_STEP" "$CADENCE_ATTEMPT" $$ "$(cut -d' ' -f5 /proc/$$/stat)" "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" >> ledger.jsonl
+sleep 0.05
+echo built
+`
 
 // workflowYAML is the scenario's workflow on the sim agent, with a ledger.
 func (sc crashScenario) workflowYAML() string {
@@ -229,7 +261,7 @@ func crashMatrix(t *testing.T, e stateEngine) {
 // runCrashCell runs one cell on engine e and returns its finished checker.
 func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *durability {
 	p := newEngineProject(t, e, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
-		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`})
+		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`, "command.sh": ledgerCommand})
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
 	for i := 0; ; i++ {
@@ -311,11 +343,12 @@ type durability struct {
 	schedules   map[attemptKey]schedule // G4, G10: first observed backoff
 	landed      map[attemptKey]bool     // G5: did an interrupted attempt's handoff land
 	gone        map[int]bool            // G6: agent pids already seen dead
+	decisions   map[string]string       // SPEC 16.7: each step's decision as first seen, with its status
 }
 
 func newDurability(t *testing.T, p *project, files map[string]string) *durability {
 	return &durability{t: t, p: p, files: files,
-		schedules: map[attemptKey]schedule{}, landed: map[attemptKey]bool{}, gone: map[int]bool{}}
+		schedules: map[attemptKey]schedule{}, landed: map[attemptKey]bool{}, gone: map[int]bool{}, decisions: map[string]string{}}
 }
 
 // report reads the latest run in-process, through the same code as
@@ -361,6 +394,7 @@ func (d *durability) afterKill() {
 	}
 	d.checkSchedules(rep)
 	d.checkSettled(rep)
+	d.checkDecisions(rep)
 	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
@@ -425,6 +459,32 @@ func (d *durability) handoffLanded(runID, stepID string, n int) bool {
 	}
 	_, valid := v["ok"].(bool) // what s.json requires
 	return valid
+}
+
+// checkDecisions fails when a step's decision (its when evaluated, or a
+// skip) changed once committed, or a skipped step no longer is: a
+// decision is taken once and never again (SPEC 16.7). The decision holds
+// the time it was taken, so one taken again differs.
+func (d *durability) checkDecisions(rep history.Report) {
+	d.t.Helper()
+	for _, s := range rep.Steps {
+		if len(s.Decision) == 0 {
+			continue
+		}
+		now := string(s.Decision)
+		if s.Status == "skipped" {
+			now += " skipped"
+		}
+		was, seen := d.decisions[s.ID]
+		switch {
+		case !seen:
+			d.decisions[s.ID] = now
+		case strings.HasSuffix(was, " skipped") && s.Status != "skipped":
+			d.t.Errorf("SPEC 16.7: step %s was skipped, now %s", s.ID, s.Status)
+		case strings.TrimSuffix(was, " skipped") != string(s.Decision):
+			d.t.Errorf("SPEC 16.7: step %s decided again: %s, then %s", s.ID, strings.TrimSuffix(was, " skipped"), s.Decision)
+		}
+	}
 }
 
 // checkSchedules fails when an attempt's stored delay or deadline differs
@@ -542,6 +602,7 @@ func (d *durability) finish(wantStatus string) {
 	}
 	d.checkSchedules(rep)
 	d.checkSettled(rep)
+	d.checkDecisions(rep)
 	for _, s := range units(rep) {
 		for _, a := range s.Attempts {
 			switch a.Status {
@@ -650,7 +711,7 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 			}
 			if i > 0 {
 				prev := s.Attempts[i-1]
-				if prev.Status == "interrupted" && prev.PID != nil {
+				if prev.Status == "interrupted" && prev.PID != nil && prev.SessionID != "" { // a command step has no session
 					for _, r := range execs[attemptKey{s.ID, a.N}] {
 						if !r.Resume || r.SessionID != prev.SessionID {
 							bad("G5: step %s attempt %d after interrupted attempt %d: resume=%v session %s, want a resume of %s",

@@ -13,12 +13,15 @@ import (
 	"time"
 )
 
-// killWorkflow is the workflow of the random kill schedules: a schema
-// failure with its follow-up, transient errors with jittered backoff and a
-// provider retry-after, a file handoff, a check that fails once and then
-// passes, a map step of five items three at once (one item retried after a
-// schema failure, one after a transient error), and agents and checks that
-// sleep 20–100 ms so that kills land while they run.
+// killWorkflow is the workflow of the random kill schedules, a graph: a
+// schema failure with its follow-up; fetch and write side by side after
+// it (transient errors with jittered backoff, a file handoff); docs
+// skipped by its when, and review run by its own when despite needing the
+// skipped docs (a provider retry-after); a command step; a check that
+// fails once and then passes; a map step of five items three at once (one
+// item retried after a schema failure, one after a transient error); and
+// agents, the command and checks that sleep 20–100 ms so that kills land
+// while they run.
 const killWorkflow = `version: 1
 defaults:
   agent: sim
@@ -31,9 +34,11 @@ agents:
     circuit: {failures: 3, open_for: 150ms, half_open_calls: 1}
 steps:
   - {id: plan, prompt: plan, handoff: {schema: s.json}}
-  - {id: fetch, prompt: fetch, handoff: {schema: s.json}}
-  - {id: write, prompt: write, handoff: {from: file, path: out/write.json, schema: s.json}}
-  - {id: review, prompt: review, handoff: {schema: s.json}}
+  - {id: fetch, needs: [plan], prompt: fetch, handoff: {schema: s.json}}
+  - {id: write, needs: [plan], prompt: write, handoff: {from: file, path: out/write.json, schema: s.json}}
+  - {id: docs, needs: [plan], when: 'steps.plan.status == "failed"', prompt: docs}
+  - {id: review, needs: [fetch, write, docs], when: 'steps.docs.status == "skipped"', prompt: review, handoff: {schema: s.json}}
+  - {id: build, needs: [review], run: [sh, command.sh]}
   - id: verify
     prompt: verify
     handoff: {schema: s.json}
@@ -157,7 +162,8 @@ func randomKillSchedule(t *testing.T, e stateEngine) {
 // under at most budget random kills (and at most maxKillsPerRun), checking
 // the guarantees after each.
 func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durability {
-	p := newEngineProject(t, e, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems})
+	p := newEngineProject(t, e, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems,
+		"command.sh": ledgerCommand})
 	d := newDurability(t, p, map[string]string{"write": "out/write.json"})
 	limit := min(budget, maxKillsPerRun)
 	cmd := "run"

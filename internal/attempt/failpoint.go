@@ -40,6 +40,9 @@ const (
 	// FailAfterCheckCommit fires right after a check's result is
 	// committed.
 	FailAfterCheckCommit = "after-check-commit"
+	// FailAfterDecision fires right after a step's decision (its when
+	// evaluated, or a skip) is committed, before anything depends on it.
+	FailAfterDecision = "after-decision"
 )
 
 // Failpoints lists every failpoint name, in run-loop order.
@@ -47,6 +50,7 @@ var Failpoints = []string{
 	FailAfterAttemptCommit, FailAfterAgentStart,
 	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
+	FailAfterDecision,
 }
 
 // Failpoint is the parsed CADENCE_FAILPOINT setting of one process.

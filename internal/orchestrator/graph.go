@@ -325,6 +325,7 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("record the decision of step %s: %w", ws.ID, err)
 	}
+	p.attempts.Failpoint.Hit(attempt.FailAfterDecision)
 	if !skip {
 		return true, nil
 	}
