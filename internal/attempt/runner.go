@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -206,15 +204,7 @@ func (r *Runner) grace() time.Duration {
 
 // relPath returns path relative to the project directory, for display and
 // for the paths recorded in the store.
-func (r *Runner) relPath(path string) string {
-	if !filepath.IsAbs(path) {
-		return filepath.ToSlash(path)
-	}
-	if rel, err := filepath.Rel(r.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return path
-}
+func (r *Runner) relPath(path string) string { return checkpoint.RelPath(r.Dir, path) }
 
 // ErrInterrupted reports that an attempt was stopped because cadence was
 // (SIGINT, SIGTERM): the run stops, resumable.

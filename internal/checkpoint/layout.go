@@ -61,3 +61,16 @@ func SafeName(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return string(b) + "=" + hex.EncodeToString(sum[:6])
 }
+
+// RelPath returns path relative to the project directory dir when it is
+// inside it, slash-separated, for display and for the paths the store
+// records; other paths are returned as they are.
+func RelPath(dir, path string) string {
+	if !filepath.IsAbs(path) {
+		return filepath.ToSlash(path)
+	}
+	if rel, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}

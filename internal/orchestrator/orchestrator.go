@@ -521,15 +521,7 @@ func newRunID(now time.Time) string {
 
 // relPath returns path relative to the project directory, for display and
 // for the paths recorded in the store.
-func (p *project) relPath(path string) string {
-	if !filepath.IsAbs(path) {
-		return filepath.ToSlash(path)
-	}
-	if rel, err := filepath.Rel(p.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return path
-}
+func (p *project) relPath(path string) string { return checkpoint.RelPath(p.dir, path) }
 
 // UnsetAPIKeys names the agents, sorted, whose api_key_env names a variable
 // set neither in env (cadence's environment) nor in the agent's own env:
