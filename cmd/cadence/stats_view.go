@@ -75,7 +75,7 @@ func printStats(w io.Writer, s *history.Stats) {
 // figures.
 func printStatsTable(w io.Writer, title string, n int, row func(int) (string, history.Counts)) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, title+"\tEXECUTIONS\tOK\tEXHAUSTED\tFAILED\tATTEMPTS\tHANDOFF OK\tMEAN ATTEMPTS\tEXHAUSTION\tCOST\tPER ATTEMPT\tRUNNING\tWAITING\tFAILURE CLASSES\tREPAIRS")
+	fmt.Fprintln(tw, title+"\tEXECUTIONS\tOK\tEXHAUSTED\tFAILED\tSKIPPED\tATTEMPTS\tHANDOFF OK\tMEAN ATTEMPTS\tEXHAUSTION\tCOST\tPER ATTEMPT\tRUNNING\tWAITING\tFAILURE CLASSES\tREPAIRS")
 	for i := range n {
 		name, c := row(i)
 		finished := c.Succeeded + c.Exhausted + c.Failed
@@ -83,8 +83,8 @@ func printStatsTable(w io.Writer, title string, n int, row func(int) (string, hi
 		if c.CostUnknownAttempts > 0 {
 			cost += fmt.Sprintf(" +%d unknown", c.CostUnknownAttempts)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			name, c.Steps, c.Succeeded, c.Exhausted, c.Failed, c.Attempts,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			name, c.Steps, c.Succeeded, c.Exhausted, c.Failed, c.Skipped, c.Attempts,
 			statsPercent(c.SuccessRate, c.Attempts),
 			statsMean(c.MeanAttemptsToSuccess, c.Succeeded),
 			statsPercent(c.ExhaustionRate, finished),

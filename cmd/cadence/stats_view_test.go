@@ -16,7 +16,7 @@ import (
 // them with no finished execution, and two warnings.
 func statsSample() *history.Stats {
 	review := history.Counts{
-		Steps: 1, Attempts: 1, SuccessRate: 0,
+		Steps: 1, Skipped: 2, Attempts: 1, SuccessRate: 0,
 		FailureClasses: map[string]int{"schema": 1}, Repairs: map[string]int{},
 		CostUnknownAttempts: 1, RunningSeconds: 1.5, WaitingSeconds: 2,
 	}

@@ -99,6 +99,9 @@ type Counts struct {
 	Succeeded int `json:"succeeded"`
 	Exhausted int `json:"exhausted"`
 	Failed    int `json:"failed"`
+	// Skipped counts the runs in which the step was skipped by its when,
+	// or because a step it needs was (SPEC §16.4); they are not in Steps.
+	Skipped int `json:"skipped"`
 	// Attempts counts the finished attempts that used one of max_attempts
 	// (help rounds, usage-limit refusals and budget stops excluded): the
 	// denominator of SuccessRate.
@@ -434,8 +437,13 @@ func newStatsAggregator() *statsAggregator {
 
 // add records one step execution: the step's row in a run and its attempts
 // in order. A step with no attempt never started and is not counted.
+// CommandSteps is the name stats give the command steps' row among the
+// agents': a command step has no agent.
+const CommandSteps = "(commands)"
+
 func (g *statsAggregator) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
-	if len(attempts) == 0 {
+	skipped := s.Status == checkpoint.StepSkipped
+	if len(attempts) == 0 && !skipped {
 		return
 	}
 	st, ok := g.steps[s.ID]
@@ -444,10 +452,19 @@ func (g *statsAggregator) add(s checkpoint.Step, attempts []checkpoint.Attempt) 
 		g.steps[s.ID] = st
 		g.stepOrder = append(g.stepOrder, s.ID)
 	}
-	ag, ok := g.agents[s.Agent]
+	agentName := s.Agent
+	if agentName == "" {
+		agentName = CommandSteps
+	}
+	ag, ok := g.agents[agentName]
 	if !ok {
 		ag = newStatsTally()
-		g.agents[s.Agent] = ag
+		g.agents[agentName] = ag
+	}
+	if skipped {
+		st.c.Skipped++
+		ag.c.Skipped++
+		return
 	}
 	st.add(s, attempts, g.stops)
 	ag.add(s, attempts, g.stops)
