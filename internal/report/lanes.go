@@ -20,6 +20,9 @@ type lane struct {
 	Bars  []bar
 	Waits []wait
 	Marks []mark
+	// Note is written across a lane with no attempts: why its step was
+	// skipped.
+	Note string
 }
 
 // bar is one attempt.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -72,7 +73,10 @@ type stepView struct {
 	TimeShare float64
 	// Lanes of a plain step: one. A map step has a summary and its items'
 	// lanes, folded when there are many.
-	Lanes     group
+	Lanes group
+	// Decision is the step's committed decision (SPEC §16.4): its when
+	// and the value it had, or why it was skipped; "" for none.
+	Decision  string
 	IsMap     bool
 	Summary   summary
 	ItemCount int
@@ -311,8 +315,16 @@ func (b *builder) step(i int, s *history.StepReport) stepView {
 	} else {
 		sv.Attempts = fmt.Sprintf("%d/%d", s.AttemptsUsed, s.MaxAttempts)
 	}
+	sv.Decision = decisionText(s.Decision)
+	if s.Agent == "" {
+		sv.Agent = "(command)" // a command step has no agent
+	}
 	for k, u := range us {
-		sv.Lanes.Lanes = append(sv.Lanes.Lanes, b.unitLane(float64(k)*laneHeight, u.name, s.Agent, u.atts, links))
+		ln := b.unitLane(float64(k)*laneHeight, u.name, s.Agent, u.atts, links)
+		if s.Status == checkpoint.StepSkipped {
+			ln.Note = "skipped · " + sv.Decision
+		}
+		sv.Lanes.Lanes = append(sv.Lanes.Lanes, ln)
 	}
 	sv.Lanes.Height = float64(len(us)) * laneHeight
 	sv.Lanes.Ticks = b.ticks
@@ -327,7 +339,8 @@ func (b *builder) step(i int, s *history.StepReport) stepView {
 // stepStatusClass maps a step status to its CSS class.
 func stepStatusClass(s string) string {
 	switch s {
-	case checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting, checkpoint.StepSucceeded, checkpoint.StepFailed:
+	case checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting, checkpoint.StepSucceeded, checkpoint.StepFailed,
+		checkpoint.StepSkipped:
 		return s
 	}
 	return "other"
@@ -477,4 +490,20 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// decisionText says what a step's committed decision was: its when and
+// the value it had, or the skipped steps it was skipped for; "" for none.
+func decisionText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var d history.Decision
+	if json.Unmarshal(raw, &d) != nil {
+		return ""
+	}
+	if d.Value == nil {
+		return d.Why()
+	}
+	return fmt.Sprintf("when %s was %v", d.When, *d.Value)
 }

@@ -311,3 +311,33 @@ func TestRenderEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderGraphDecisions: a step skipped by its when has a lane that
+// says why, a skipped status, and its decision among its facts; a step
+// run because its when was true shows that decision too; a command step
+// is shown as one.
+func TestRenderGraphDecisions(t *testing.T) {
+	rep := smallRun()
+	rep.Steps = append(rep.Steps,
+		history.StepReport{ID: "changelog", Status: "skipped", Agent: "sim", MaxAttempts: 3, Attempts: []history.AttemptReport{},
+			Decision: json.RawMessage(`{"when":"steps.plan.output.release","value":false,"read":{"steps.plan.status":"succeeded"},"at":"2026-01-01T00:00:09Z"}`)},
+		history.StepReport{ID: "after", Status: "skipped", Agent: "sim", MaxAttempts: 3, Attempts: []history.AttemptReport{},
+			Decision: json.RawMessage(`{"skipped_because":["changelog"],"at":"2026-01-01T00:00:09Z"}`)},
+		history.StepReport{ID: "check", Status: "succeeded", MaxAttempts: 1, AttemptsUsed: 1,
+			Decision: json.RawMessage(`{"when":"inputs.release == false","value":true,"at":"2026-01-01T00:00:09Z"}`),
+			Attempts: []history.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: *sec(9), FinishedAt: sec(9.5)}}},
+	)
+	out := render(t, rep, Options{})
+	for _, want := range []string{
+		`<text class="note" x="194" y="14">skipped · when steps.plan.output.release was false</text>`,
+		`<text class="note" x="194" y="14">skipped · it needs changelog, skipped</text>`,
+		`<dt>decision</dt><dd>when steps.plan.output.release was false</dd>`,
+		`<dt>decision</dt><dd>when inputs.release == false was true</dd>`,
+		`<span class="status skipped">skipped</span>`,
+		`<td>(command)</td>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %s", want)
+		}
+	}
+}

@@ -64,6 +64,8 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  percent,
 	"pctw": func(share float64) string { return num(min(max(share, 0), 1)*100) + "%" },
 	"svgw": func() string { return num(svgWidth) },
+	// labelw is where the plot begins, after the lane names.
+	"labelw": func() string { return num(labelWidth + 4) },
 	"sumh": func() string { return num(summaryHeight) },
 	"css":  func() template.CSS { return template.CSS(styleSheet) },
 	"js":   func() template.JS { return template.JS(script) },
