@@ -66,10 +66,10 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svgw": func() string { return num(svgWidth) },
 	// labelw is where the plot begins, after the lane names.
 	"labelw": func() string { return num(labelWidth + 4) },
-	"sumh": func() string { return num(summaryHeight) },
-	"css":  func() template.CSS { return template.CSS(styleSheet) },
-	"js":   func() template.JS { return template.JS(script) },
-	"csp":  func() string { return policy },
+	"sumh":   func() string { return num(summaryHeight) },
+	"css":    func() template.CSS { return template.CSS(styleSheet) },
+	"js":     func() template.JS { return template.JS(script) },
+	"csp":    func() string { return policy },
 	"runClass": func(s string) string {
 		switch s {
 		case "running", "succeeded", "failed", "interrupted", "abandoned":
