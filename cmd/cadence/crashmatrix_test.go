@@ -554,9 +554,10 @@ func settleViolations(landed map[attemptKey]bool, rep history.Report) []string {
 
 // checkNoLedgerForUnstarted checks that an attempt killed right after its
 // row was committed never started an agent: no pid, no ledger line (G1).
-// Items of a map step run at once, so when the failpoint fired in one
-// item, the others' running attempts may well have started: then at least
-// one running item attempt, the one whose commit fired, must be unstarted.
+// Items of a map step, and steps side by side, run at once, so when the
+// failpoint fired in one, the others' running attempts may well have
+// started: then at least one running attempt, the one whose commit fired,
+// must be unstarted.
 func (d *durability) checkNoLedgerForUnstarted() {
 	d.t.Helper()
 	rep, ok := d.report()
@@ -564,29 +565,23 @@ func (d *durability) checkNoLedgerForUnstarted() {
 		d.t.Fatal("killed after an attempt commit, yet no run is recorded")
 	}
 	execs := ledgerIndex(d.p.ledger())
-	itemsRunning, itemsUnstarted := 0, 0
+	running, unstarted := 0, 0
+	var started []string
 	for _, s := range units(rep) {
-		item := strings.Contains(s.ID, "/")
 		for _, a := range s.Attempts {
 			if a.Status != "running" {
 				continue
 			}
-			unstarted := a.PID == nil && len(execs[attemptKey{s.ID, a.N}]) == 0
-			if item {
-				itemsRunning++
-				if unstarted {
-					itemsUnstarted++
-				}
-				continue
-			}
-			if !unstarted {
-				d.t.Errorf("G1: step %s attempt %d killed before its agent started has pid %v and %d executions",
-					s.ID, a.N, a.PID, len(execs[attemptKey{s.ID, a.N}]))
+			running++
+			if a.PID == nil && len(execs[attemptKey{s.ID, a.N}]) == 0 {
+				unstarted++
+			} else {
+				started = append(started, fmt.Sprintf("step %s attempt %d (pid %v, %d executions)", s.ID, a.N, a.PID, len(execs[attemptKey{s.ID, a.N}])))
 			}
 		}
 	}
-	if itemsRunning > 0 && itemsUnstarted == 0 {
-		d.t.Errorf("G1: killed right after an item's attempt commit, yet all %d running item attempts had started", itemsRunning)
+	if running > 0 && unstarted == 0 {
+		d.t.Errorf("G1: killed right after an attempt's commit, yet every running attempt had started: %s", strings.Join(started, "; "))
 	}
 }
 

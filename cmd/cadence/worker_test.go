@@ -534,3 +534,59 @@ func hasLine(out string, parts ...string) bool {
 	}
 	return false
 }
+
+// TestWorkerRunsAStepOfTheGraph: on a shared database a worker claims a
+// step of the graph, not only map items (SPEC 16). The run's process may
+// run one step at a time (max_parallel_steps: 1), and steps a and b each
+// wait for the other to have started: the run ends only if another
+// process ran one of them, and c, which needs both, runs after them.
+func TestWorkerRunsAStepOfTheGraph(t *testing.T) {
+	shared := t.TempDir()
+	wf := `version: 1
+max_parallel_steps: 1
+defaults: {retry: {max_attempts: 1}}
+steps:
+  - {id: a, needs: [], run: [sh, wait.sh, ` + shared + `/a, ` + shared + `/b]}
+  - {id: b, needs: [], run: [sh, wait.sh, ` + shared + `/b, ` + shared + `/a]}
+  - {id: c, needs: [a, b], run: [sh, wait.sh, ` + shared + `/c, ` + shared + `/c]}
+`
+	wait := `# wait.sh ME OTHER: say where ME runs, then wait up to 60 s for OTHER to have started.
+echo "$CADENCE_PROJECT_DIR" > "$1.ran"
+touch "$1.started"
+i=0
+while [ ! -e "$2.started" ]; do
+  i=$((i+1))
+  [ "$i" -gt 600 ] && { echo "$2 never started" >&2; exit 1; }
+  sleep 0.1
+done
+`
+	s := &sharedRun{t: t, ttl: leaseTTL, state: pg.NewDatabase(t)}
+	for range 2 {
+		p := newProject(t, wf, map[string]string{"wait.sh": wait})
+		p.state = s.state
+		s.checkouts = append(s.checkouts, p)
+	}
+	worker := s.worker(1)
+	run := s.start(0, "run")
+	run.wait(t).exits(t, 0)
+	_ = worker.cmd.Process.Signal(syscall.SIGTERM)
+	worker.wait(t).exits(t, 3)
+
+	ran := map[string]string{}
+	for _, id := range []string{"a", "b", "c"} {
+		b, err := os.ReadFile(filepath.Join(shared, id+".ran"))
+		if err != nil {
+			t.Fatalf("step %s: %v", id, err)
+		}
+		ran[id] = strings.TrimSpace(string(b))
+	}
+	if ran["a"] == ran["b"] {
+		t.Errorf("a and b both ran in %s: the worker claimed no step of the graph", ran["a"])
+	}
+	rep := s.report()
+	for _, id := range []string{"a", "b", "c"} {
+		if st := step(rep, id); st.Status != "succeeded" || len(st.Attempts) != 1 {
+			t.Errorf("step %s: %s with %d attempts, want succeeded with 1", id, st.Status, len(st.Attempts))
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -95,12 +94,16 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 // at once: res is then the run's result.
 func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error) {
 	p, run := g.p, g.run
-	if len(run.InputsJSON) > 0 {
-		v, err := jsonvalue.Decode(run.InputsJSON)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: stored inputs: %w", run.ID, err)
+	var err error
+	if g.inputs, err = inputsOf(run); err != nil {
+		return nil, err
+	}
+	if p.shared() {
+		// Steps a process of this machine held when it died are claimed
+		// at once, not after their leases expire.
+		if err := p.breakDeadLeases(ctx, run.ID); err != nil {
+			return nil, fmt.Errorf("end the leases of dead processes of run %s: %w", run.ID, err)
 		}
-		g.inputs, _ = v.(jsonvalue.Object)
 	}
 	var rows []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
@@ -208,8 +211,11 @@ func (g *graph) readable(ancestors []string) map[string]any {
 
 // runStep runs one step instance to its end.
 func (g *graph) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
-	if in.Step.Map != nil {
+	switch {
+	case in.Step.Map != nil:
 		return g.p.runMap(ctx, in)
+	case g.p.shared():
+		return g.p.runSharedStep(ctx, in)
 	}
 	return g.p.runUnit(ctx, in)
 }

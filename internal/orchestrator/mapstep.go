@@ -89,7 +89,7 @@ func (p *project) runMap(ctx context.Context, in *attempt.Instance) (stepResult,
 	if err != nil {
 		return 0, nil, err
 	}
-	dead, err := p.deadCount(ctx, run.ID, ws.ID)
+	dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -111,7 +111,7 @@ func (p *project) runMap(ctx context.Context, in *attempt.Instance) (stepResult,
 // dead; then it waits for the running ones to end.
 func (p *project) runItemsLocal(ctx context.Context, in *attempt.Instance, todo []*attempt.Item) error {
 	run, ws := in.Run, in.Step
-	dead, err := p.deadCount(ctx, run.ID, ws.ID)
+	dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
 	if err != nil {
 		return err
 	}
@@ -283,9 +283,9 @@ func itemOf(row *checkpoint.Step) (*attempt.Item, error) {
 }
 
 // deadCount counts the dead items of a step.
-func (p *project) deadCount(ctx context.Context, runID, stepID string) (int, error) {
+func deadCount(ctx context.Context, store *checkpoint.Store, runID, stepID string) (int, error) {
 	n := 0
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := store.View(ctx, func(tx *checkpoint.Tx) error {
 		list, err := tx.DeadLetters(runID)
 		for _, d := range list {
 			if d.StepID == stepID {
@@ -453,9 +453,9 @@ func jsonPointer(v any, pointer string) (any, error) {
 }
 
 // itemStates returns the status of each item of a step, by key.
-func (p *project) itemStates(ctx context.Context, runID, stepID string) (map[string]string, error) {
+func itemStates(ctx context.Context, store *checkpoint.Store, runID, stepID string) (map[string]string, error) {
 	out := map[string]string{}
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+	err := store.View(ctx, func(tx *checkpoint.Tx) error {
 		rows, err := tx.Items(runID, stepID)
 		for _, r := range rows {
 			out[r.ItemKey] = r.Status

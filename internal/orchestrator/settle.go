@@ -14,9 +14,9 @@ import (
 // with no new execution. Otherwise it becomes interrupted and counts as an
 // attempt; a half-open circuit trial it held counts as failed.
 //
-// On a shared database the attempts of map items are left alone: their
-// items may be running in other processes, and an item whose holder is
-// gone is settled by whichever process claims it next (settleUnit).
+// On a shared database every attempt is left alone: its step or item may
+// be running in another process, and one whose holder is gone is settled
+// by whichever process claims it next (settleUnit).
 func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 	var running []checkpoint.Attempt
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -27,7 +27,9 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 		return err
 	}
 	for i := range running {
-		if p.shared() && running[i].ItemKey != "" {
+		if p.shared() {
+			// Its step or item may be running in another process; whoever
+			// claims it next settles it (settleUnit).
 			continue
 		}
 		if err := p.settleAttempt(ctx, run, &running[i], true); err != nil {

@@ -411,7 +411,7 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 	for {
 		stop := firstErr != nil || ctx.Err() != nil
 		if !stop {
-			dead, err := p.deadCount(ctx, run.ID, ws.ID)
+			dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
 			if err != nil {
 				firstErr = err
 			}
@@ -432,7 +432,7 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 			if stop {
 				break
 			}
-			open, err := p.openItems(ctx, run.ID, ws.ID)
+			open, err := openItems(ctx, p.store, run.ID, ws.ID)
 			if err != nil {
 				firstErr = err
 				break
@@ -461,9 +461,9 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 // openItems counts the items of a step that have not ended: read at every
 // poll while other processes hold the last items, so it counts through an
 // index instead of reading the items.
-func (p *project) openItems(ctx context.Context, runID, stepID string) (int, error) {
+func openItems(ctx context.Context, store *checkpoint.Store, runID, stepID string) (int, error) {
 	var n int
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+	err := store.View(ctx, func(tx *checkpoint.Tx) (err error) {
 		n, err = tx.OpenItems(runID, stepID)
 		return err
 	})

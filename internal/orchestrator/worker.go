@@ -70,13 +70,44 @@ type worker struct {
 	skipped map[string]string
 }
 
-// slot is a map step of a run that this worker may claim items of.
+// slot is a map step of a run that this worker may claim items of, or a
+// step of the run's graph that it may claim itself (step).
 type slot struct {
 	p       *project
 	run     *checkpoint.Run
 	ws      *workflow.Step
 	outputs map[string]any
+	inputs  map[string]any
+	step    bool
 	running int
+}
+
+// parallel is how many of the slot's claims this worker runs at once.
+func (s *slot) parallel() int {
+	if s.step {
+		return 1
+	}
+	return s.ws.Map.MaxParallel
+}
+
+// claimOne claims the slot's step, or its next item; nil when there is
+// nothing to claim now.
+func (s *slot) claimOne(ctx context.Context) (*claimed, error) {
+	in := &attempt.Instance{Run: s.run, Step: s.ws}
+	if s.step {
+		return s.p.claimStep(ctx, in)
+	}
+	return s.p.claim(ctx, in)
+}
+
+// work runs what claimOne claimed.
+func (s *slot) work(ctx context.Context, c *claimed) error {
+	in := &attempt.Instance{Run: s.run, Step: s.ws, Outputs: s.outputs, Inputs: s.inputs}
+	if s.step {
+		_, _, _, err := s.p.workStep(ctx, in, c)
+		return err
+	}
+	return s.p.workItem(ctx, in, c)
 }
 
 func (w *worker) loop(ctx context.Context) (*Result, error) {
@@ -102,10 +133,10 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 				w.log().Warn("could not read the runs to work on; trying again", "err", err)
 			}
 			for _, s := range open {
-				for s.running < s.ws.Map.MaxParallel {
-					c, err := s.p.claim(ctx, &attempt.Instance{Run: s.run, Step: s.ws})
+				for s.running < s.parallel() {
+					c, err := s.claimOne(ctx)
 					if err != nil {
-						w.log().Warn("could not claim an item; trying again", "step", s.ws.ID, "err", err)
+						w.log().Warn("could not claim; trying again", "step", s.ws.ID, "err", err)
 						break
 					}
 					if c == nil {
@@ -114,9 +145,7 @@ func (w *worker) loop(ctx context.Context) (*Result, error) {
 					claimedAny = true
 					s.running++
 					running++
-					go func() {
-						finished <- done{s, s.p.workItem(ctx, &attempt.Instance{Run: s.run, Step: s.ws, Outputs: s.outputs}, c)}
-					}()
+					go func() { finished <- done{s, s.work(ctx, c)} }()
 				}
 			}
 		}
@@ -195,22 +224,31 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 			delete(w.skipped, run.ID)
 			w.log().Warn("working on run: this checkout now has its workflow", "run", run.ID)
 		}
+		rows, err := stepRows(ctx, p.store, run.ID)
+		if err != nil {
+			return nil, err
+		}
 		for _, ws := range p.wf.Steps {
-			if ws.Map == nil || ws.Map.Workspace == workflow.WorkspaceWorktree {
-				continue
-			}
-			st, err := stepRow(ctx, p.store, run.ID, ws.ID)
-			if err != nil || st.Status != checkpoint.StepRunning {
+			st := rows[ws.ID]
+			items := ws.Map != nil && ws.Map.Workspace != workflow.WorkspaceWorktree && st != nil && st.Status == checkpoint.StepRunning
+			step := runnableStep(ws, rows, p.wf)
+			if !items && !step {
 				continue
 			}
 			key := run.ID + "/" + ws.ID
 			s := slots[key]
 			if s == nil {
+				// The outputs it reads are those of the steps ended now:
+				// a step's slot opens once the steps it needs have ended.
 				outputs, err := outputsOf(ctx, p.store, run.ID)
 				if err != nil {
 					return nil, err
 				}
-				s = &slot{p: p, run: run, ws: ws, outputs: outputs}
+				inputs, err := inputsOf(run)
+				if err != nil {
+					return nil, err
+				}
+				s = &slot{p: p, run: run, ws: ws, outputs: outputs, inputs: inputs, step: step}
 				slots[key] = s
 			}
 			open = append(open, s)
@@ -278,4 +316,17 @@ func outputsOf(ctx context.Context, store *checkpoint.Store, runID string) (map[
 		return nil, fmt.Errorf("read the outputs of run %s: %w", runID, err)
 	}
 	return outputs, nil
+}
+
+// stepRows reads the rows of a run's steps, by id.
+func stepRows(ctx context.Context, store *checkpoint.Store, runID string) (map[string]*checkpoint.Step, error) {
+	out := map[string]*checkpoint.Step{}
+	err := store.View(ctx, func(tx *checkpoint.Tx) error {
+		steps, err := tx.Steps(runID)
+		for i := range steps {
+			out[steps[i].ID] = &steps[i]
+		}
+		return err
+	})
+	return out, err
 }

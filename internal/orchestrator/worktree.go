@@ -140,7 +140,7 @@ func (p *project) finishWorktree(ctx context.Context, in *attempt.Instance) erro
 // changes nothing, so a resume merges again safely.
 func (p *project) mergeItems(ctx context.Context, in *attempt.Instance, items []*attempt.Item) (int, error) {
 	runID, ws := in.Run.ID, in.Step
-	state, err := p.itemStates(ctx, runID, ws.ID)
+	state, err := itemStates(ctx, p.store, runID, ws.ID)
 	if err != nil {
 		return 0, err
 	}
