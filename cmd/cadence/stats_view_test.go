@@ -99,7 +99,7 @@ func TestPrintStatsNoWarnings(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"stats of run 20261122-150405-3fa2c1 (1 run)\n",
-		"\nplan  1           1   0          0       1         100.0%      1.00           0.0%  ",
+		"\nplan  1           1   0          0       0        1         100.0%      1.00           0.0%  ",
 		"\nno warnings\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -138,6 +138,7 @@ func TestStatsJSON(t *testing.T) {
 		"succeeded":                `1`,
 		"exhausted":                `1`,
 		"failed":                   `0`,
+		"skipped":                  `0`,
 		"attempts":                 `4`,
 		"handoff_success_rate":     `0.25`,
 		"mean_attempts_to_success": `2`,
