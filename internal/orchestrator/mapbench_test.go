@@ -78,17 +78,9 @@ func BenchmarkMapItems(b *testing.B) {
 				dir := b.TempDir()
 				writeMapWorkflow(b, dir, echo, benchItems, parallel)
 				b.StartTimer()
-				start := time.Now()
-				res, err := orchestrator.Run(ctx, orchestrator.Options{Dir: dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res.Status != orchestrator.StatusSucceeded {
-					b.Fatalf("run ended %v: %s", res.Status, res.Message)
-				}
-				cadence += time.Since(start)
+				cadence += benchRun(ctx, b, dir)
 
-				start = time.Now()
+				start := time.Now()
 				for i := range benchItems {
 					cmd := exec.CommandContext(ctx, echo, "{}")
 					cmd.Stdin = strings.NewReader(fmt.Sprintf("do %d", i))
