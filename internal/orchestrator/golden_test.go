@@ -153,6 +153,12 @@ func TestInspectJSONGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = normalizeGolden(got, dir, start)
+			if ex == "map" {
+				// Its items run at once, and the clock moves when any of
+				// them waits: which of them a wait moved depends on how
+				// they interleave. What is compared is everything but when.
+				got = goldenTime.ReplaceAll(got, []byte("TIME"))
+			}
 			golden := filepath.Join("testdata", ex+".inspect.golden")
 			if *updateGolden {
 				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
