@@ -13,18 +13,30 @@ import (
 // beginAttempt asks the agent's circuit for permission and, when granted,
 // commits the attempt row (running) together with the circuit's new state
 // and the step's session, before any process starts (G1). When the
-// circuit refuses it commits the circuit's state and returns the time to
-// wait until; waiting consumes no attempt.
-func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPlan) (*checkpoint.Attempt, time.Time, error) {
+// circuit refuses, or the agent entry already runs max_concurrent
+// attempts (in any process sharing the store), it returns the time to
+// wait until, and why; waiting consumes no attempt.
+func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPlan) (*checkpoint.Attempt, time.Time, string, error) {
 	var (
 		a         *checkpoint.Attempt
 		waitUntil time.Time
+		why       = "circuit"
 	)
 	u := in.Unit()
 	agentName := in.Step.Agent
 	now := r.now()
 	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		var gen int64
+		if ag := r.Workflow.Agents[agentName]; ag != nil && ag.MaxConcurrent > 0 {
+			n, err := tx.RunningOfAgent(agentName)
+			if err != nil {
+				return err
+			}
+			if n >= ag.MaxConcurrent {
+				waitUntil, why = now.Add(maxConcurrentPoll), "max_concurrent"
+				return nil
+			}
+		}
 		if agentName != "" { // a command step has no agent and no circuit
 			b, err := r.agentBreaker(tx, agentName, now)
 			if err != nil {
@@ -67,10 +79,14 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		return nil
 	})
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("begin an attempt of %s: %w", in.Label(), err)
+		return nil, time.Time{}, "", fmt.Errorf("begin an attempt of %s: %w", in.Label(), err)
 	}
-	return a, waitUntil, nil
+	return a, waitUntil, why, nil
 }
+
+// maxConcurrentPoll is how soon an attempt that found its agent entry at
+// max_concurrent looks again.
+const maxConcurrentPoll = 250 * time.Millisecond
 
 // circuitConfig is the circuit breaker configuration of an agent.
 func (r *Runner) circuitConfig(agentName string) circuit.Config {

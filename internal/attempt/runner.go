@@ -113,12 +113,15 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 		}
 		return Outcome{}, err
 	}
-	a, waitUntil, err := r.beginAttempt(ctx, in, plan)
+	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if a == nil {
-		return Outcome{Wait: waitUntil, Reason: "circuit", Circuit: in.Step.Agent}, nil
+	switch {
+	case a == nil && why == "circuit":
+		return Outcome{Wait: waitUntil, Reason: why, Circuit: in.Step.Agent}, nil
+	case a == nil:
+		return Outcome{Wait: waitUntil, Reason: why}, nil
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
 	t := &try{r: r, in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts}

@@ -228,3 +228,22 @@ func (t *Tx) UnitCountAttempts(u Unit, kinds ...string) (int, error) {
 func attemptName(u Unit, n int) string {
 	return fmt.Sprintf("attempt %s/%d", u, n)
 }
+
+// runningOfAgentQuery counts the attempts still running whose step or
+// item runs on an agent entry, in every run: they are on the partial
+// index of running attempts.
+const runningOfAgentQuery = `SELECT COUNT(*) FROM attempts a
+	JOIN steps s ON s.run_id = a.run_id AND s.step_id = a.step_id AND s.item_key = a.item_key
+	WHERE a.status = 'running' AND a.kind <> 'help' AND s.agent = ?`
+
+// RunningOfAgent counts the attempts of agent entry agentName running
+// now, in every run and every process sharing the store: what its
+// max_concurrent caps (SPEC §17). Read in the transaction that begins
+// an attempt, so that two processes cannot both take the last place.
+func (t *Tx) RunningOfAgent(agentName string) (int, error) {
+	var n int
+	if err := t.getRow(&n, runningOfAgentQuery, agentName); err != nil {
+		return 0, fmt.Errorf("count the running attempts of agent %s: %w", agentName, err)
+	}
+	return n, nil
+}

@@ -195,6 +195,7 @@ func stepRow(ctx context.Context, store *checkpoint.Store, runID, stepID string)
 // Every decision is taken from the committed state, so a resumed process
 // continues exactly where the last one left off.
 func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+	var last string // the reason of the last wait
 	for {
 		out, err := p.attempts.Run(ctx, in)
 		switch {
@@ -205,7 +206,11 @@ func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult
 		case out.Failed:
 			return stepFailed, nil, nil
 		case !out.Wait.IsZero():
-			if err := p.wait(ctx, in, out); err != nil {
+			// A wait for a place under max_concurrent is looked at again
+			// and again: it is announced once.
+			quiet := out.Reason == "max_concurrent" && last == out.Reason
+			last = out.Reason
+			if err := p.wait(ctx, in, out, quiet); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -215,7 +220,7 @@ func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult
 // wait blocks until deadline, honouring --max-wait. The deadline is absolute
 // and committed before the wait starts, so a resumed process waits only what
 // remains (G4) and a clock moved backwards only lengthens the wait (G10).
-func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Outcome) error {
+func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Outcome, quiet bool) error {
 	u, ws, deadline, reason := in.Unit(), in.Step, out.Wait, out.Reason
 	remaining := retrystate.Remaining(p.now(), deadline)
 	if remaining <= 0 {
@@ -226,8 +231,10 @@ func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Ou
 		return &errWaitTooLong{until: deadline, circuit: circuitOf}
 	}
 	d := deadline
-	p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
-	if circuitOf == "" {
+	if !quiet {
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
+	}
+	if reason == "backoff" || reason == "usage limit" {
 		p.attempts.Failpoint.Hit(attempt.FailDuringBackoff)
 	}
 	label := ws.ID

@@ -4,8 +4,8 @@ import "sort"
 
 // CheckRunnable names each construct of the workflow that this version of
 // the run loop does not act on yet: loops and approval gates (SPEC 16.5,
-// 16.6, at their lines), and an agent's fallback or max_concurrent, a
-// step's fallback_after and notify targets (SPEC 17). The run loop refuses
+// 16.6, at their lines), and an agent's fallback, a step's
+// fallback_after and notify targets (SPEC 17). The run loop refuses
 // such a workflow before anything is written, rather than run it as if
 // they were not there.
 func CheckRunnable(w *Workflow) error {
@@ -28,9 +28,6 @@ func CheckRunnable(w *Workflow) error {
 		if len(a.Fallback) > 0 {
 			keys = append(keys, "agents."+name+".fallback")
 		}
-		if a.MaxConcurrent > 0 {
-			keys = append(keys, "agents."+name+".max_concurrent")
-		}
 	}
 	for _, s := range w.Steps {
 		if s.FallbackAfter > 0 {
@@ -42,7 +39,7 @@ func CheckRunnable(w *Workflow) error {
 	}
 	for _, k := range keys {
 		errs = append(errs, &Error{File: w.Path, Line: 1, Column: 1, Key: k,
-			Msg: "this version of cadence does not act on it yet (fallbacks, concurrency caps and notifications come with SPEC section 17)"})
+			Msg: "this version of cadence does not act on it yet (fallbacks and notifications come with SPEC section 17)"})
 	}
 	if len(errs) > 0 {
 		return errs.tidy()

@@ -28,7 +28,7 @@ func TestCheckRunnable(t *testing.T) {
 		}},
 		{"section 17 keys not acted on", `  - {id: a, prompt: a, fallback_after: 10m}
 `, []string{
-			"wf.yaml:1:1: steps[a].fallback_after: this version of cadence does not act on it yet (fallbacks, concurrency caps and notifications come with SPEC section 17)",
+			"wf.yaml:1:1: steps[a].fallback_after: this version of cadence does not act on it yet (fallbacks and notifications come with SPEC section 17)",
 		}},
 	}
 	for _, tt := range tests {
