@@ -76,3 +76,16 @@ func (t *Tx) ChangeStepSettings(runID, stepID, agent string, delta int) error {
 	}
 	return nil
 }
+
+// nextIdxQuery is the first position past every unit of a run.
+const nextIdxQuery = `SELECT COALESCE(MAX(idx), -1) + 1 FROM steps WHERE run_id = ?`
+
+// NextIdx returns the first position past every step of a run: where the
+// rows of a loop's next iteration go, after every row the run has.
+func (t *Tx) NextIdx(runID string) (int, error) {
+	var n int64
+	if err := t.getRow(&n, nextIdxQuery, runID); err != nil {
+		return 0, fmt.Errorf("read the last position of run %s: %w", runID, err)
+	}
+	return int(n), nil
+}

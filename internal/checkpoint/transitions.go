@@ -61,12 +61,13 @@ var runTransitions = map[string][]string{
 
 // stepTransitions lists, for each step status, the statuses it may move to.
 // pending→succeeded is the adoption of a handoff found after a crash;
-// failed→pending is `resume --retry-failed`. A succeeded step is final (G2).
+// pending→waiting and waiting→succeeded are an approval gate reached and
+// answered (SPEC §16.6); failed→pending is `resume --retry-failed`. A succeeded step is final (G2).
 // Same-status moves of live steps let callers update the other fields.
 var stepTransitions = map[string][]string{
-	StepPending:   {StepPending, StepRunning, StepFailed, StepSucceeded, StepSkipped},
+	StepPending:   {StepPending, StepRunning, StepWaiting, StepFailed, StepSucceeded, StepSkipped},
 	StepRunning:   {StepRunning, StepWaiting, StepSucceeded, StepFailed, StepPending},
-	StepWaiting:   {StepWaiting, StepRunning, StepFailed},
+	StepWaiting:   {StepWaiting, StepRunning, StepSucceeded, StepFailed},
 	StepFailed:    {StepPending},
 	StepSucceeded: nil,
 	StepSkipped:   nil,

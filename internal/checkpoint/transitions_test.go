@@ -20,8 +20,10 @@ var (
 	stepStatuses     = []string{StepPending, StepRunning, StepWaiting, StepSucceeded, StepFailed}
 	allowedStepMoves = set(
 		"pending>pending", "pending>running", "pending>failed", "pending>succeeded",
+		"pending>waiting", // an approval gate reached
 		"running>running", "running>waiting", "running>succeeded", "running>failed", "running>pending",
 		"waiting>waiting", "waiting>running", "waiting>failed",
+		"waiting>succeeded", // an approval gate answered
 		"failed>pending",
 	)
 	attemptStatuses     = []string{AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptInterrupted, AttemptAdopted}

@@ -115,7 +115,10 @@ func ResetHint(agent string) string {
 // when evaluated, with the value it had and what it read, or the skipped
 // steps it was skipped for when it has no when of its own.
 type Decision struct {
-	When  string `json:"when,omitempty"`
+	When string `json:"when,omitempty"`
+	// Until is a loop's until, evaluated after one iteration (SPEC
+	// §16.5): the decision of an iteration row.
+	Until string `json:"until,omitempty"`
 	Value *bool  `json:"value,omitempty"`
 	// Read are the values the expression read: inputs.NAME, and
 	// steps.ID.status for the steps it named.
