@@ -177,6 +177,20 @@ func humanLine(ev history.Event) (string, bool) {
 		return fmt.Sprintf("%s already succeeded, not run again", step), false
 	case history.EventStepSkipped:
 		return fmt.Sprintf("%s skipped: %s", step, ev.Message), false
+	case history.EventIterationStarted:
+		return fmt.Sprintf("%s iteration %d started", step, ev.Attempt), false
+	case history.EventIterationEnded:
+		return fmt.Sprintf("%s iteration %d: %s", step, ev.Attempt, ev.Message), false
+	case history.EventGateWaiting:
+		// The prompt may quote agent output: it is cleaned, line by line.
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s WAITING FOR APPROVAL", step)
+		for _, l := range strings.Split(ev.Message, "\n") {
+			b.WriteString("\n    " + clean(l, maxQuote))
+		}
+		return b.String(), true
+	case history.EventGateDecided:
+		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(ev.Message, maxQuote))), true
 	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.

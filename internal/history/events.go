@@ -58,7 +58,17 @@ const (
 	EventStepAlreadyDone = "step_already_done"
 	// EventStepSkipped: the step's when was false, or a step it needs was
 	// skipped (SPEC §16.4); Message says which.
-	EventStepSkipped     = "step_skipped"
+	EventStepSkipped = "step_skipped"
+	// EventIterationStarted: a loop began an iteration (Attempt holds
+	// its number); EventIterationEnded: its until was evaluated (Status
+	// says what it gave; Message says so).
+	EventIterationStarted = "iteration_started"
+	EventIterationEnded   = "iteration_ended"
+	// EventGateWaiting: an approval gate waits for a person; Message is
+	// its prompt. EventGateDecided: a person answered it (Status approved
+	// or rejected, Message the comment and who).
+	EventGateWaiting     = "gate_waiting"
+	EventGateDecided     = "gate_decided"
 	EventAttemptStarted  = "attempt_started"
 	EventAttemptFinished = "attempt_finished"
 	EventCheckStarted    = "check_started"
