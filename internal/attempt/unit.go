@@ -84,7 +84,9 @@ func (r *Runner) StopStep(ctx context.Context, in *Instance, class handoff.Class
 		if err != nil {
 			return err
 		}
-		a := checkpoint.Attempt{RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: kind, StartedAt: now, Uncounted: true}
+		// No process ran: the stop cost nothing, which is known.
+		zero := 0.0
+		a := checkpoint.Attempt{RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: kind, StartedAt: now, Uncounted: true, CostUSD: &zero}
 		if err := tx.StartAttempt(&a); err != nil {
 			return err
 		}

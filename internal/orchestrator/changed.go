@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -26,8 +28,22 @@ func (p *project) applyChangedWorkflow(tx *checkpoint.Tx, run *checkpoint.Run, n
 	if err != nil {
 		old = nil // a stored workflow that no longer decodes: settings cannot be compared
 	}
-	rows, err := tx.Steps(run.ID)
+	all, err := tx.Steps(run.ID)
 	if err != nil {
+		return err
+	}
+	// The rows of loop iterations (LOOP/N, LOOP/N/STEP) follow the
+	// top-level steps: they move past every position the top level may
+	// take, keeping their order, and keep or drop as their steps do.
+	var rows, inner []checkpoint.Step
+	for _, r := range all {
+		if strings.Contains(r.ID, "/") {
+			inner = append(inner, r)
+		} else {
+			rows = append(rows, r)
+		}
+	}
+	if err := (changedLoops{now: p.wf, old: old}).apply(tx, run.ID, inner); err != nil {
 		return err
 	}
 	have := make(map[string]bool, len(rows))
@@ -74,4 +90,68 @@ func (p *project) applyChangedWorkflow(tx *checkpoint.Tx, run *checkpoint.Run, n
 		}
 	}
 	return nil
+}
+
+// changedLoops is a changed workflow (now) and the one a run started
+// with (old; nil when it no longer decodes), as seen by the rows of loop
+// iterations.
+type changedLoops struct{ now, old *workflow.Workflow }
+
+// apply does for the rows of loop iterations what applyChangedWorkflow
+// does for the top level, moving them past every position the top level
+// takes while it moves: an iteration of a loop the changed workflow keeps
+// stays; an inner step it removed is dropped, or refused when it ran; a
+// changed agent or max_attempts applies to the inner steps not yet
+// succeeded.
+func (c changedLoops) apply(tx *checkpoint.Tx, runID string, inner []checkpoint.Step) error {
+	if len(inner) == 0 {
+		return nil
+	}
+	next, err := tx.NextIdx(runID)
+	if err != nil {
+		return err
+	}
+	base := 2*next + len(c.now.Steps) + 1
+	for i, r := range inner {
+		loop, _, _ := strings.Cut(r.ID, "/")
+		ws, _ := c.now.AtPath(r.ID)
+		iteration := ws == nil && c.now.Step(loop) != nil && c.now.Step(loop).Loop != nil && isIterationPath(r.ID)
+		if ws == nil && !iteration {
+			if err := tx.DropStep(runID, r.ID); err != nil {
+				if errors.Is(err, checkpoint.ErrStepHasHistory) {
+					return usagef("step %s is not in the changed workflow (its loop or the step was removed or renamed), but run %s already ran it: "+
+						"its attempts cannot be dropped; put it back, or start a new run with `cadence run --new`", r.ID, runID)
+				}
+				return err
+			}
+			continue
+		}
+		if err := tx.MoveStep(runID, r.ID, base+i); err != nil {
+			return err
+		}
+		if ws == nil {
+			continue
+		}
+		delta := 0
+		if c.old != nil {
+			if was := c.old.Find(ws.ID); was != nil {
+				delta = ws.Retry.MaxAttempts - was.Retry.MaxAttempts
+			}
+		}
+		if err := tx.ChangeStepSettings(runID, r.ID, ws.Agent, delta); err != nil {
+			return fmt.Errorf("apply the changed workflow to step %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// isIterationPath reports whether a row's path names a loop iteration
+// (LOOP/N, or deeper: A/1/B/2) rather than a step.
+func isIterationPath(path string) bool {
+	parts := strings.Split(path, "/")
+	if len(parts)%2 != 0 {
+		return false
+	}
+	_, err := strconv.Atoi(parts[len(parts)-1])
+	return err == nil
 }

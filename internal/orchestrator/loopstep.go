@@ -32,6 +32,15 @@ const (
 	iterationAwaiting                     // an inner approval gate waits for a person
 )
 
+// iteration is iteration n of a loop as it ended: how, its inner steps'
+// outputs, and its until decision (taken, not committed yet).
+type iteration struct {
+	n        int
+	end      iterationEnd
+	outputs  map[string]any
+	decision *history.Decision
+}
+
 // runLoop runs a loop step's iterations from where the committed state
 // left them, until its until is true or max_iterations are used.
 func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
@@ -66,14 +75,14 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, 
 			}
 			n++
 		}
-		end, outputs, decision, err := g.runIteration(ctx, in, n)
+		it, err := g.runIteration(ctx, in, n)
 		switch {
 		case err != nil:
 			return 0, nil, err
-		case end == iterationAwaiting:
+		case it.end == iterationAwaiting:
 			return stepAwaiting, nil, nil
 		}
-		res, out, err := g.endIteration(ctx, in, n, end, outputs, decision)
+		res, out, err := g.endIteration(ctx, in, it)
 		if err != nil || res != stepRunning {
 			return res, out, err
 		}
@@ -164,7 +173,7 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 // state left it. When it ends with every inner step done, until is
 // evaluated (not committed: endIteration commits it); outputs are the
 // inner steps' outputs, for the loop's own.
-func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (iterationEnd, map[string]any, *history.Decision, error) {
+func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (iteration, error) {
 	p, ws, path := g.p, in.Step, in.StepPath()
 	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
 	ig.prefix, ig.iteration, ig.inputs = iterationPath(path, n)+"/", n, g.inputs
@@ -177,13 +186,13 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (
 	if n > 1 {
 		prev, err := g.iterationOutputs(ctx, ws, iterationPath(path, n-1))
 		if err != nil {
-			return 0, nil, nil, err
+			return iteration{}, err
 		}
 		ig.previous = prev
 	}
 	failed, err := ig.read(ctx, nil)
 	if err != nil {
-		return 0, nil, nil, err
+		return iteration{}, err
 	}
 	if failed == "" {
 		ig.runAll(ctx)
@@ -191,11 +200,11 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (
 	}
 	switch {
 	case ig.stop != nil:
-		return 0, nil, nil, ig.stop
+		return iteration{}, ig.stop
 	case failed != "":
-		return iterationFailed, nil, nil, nil
+		return iteration{n: n, end: iterationFailed}, nil
 	case len(ig.parked) > 0:
-		return iterationAwaiting, nil, nil, nil
+		return iteration{n: n, end: iterationAwaiting}, nil
 	}
 	outputs := map[string]any{}
 	for _, inner := range ws.Loop.Steps {
@@ -209,13 +218,13 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (
 		v, err := u.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: ig.vars, Iteration: n})
 		if err != nil {
 			if !workflow.IsExprError(err) {
-				return 0, nil, nil, err
+				return iteration{}, err
 			}
-			return iterationFailed, nil, nil, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
+			return iteration{n: n, end: iterationFailed}, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
 		}
 		d.Value, d.Read = &v, ig.readBy(u)
 	}
-	return iterationDone, outputs, d, nil
+	return iteration{n: n, end: iterationDone, outputs: outputs, decision: d}, nil
 }
 
 // iterationOutputs reads the outputs of an ended iteration's inner
@@ -250,8 +259,9 @@ func (g *graph) iterationOutputs(ctx context.Context, ws *workflow.Step, iterPat
 // true until, or the last iteration, ends it (on_exhausted says how);
 // otherwise the loop goes on (stepRunning). The decision is committed
 // once and never taken again.
-func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, n int, end iterationEnd, outputs map[string]any, d *history.Decision) (stepResult, any, error) {
+func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it iteration) (stepResult, any, error) {
 	p, ws, path := g.p, in.Step, in.StepPath()
+	n, end, outputs, d := it.n, it.end, it.outputs, it.decision
 	now := p.now()
 	res, msg := stepRunning, ""
 	var (
@@ -279,20 +289,20 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, n int, e
 		}
 	}
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		it, err := tx.Step(g.run.ID, iterationPath(path, n))
+		row, err := tx.Step(g.run.ID, iterationPath(path, n))
 		if err != nil {
 			return err
 		}
 		if end == iterationFailed {
-			if err := tx.StepFailed(it, now); err != nil {
+			if err := tx.StepFailed(row, now); err != nil {
 				return err
 			}
 		} else {
 			b, _ := json.Marshal(d)
-			if err := tx.StepDecided(it, b, now); err != nil {
+			if err := tx.StepDecided(row, b, now); err != nil {
 				return err
 			}
-			if err := tx.StepSucceeded(it, nil, now); err != nil {
+			if err := tx.StepSucceeded(row, nil, now); err != nil {
 				return err
 			}
 		}
