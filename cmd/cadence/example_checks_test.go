@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -242,5 +243,53 @@ func TestExampleGraph(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, `"exit_code": 0`) {
 		t.Errorf("check's output has no exit code 0:\n%s", r.stdout)
+	}
+}
+
+// TestExampleReviewLoop runs examples/review-loop as a user would, on a
+// copy: the loop goes round until the second agent approves in round 3,
+// each round's code prompt carrying the previous review's comments; the
+// gate stops the run with exit 5, and an approval with --resume lets the
+// merge command read who approved.
+func TestExampleReviewLoop(t *testing.T) {
+	dir := copyExample(t, "review-loop")
+	p := &project{t: t, dir: dir}
+	r := p.cadence(nil, "run")
+	r.exits(t, 5)
+	if !strings.Contains(r.stdout, "Merge fix/trailing-commas after 3 review rounds?") {
+		t.Errorf("the gate's prompt is not shown:\n%s", r.stdout)
+	}
+	rep := p.inspect()
+	for id, status := range map[string]string{"plan": "succeeded", "implement": "succeeded", "merge-gate": "waiting", "merge": "pending"} {
+		if s := step(rep, id); s.Status != status {
+			t.Errorf("step %s: %s, want %s", id, s.Status, status)
+		}
+	}
+	// What each round's coder was asked, from the state.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, ".cadence", "state.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := map[string]string{
+		"implement/1/code": "",
+		"implement/2/code": "The reviewer asked for changes: add a test for nested lists",
+		"implement/3/code": "The reviewer asked for changes: the new test does not cover an empty list",
+	}
+	for path, asked := range want {
+		var prompt string
+		if err := db.QueryRow(`SELECT prompt FROM attempts WHERE step_id = ? AND n = 1`, path).Scan(&prompt); err != nil {
+			t.Fatalf("the prompt of %s: %v", path, err)
+		}
+		if asked == "" && strings.Contains(prompt, "reviewer") || asked != "" && !strings.Contains(prompt, asked) {
+			t.Errorf("the prompt of %s:\n%s\nwant it to carry %q", path, prompt, asked)
+		}
+	}
+	r = p.cadence(nil, "approve", "merge-gate", "--comment", "ship it", "--by", "ana", "--resume")
+	r.exits(t, 0)
+	r = p.cadence(nil, "output", "--step", "merge")
+	r.exits(t, 0)
+	if !strings.Contains(r.stdout, `\"approved\":true`) || !strings.Contains(r.stdout, `\"by\":\"ana\"`) {
+		t.Errorf("merge's output:\n%s", r.stdout)
 	}
 }

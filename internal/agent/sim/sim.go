@@ -29,6 +29,9 @@ const (
 	EnvAttempt     = "CADENCE_ATTEMPT"
 	EnvItem        = "CADENCE_ITEM_KEY"
 	EnvHandoffPath = "CADENCE_HANDOFF_PATH"
+	EnvIteration   = "CADENCE_LOOP_ITERATION"
+	EnvKey         = "CADENCE_IDEMPOTENCY_KEY"
+	EnvRunID       = "CADENCE_RUN_ID"
 )
 
 // Exit statuses of Main besides an entry's own.
@@ -68,7 +71,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		prompt = string(data)
 	}
-	step := env(EnvStep)
+	step := stepPath(env)
 	attempt, err := strconv.Atoi(env(EnvAttempt))
 	if err != nil || attempt < 1 {
 		attempt = 1
@@ -101,10 +104,33 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		stderr: stderr, env: env, prompt: prompt, resume: resume,
 	}
 	entry, err := sc.ItemEntry(step, env(EnvItem), attempt)
+	if errors.Is(err, ErrNoEntry) && step != env(EnvStep) {
+		// A step inside a loop: the scenario may name its iteration
+		// (LOOP/N/STEP), else the step.
+		entry, err = sc.ItemEntry(env(EnvStep), env(EnvItem), attempt)
+	}
 	if err != nil {
 		return a.fail(err.Error(), "", 0)
 	}
 	return a.play(entry)
+}
+
+// stepPath is the path of the step instance the sim plays: CADENCE_STEP,
+// or, inside a loop, LOOP/N/STEP as its idempotency key names it
+// (RUN/PATH, or RUN/PATH/ITEM for an item).
+func stepPath(env func(string) string) string {
+	step := env(EnvStep)
+	if env(EnvIteration) == "" {
+		return step
+	}
+	path, ok := strings.CutPrefix(env(EnvKey), env(EnvRunID)+"/")
+	if item := env(EnvItem); ok && item != "" {
+		path, ok = strings.CutSuffix(path, "/"+item)
+	}
+	if !ok || !strings.HasSuffix(path, "/"+step) {
+		return step
+	}
+	return path
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {

@@ -299,3 +299,28 @@ func TestMainLedgerAndPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestStepPath: inside a loop the sim plays, and records, the step
+// instance its idempotency key names (LOOP/N/STEP), item or not; outside
+// a loop, or with a key it cannot read, the step.
+func TestStepPath(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"top level", map[string]string{EnvStep: "code", EnvRunID: "r1", EnvKey: "r1/code"}, "code"},
+		{"in a loop", map[string]string{EnvStep: "code", EnvRunID: "r1", EnvKey: "r1/impl/3/code", EnvIteration: "3"}, "impl/3/code"},
+		{"nested", map[string]string{EnvStep: "deep", EnvRunID: "r1", EnvKey: "r1/a/1/b/2/deep", EnvIteration: "2"}, "a/1/b/2/deep"},
+		{"an item with a slash", map[string]string{EnvStep: "fan", EnvRunID: "r1", EnvKey: "r1/l/2/fan/x/y", EnvItem: "x/y", EnvIteration: "2"}, "l/2/fan"},
+		{"a key of another run", map[string]string{EnvStep: "code", EnvRunID: "r1", EnvKey: "r2/impl/3/code", EnvIteration: "3"}, "code"},
+		{"a key of another step", map[string]string{EnvStep: "code", EnvRunID: "r1", EnvKey: "r1/impl/3/review", EnvIteration: "3"}, "code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := stepPath(func(k string) string { return tt.env[k] }); got != tt.want {
+				t.Errorf("stepPath = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
