@@ -45,7 +45,7 @@ type iteration struct {
 // left them, until its until is true or max_iterations are used.
 func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	p, ws, path := g.p, in.Step, in.StepPath()
-	st, iters, err := g.loopRows(ctx, path)
+	st, n, last, err := g.loopRows(ctx, path)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -57,14 +57,13 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, 
 			return 0, nil, fmt.Errorf("record the start of loop %s: %w", path, err)
 		}
 	}
-	n := len(iters)
-	if n > 0 && iters[n-1].Status == checkpoint.StepFailed {
+	if last != nil && last.Status == checkpoint.StepFailed {
 		return stepFailed, nil, nil // the loop failed with it, in the same commit
 	}
 	// A next iteration starts when the last one ended with until false (a
 	// true until, or the last iteration, ended the loop in the same
 	// commit as the decision), or when none started yet.
-	next := n == 0 || iters[n-1].Status == checkpoint.StepSucceeded
+	next := last == nil || last.Status == checkpoint.StepSucceeded
 	for {
 		if next {
 			if n >= ws.Loop.MaxIterations {
@@ -93,32 +92,58 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, 
 // stepRunning, from endIteration: the loop goes on to its next iteration.
 const stepRunning stepResult = -1
 
-// loopRows reads a loop's own row and its iterations' rows, in order.
-func (g *graph) loopRows(ctx context.Context, path string) (*checkpoint.Step, []checkpoint.Step, error) {
+// loopRows reads a loop's own row, how many iterations it started, and
+// the last one's row (nil before the first). Iterations are numbered
+// from 1 without gaps, so the last is found in a logarithmic number of
+// reads: a resume in iteration 900 does not read 900 rows to find it.
+func (g *graph) loopRows(ctx context.Context, path string) (*checkpoint.Step, int, *checkpoint.Step, error) {
 	var (
-		st    *checkpoint.Step
-		iters []checkpoint.Step
+		st, last *checkpoint.Step
+		n        int
 	)
 	err := g.p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		if st, err = tx.Step(g.run.ID, path); err != nil {
 			return err
 		}
-		for n := 1; ; n++ {
-			it, err := tx.Step(g.run.ID, iterationPath(path, n))
+		exists := func(i int) (*checkpoint.Step, error) {
+			it, err := tx.Step(g.run.ID, iterationPath(path, i))
 			if errors.Is(err, checkpoint.ErrNotFound) {
-				return nil
+				return nil, nil
 			}
+			return it, err
+		}
+		// lo exists (or is 0), hi does not: gallop, then bisect.
+		lo, hi := 0, 1
+		for {
+			it, err := exists(hi)
 			if err != nil {
 				return err
 			}
-			iters = append(iters, *it)
+			if it == nil {
+				break
+			}
+			lo, last, hi = hi, it, hi*2
 		}
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			it, err := exists(mid)
+			if err != nil {
+				return err
+			}
+			if it == nil {
+				hi = mid
+			} else {
+				lo, last = mid, it
+			}
+		}
+		n = lo
+		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the iterations of loop %s: %w", path, err)
+		return nil, 0, nil, fmt.Errorf("read the iterations of loop %s: %w", path, err)
 	}
-	return st, iters, nil
+	return st, n, last, nil
 }
 
 // iterationPath is the row of iteration n of the loop at path.
