@@ -263,6 +263,22 @@ func humanLine(ev history.Event) (string, bool) {
 		return s, false
 	case history.EventStepFailed:
 		return fmt.Sprintf("%s FAILED: %s", step, firstLine(ev.Message)), true
+	case history.EventIterationStarted:
+		return fmt.Sprintf("%s iteration %d started", step, ev.Iteration), false
+	case history.EventIterationEnded:
+		if ev.Status == "failed" {
+			return fmt.Sprintf("%s iteration %d FAILED: %s", step, ev.Iteration, ev.Message), true
+		}
+		return fmt.Sprintf("%s iteration %d ended: %s", step, ev.Iteration, clean(ev.Message, maxErrorLine)), false
+	case history.EventGateWaiting:
+		// Shown with --quiet too: a person must answer it.
+		return fmt.Sprintf("%s waiting for approval: %s\n%s", step, clean(firstLine(ev.Message), maxErrorLine), answerHint(ev.Step)), true
+	case history.EventGateDecided:
+		s := fmt.Sprintf("%s %s by %s", step, ev.Status, dash(clean(ev.By, maxQuote)))
+		if ev.Message != "" {
+			s += ": " + clean(firstLine(ev.Message), maxErrorLine)
+		}
+		return s, true
 	case history.EventRunFinished:
 		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
 	case history.EventRunInterrupted:
@@ -323,4 +339,9 @@ func clean(s string, n int) string {
 		runes++
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// answerHint is how a person answers the approval gate whose row is step.
+func answerHint(step string) string {
+	return fmt.Sprintf("  answer with: cadence approve %s [--comment TEXT]  or  cadence reject %s --comment TEXT", step, step)
 }

@@ -57,6 +57,17 @@ func TestHumanLine(t *testing.T) {
 			"run r1 interrupted: step one waits until 10:00"},
 		{"run without a name", history.Event{Type: history.EventRunStarted, RunID: "r1"}, "run r1 started"},
 		{"run with a name", history.Event{Type: history.EventRunResumed, RunID: "r1", Message: "calc"}, "run r1 resumed (calc)"},
+		{"iteration started", history.Event{Type: history.EventIterationStarted, Step: "implement", Iteration: 2},
+			"implement    iteration 2 started"},
+		{"iteration ended", history.Event{Type: history.EventIterationEnded, Step: "implement", Iteration: 2, Status: "succeeded",
+			Message: "until steps.review.output.approved was false"},
+			"implement    iteration 2 ended: until steps.review.output.approved was false"},
+		{"iteration failed", history.Event{Type: history.EventIterationEnded, Step: "implement", Iteration: 1, Status: "failed",
+			Message: "an inner step failed"}, "implement    iteration 1 FAILED: an inner step failed"},
+		{"gate waiting", history.Event{Type: history.EventGateWaiting, Step: "implement/2/gate", Message: "Ship it?\nsecond line"},
+			"implement/2/gate waiting for approval: Ship it?\n  answer with: cadence approve implement/2/gate [--comment TEXT]  or  cadence reject implement/2/gate --comment TEXT"},
+		{"gate decided", history.Event{Type: history.EventGateDecided, Step: "merge-gate", Status: "rejected", By: "bob@laptop",
+			Message: "tests \x1b[31mred\x1b[0m"}, "merge-gate   rejected by bob@laptop: tests red"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := humanLine(tc.ev); got != tc.want {
