@@ -61,6 +61,30 @@ func TestInspectLoopsAndGates(t *testing.T) {
 		}
 	}
 
+	// --stats: a table of loops and one of gates; merge-gate's wait runs
+	// up to now, so only its other figures are compared.
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"inspect", dir, "--stats"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("inspect --stats: exit %d: %s", code, stderr.String())
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = strings.Join(f, " ")
+		}
+	}
+	for name, want := range map[string]string{
+		"LOOP":       "LOOP STEP RUNS UNTIL MET EXHAUSTED FAILED RUNNING ITERATIONS TO SUCCESS MIN MEDIAN MAX",
+		"implement":  "implement 1 1 0 0 0 3 3 3 3",
+		"GATE":       "GATE REACHED APPROVED REJECTED TIMED OUT WAITING MEAN WAIT MAX WAIT WAITING FOR",
+		"signoff":    "signoff 1 1 0 0 0 13s 13s -",
+		"merge-gate": "merge-gate 1 0 0 0 1 - -",
+	} {
+		if !strings.HasPrefix(rows[name], want) {
+			t.Errorf("inspect --stats row %s = %q, want %q…\n%s", name, rows[name], want, stdout.String())
+		}
+	}
+
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/history/historytest"
@@ -231,5 +233,47 @@ func TestFollowLoopsAndGates(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("follow printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestStatsOfLoopRun: over the loop run, code is one execution per
+// iteration (3, one retry), docs skipped in each; implement took 3
+// iterations; signoff waited 13 s, merge-gate still waits.
+func TestStatsOfLoopRun(t *testing.T) {
+	dir := t.TempDir()
+	historytest.LoopRun(t, dir)
+	st, err := history.ComputeStats(context.Background(), dir, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]history.Counts{}
+	for _, s := range st.Steps {
+		steps[s.Step] = s.Counts
+	}
+	if c := steps["code"]; c.Steps != 3 || c.Succeeded != 3 || c.Attempts != 4 || c.FailureClasses["schema"] != 1 {
+		t.Errorf("code = %+v, want 3 executions, 3 succeeded, 4 attempts, 1 schema failure", c)
+	}
+	if c := steps["docs"]; c.Skipped != 3 || c.Steps != 0 {
+		t.Errorf("docs = %+v, want skipped 3 times", c)
+	}
+	for name := range steps {
+		if strings.Contains(name, "/") {
+			t.Errorf("stats list a row path %q as a step", name)
+		}
+	}
+	if len(st.Loops) != 1 || !reflect.DeepEqual(st.Loops[0], history.LoopStats{Step: "implement", Loops: 1, Succeeded: 1, Iterations: 3,
+		MinIterationsToSuccess: 3, MedianIterationsToSuccess: 3, MaxIterationsToSuccess: 3}) {
+		t.Errorf("loops = %+v", st.Loops)
+	}
+	if len(st.Gates) != 2 {
+		t.Fatalf("gates = %+v, want signoff and merge-gate", st.Gates)
+	}
+	if g := st.Gates[0]; g.Step != "signoff" || g.Approved != 1 || g.MeanWaitSeconds != 13 || g.MaxWaitSeconds != 13 || g.Waiting != 0 {
+		t.Errorf("signoff = %+v, want approved after 13 s", g)
+	}
+	// merge-gate was reached at T0+31s; it has waited at least since.
+	if g := st.Gates[1]; g.Step != "merge-gate" || g.Waiting != 1 || g.Approved+g.Rejected != 0 ||
+		g.WaitingSeconds < time.Since(historytest.T0.Add(31*time.Second)).Seconds()-60 {
+		t.Errorf("merge-gate = %+v, want waiting since %s", g, historytest.T0.Add(31*time.Second))
 	}
 }
