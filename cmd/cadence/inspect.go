@@ -335,7 +335,7 @@ func printWaitingFor(w io.Writer, gates []history.WaitingReport) {
 		if g.TimeoutAt != nil {
 			fmt.Fprintf(w, " (times out at %s)", ts(g.TimeoutAt))
 		}
-		fmt.Fprintf(w, ":\n%s\n%s\n", indent(cleanLines(g.Prompt)), strings.TrimSpace(answerHint(g.Step)))
+		fmt.Fprintf(w, ":\n%s\n%s\n", indent(cleanLines(g.Prompt)), answerHint(g.Step))
 	}
 }
 
@@ -534,7 +534,7 @@ func printGate(w io.Writer, s *history.StepReport) {
 	}
 	fmt.Fprintf(w, "prompt:\n%s\n", indent(cleanLines(a.Prompt)))
 	if a.Decision == history.ApprovalWaiting && s.Status == "waiting" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(answerHint(s.ID)))
+		fmt.Fprintf(w, "\n%s\n", answerHint(s.ID))
 	}
 }
 

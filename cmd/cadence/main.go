@@ -23,6 +23,7 @@ const (
 	exitUsage       = 2 // usage, workflow or schema error; nothing executed
 	exitInterrupted = 3 // interrupted, resumable
 	exitLocked      = 4 // another cadence process holds the project lock
+	exitAwaiting    = 5 // waiting for a person to answer an approval gate; resumable
 )
 
 // exitError carries the exit code a command wants alongside its error. A nil

@@ -15,12 +15,13 @@ import (
 )
 
 type runCmd struct {
-	Dir      string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
-	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
-	New      bool          `help:"Abandon an unfinished run and start a new one."`
-	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
-	Input    []string      `short:"i" placeholder:"NAME=VALUE" help:"Give the workflow's input NAME (repeatable). VALUE is read as JSON unless the input's type is string."`
-	Inputs   string        `placeholder:"FILE.json" help:"Give the workflow's inputs from a JSON object; --input overrides its values." type:"path"`
+	Dir          string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	Workflow     string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	New          bool          `help:"Abandon an unfinished run and start a new one."`
+	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	Input        []string      `short:"i" placeholder:"NAME=VALUE" help:"Give the workflow's input NAME (repeatable). VALUE is read as JSON unless the input's type is string."`
+	WaitApproval bool          `help:"When only approval gates are left, wait for their answers (cadence approve / reject from another terminal) instead of exiting 5."`
+	Inputs       string        `placeholder:"FILE.json" help:"Give the workflow's inputs from a JSON object; --input overrides its values." type:"path"`
 	output
 	leaseFlag
 	stateFlag
@@ -34,6 +35,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	opts.State = c.State
 	opts.LeaseTTL = c.LeaseTTL
+	opts.WaitApproval = c.WaitApproval
 	opts.New = c.New
 	opts.Inputs = c.Input
 	if c.Inputs != "" {
@@ -136,6 +138,14 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 		}
 		fmt.Fprintln(e.stderr, hint)
 		return withCode(exitInterrupted, nil)
+	case orchestrator.StatusAwaitingApproval:
+		gate := "STEP"
+		if len(res.Gates) == 1 {
+			gate = res.Gates[0]
+		}
+		fmt.Fprintf(e.stderr, "run %s waits for approval of %s; answer with: cadence approve %s %s (or cadence reject %s %s --comment TEXT), then: cadence resume %s; or answer with --resume\n",
+			res.RunID, strings.Join(res.Gates, ", "), gate, dir, gate, dir, dir)
+		return withCode(exitAwaiting, nil)
 	default:
 		fmt.Fprintf(e.stderr, "run %s failed at step %s; see: cadence inspect %s --step %s\n", res.RunID, res.Step, dir, res.Step)
 		return withCode(exitFailed, nil)

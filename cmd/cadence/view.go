@@ -177,6 +177,20 @@ func humanLine(ev history.Event) (string, bool) {
 		return fmt.Sprintf("%s already succeeded, not run again", step), false
 	case history.EventStepSkipped:
 		return fmt.Sprintf("%s skipped: %s", step, ev.Message), false
+	case history.EventIterationStarted:
+		return fmt.Sprintf("%s iteration %d started", step, ev.Attempt), false
+	case history.EventIterationEnded:
+		return fmt.Sprintf("%s iteration %d: %s", step, ev.Attempt, ev.Message), false
+	case history.EventGateWaiting:
+		// The prompt may quote agent output: it is cleaned, line by line.
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s WAITING FOR APPROVAL", step)
+		for _, l := range strings.Split(ev.Message, "\n") {
+			b.WriteString("\n    " + clean(l, maxQuote))
+		}
+		return b.String(), true
+	case history.EventGateDecided:
+		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(ev.Message, maxQuote))), true
 	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.
@@ -263,22 +277,6 @@ func humanLine(ev history.Event) (string, bool) {
 		return s, false
 	case history.EventStepFailed:
 		return fmt.Sprintf("%s FAILED: %s", step, firstLine(ev.Message)), true
-	case history.EventIterationStarted:
-		return fmt.Sprintf("%s iteration %d started", step, ev.Iteration), false
-	case history.EventIterationEnded:
-		if ev.Status == "failed" {
-			return fmt.Sprintf("%s iteration %d FAILED: %s", step, ev.Iteration, ev.Message), true
-		}
-		return fmt.Sprintf("%s iteration %d ended: %s", step, ev.Iteration, clean(ev.Message, maxErrorLine)), false
-	case history.EventGateWaiting:
-		// Shown with --quiet too: a person must answer it.
-		return fmt.Sprintf("%s waiting for approval: %s\n%s", step, clean(firstLine(ev.Message), maxErrorLine), answerHint(ev.Step)), true
-	case history.EventGateDecided:
-		s := fmt.Sprintf("%s %s by %s", step, ev.Status, dash(clean(ev.By, maxQuote)))
-		if ev.Message != "" {
-			s += ": " + clean(firstLine(ev.Message), maxErrorLine)
-		}
-		return s, true
 	case history.EventRunFinished:
 		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
 	case history.EventRunInterrupted:
@@ -343,5 +341,5 @@ func clean(s string, n int) string {
 
 // answerHint is how a person answers the approval gate whose row is step.
 func answerHint(step string) string {
-	return fmt.Sprintf("  answer with: cadence approve %s [--comment TEXT]  or  cadence reject %s --comment TEXT", step, step)
+	return fmt.Sprintf("answer with: cadence approve %s [--comment TEXT]  or: cadence reject %s --comment TEXT", step, step)
 }

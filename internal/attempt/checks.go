@@ -116,7 +116,7 @@ func (t *try) runChecks(ctx context.Context, recordAttempt bool) (*judgement, er
 func (t *try) beginCheck(ctx context.Context, c *workflow.Check, recordAttempt bool) (*checkpoint.Check, error) {
 	var row checkpoint.Check
 	err := t.r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		prev, err := tx.Checks(t.in.Run.ID, t.in.Step.ID, t.in.ItemKey(), t.row.N)
+		prev, err := tx.Checks(t.in.Run.ID, t.in.StepPath(), t.in.ItemKey(), t.row.N)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (t *try) beginCheck(ctx context.Context, c *workflow.Check, recordAttempt b
 				return err
 			}
 		}
-		row = checkpoint.Check{RunID: t.in.Run.ID, StepID: t.in.Step.ID, ItemKey: t.in.ItemKey(), N: t.row.N, Seq: len(prev) + 1,
+		row = checkpoint.Check{RunID: t.in.Run.ID, StepID: t.in.StepPath(), ItemKey: t.in.ItemKey(), N: t.row.N, Seq: len(prev) + 1,
 			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: t.r.now(),
 			OutputFile: t.r.relPath(t.checkOutputPath(c))}
 		return tx.InsertCheck(row)
@@ -136,7 +136,7 @@ func (t *try) beginCheck(ctx context.Context, c *workflow.Check, recordAttempt b
 	if err != nil {
 		return nil, fmt.Errorf("begin check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
-	t.r.Sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+	t.r.Sink.Emit(history.Event{Time: row.StartedAt, Type: history.EventCheckStarted, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Attempt: t.row.N,
 		Check: c.Name, Message: c.Command})
 	return &row, nil
 }
@@ -229,7 +229,7 @@ func (t *try) finishCheck(ctx context.Context, c *workflow.Check, row *checkpoin
 	if err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error { return tx.UpdateCheck(*row) }); err != nil {
 		return nil, fmt.Errorf("record check %s of attempt %d of step %s: %w", c.Name, t.row.N, t.in.Step.ID, err)
 	}
-	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+	ev := history.Event{Time: now, Type: history.EventCheckFinished, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Attempt: t.row.N,
 		Check: c.Name, Status: row.Status, Elapsed: row.Duration().Seconds(), ExitCode: row.ExitCode}
 	if j != nil {
 		ev.Error = j.diag.Check.Outcome()

@@ -181,7 +181,7 @@ type closing struct {
 
 func (c *closing) event(typ string) history.Event {
 	t, a := c.t, c.t.row
-	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Agent: t.in.Step.Agent,
+	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.in.Step.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class,
 		Error: a.Error, Repairs: a.Repairs, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
 }
@@ -263,12 +263,12 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	c.r.Sink.Emit(ev)
 	switch c.d.Decision {
 	case WaitLogin:
-		return Outcome{}, &LoginError{Agent: ws.Agent, Step: ws.ID, Detail: c.j.diag.Summary()}
+		return Outcome{}, &LoginError{Agent: ws.Agent, Step: t.in.StepPath(), Detail: c.j.diag.Summary()}
 	case Fail:
 	default:
 		return Outcome{}, nil
 	}
-	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
 		Class: a.Class, Message: failMessage(ws, c.v, a.Error)})
 	return Outcome{Failed: true}, nil
 }
@@ -354,7 +354,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	ev := c.event(history.EventAttemptFinished)
 	ev.Class, ev.Error, ev.Uncounted = "", "", false
 	c.r.Sink.Emit(ev)
-	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepSucceeded, RunID: t.in.Run.ID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepSucceeded, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, CostUSD: env.Metadata.CostUSD})
 	data, _ := jsonvalue.Decode(c.j.result.JSON)
 	return Outcome{Done: true, Output: data}, nil

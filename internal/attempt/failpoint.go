@@ -43,6 +43,18 @@ const (
 	// FailAfterDecision fires right after a step's decision (its when
 	// evaluated, or a skip) is committed, before anything depends on it.
 	FailAfterDecision = "after-decision"
+	// FailAfterIterationStart fires right after a loop's iteration and
+	// its inner steps' rows are committed, before any of them runs.
+	FailAfterIterationStart = "after-iteration-start"
+	// FailAfterUntil fires right after an iteration's end (its until
+	// decided, and what it means for the loop) is committed.
+	FailAfterUntil = "after-until"
+	// FailAfterGateWaiting fires right after an approval gate is
+	// committed waiting, before its prompt is shown.
+	FailAfterGateWaiting = "after-gate-waiting"
+	// FailAfterGateDecided fires right after a gate's answer is
+	// committed as its output.
+	FailAfterGateDecided = "after-gate-decided"
 )
 
 // Failpoints lists every failpoint name, in run-loop order.
@@ -50,7 +62,7 @@ var Failpoints = []string{
 	FailAfterAttemptCommit, FailAfterAgentStart,
 	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
-	FailAfterDecision,
+	FailAfterDecision, FailAfterIterationStart, FailAfterUntil, FailAfterGateWaiting, FailAfterGateDecided,
 }
 
 // Failpoint is the parsed CADENCE_FAILPOINT setting of one process.

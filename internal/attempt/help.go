@@ -142,13 +142,13 @@ func (t *try) commitHelp(ctx context.Context, res *agent.Result, runErr error) e
 		return fmt.Errorf("record the help round of %s: %w", in.Label(), err)
 	}
 	t.r.Failpoint.Hit(FailAfterOutcomeCommit)
-	t.r.Sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
+	t.r.Sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
 		HelpRound: t.round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch a.Status {
 	case checkpoint.AttemptInterrupted:
 		return ErrInterrupted
 	case checkpoint.AttemptFailed:
-		t.r.Sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent,
+		t.r.Sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.Agent,
 			Class: string(handoff.ClassHelp), Message: "the agent asked for help and the advisor failed: " + a.Error})
 	}
 	return nil

@@ -23,6 +23,10 @@ type Instance struct {
 	// Iteration is the loop iteration the instance runs in, from 1; 0
 	// outside a loop.
 	Iteration int
+	// Previous are the outputs of the previous iteration's inner steps,
+	// as .Loop.Previous.ID.Output; nil in a loop's first iteration and
+	// outside a loop.
+	Previous map[string]any
 	// Item is the map item the instance works on; nil for a step that runs
 	// once.
 	Item *Item

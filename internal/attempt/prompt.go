@@ -31,7 +31,31 @@ func (r *Runner) templateData(in *Instance, attempt int) map[string]any {
 	if in.Item != nil {
 		data["Item"] = itemData(in.Item)
 	}
+	if in.Iteration > 0 {
+		data["Loop"] = loopData(in)
+	}
 	return data
+}
+
+// loopData is what .Loop is in the templates of a step inside a loop
+// (SPEC §16.5): the iteration, from 1, and the previous iteration's
+// outputs (nil in the first, so that {{ if .Loop.Previous }} tells).
+func loopData(in *Instance) map[string]any {
+	d := map[string]any{"Iteration": in.Iteration, "Previous": nil}
+	if in.Previous != nil {
+		d["Previous"] = in.Previous
+	}
+	return d
+}
+
+// Render renders a template of the step, other than its prompt (an
+// approval gate's prompt), with the data a prompt sees.
+func (r *Runner) Render(in *Instance, t *template.Template) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, r.templateData(in, 0)); err != nil {
+		return "", fmt.Errorf("render the template of step %s: %w", in.Step.ID, err)
+	}
+	return b.String(), nil
 }
 
 // itemData is what .Item is in a map step's templates: the item's own
@@ -98,6 +122,12 @@ type attemptPlan struct {
 // lost the session, starts a fresh one with the original task.
 func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int, answered bool) (attemptPlan, error) {
 	if last == nil {
+		if st.SessionID != "" && agent.CheckSessionID(st.SessionID) == nil {
+			// A step inside a loop with session: continue, in an
+			// iteration after the first: its session is the one its
+			// previous iteration left, where the agent answered.
+			return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: st.SessionID, resume: true}, nil
+		}
 		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
 	if st.FreshSession || st.SessionID == "" {

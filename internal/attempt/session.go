@@ -101,7 +101,7 @@ func (t *try) runChat(ctx context.Context, ag *workflow.Agent, spec agent.Spec) 
 	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
 	t.r.Failpoint.Hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)
@@ -119,7 +119,7 @@ func (t *try) runChat(ctx context.Context, ag *workflow.Agent, spec agent.Spec) 
 	now := t.r.now()
 	rows := make([]checkpoint.Message, len(msgs))
 	for i, m := range msgs {
-		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: ws.ID, ItemKey: t.in.ItemKey(), Attempt: a.N,
+		rows[i] = checkpoint.Message{SessionID: plan.sessionID, RunID: runID, StepID: t.in.StepPath(), ItemKey: t.in.ItemKey(), Attempt: a.N,
 			Role: m.Role, Content: m.Content, CreatedAt: now}
 	}
 	if err := t.r.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {

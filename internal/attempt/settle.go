@@ -141,7 +141,7 @@ func (t *try) adopt(ctx context.Context, env *handoff.Envelope, now time.Time) e
 	if err != nil {
 		return err
 	}
-	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(),
 		Attempt: a.N, Status: a.Status, Message: "its handoff was already written; adopted without running the agent again"})
 	return nil
 }
@@ -168,7 +168,7 @@ func (t *try) interrupt(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(),
+	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(),
 		Attempt: a.N, Status: a.Status, Message: a.Error})
 	return nil
 }
@@ -236,7 +236,7 @@ func (t *try) adoptable() (env *handoff.Envelope, fromEnvelope, ok bool) {
 // when they pass the attempt is adopted, when one fails it is a failed
 // check like any other, and the next attempt continues the session.
 func (t *try) settleChecks(ctx context.Context, data []byte, repairs []string, recordAttempt bool) error {
-	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.Step.ID, Item: t.in.ItemKey(), Attempt: t.row.N,
+	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Attempt: t.row.N,
 		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
 	failed, err := t.runChecks(ctx, recordAttempt)

@@ -32,7 +32,7 @@ func (t *try) onStart(ctx context.Context) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil
 	}
@@ -203,6 +203,9 @@ func (t *try) cadenceEnv() []string {
 	}
 	if t.in.Item != nil {
 		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)
+	}
+	if t.in.Iteration > 0 {
+		env = append(env, "CADENCE_LOOP_ITERATION="+strconv.Itoa(t.in.Iteration))
 	}
 	return env
 }

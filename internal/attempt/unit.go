@@ -55,7 +55,7 @@ func (r *Runner) FailStep(ctx context.Context, in *Instance, why string) (Outcom
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record %s as failed: %w", in.Label(), err)
 	}
-	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent, Message: why})
+	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.Agent, Message: why})
 	return Outcome{Failed: true}, nil
 }
 
@@ -101,7 +101,7 @@ func (r *Runner) StopStep(ctx context.Context, in *Instance, class handoff.Class
 	if err != nil {
 		return fmt.Errorf("record the %s stop of %s: %w", class, in.Label(), err)
 	}
-	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.Step.ID, Item: in.ItemKey(), Agent: in.Step.Agent,
+	r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.Agent,
 		Class: string(class), Message: detail})
 	return nil
 }

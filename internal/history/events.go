@@ -39,11 +39,6 @@ type Event struct {
 	// attempt that failed because the agent exited with an error: usually
 	// why it did. Agent output, as written: a view must clean it.
 	Stderr string `json:"stderr,omitempty"`
-	// Iteration is the loop iteration of an iteration_started or
-	// iteration_ended event (Step names the loop step's row).
-	Iteration int `json:"iteration,omitempty"`
-	// By is who decided a gate, for gate_decided.
-	By string `json:"by,omitempty"`
 }
 
 // Kinds of the audit log's events that the statistics read: the run was
@@ -63,7 +58,17 @@ const (
 	EventStepAlreadyDone = "step_already_done"
 	// EventStepSkipped: the step's when was false, or a step it needs was
 	// skipped (SPEC §16.4); Message says which.
-	EventStepSkipped     = "step_skipped"
+	EventStepSkipped = "step_skipped"
+	// EventIterationStarted: a loop began an iteration (Attempt holds
+	// its number); EventIterationEnded: its until was evaluated (Status
+	// says what it gave; Message says so).
+	EventIterationStarted = "iteration_started"
+	EventIterationEnded   = "iteration_ended"
+	// EventGateWaiting: an approval gate waits for a person; Message is
+	// its prompt. EventGateDecided: a person answered it (Status approved
+	// or rejected, Message the comment and who).
+	EventGateWaiting     = "gate_waiting"
+	EventGateDecided     = "gate_decided"
 	EventAttemptStarted  = "attempt_started"
 	EventAttemptFinished = "attempt_finished"
 	EventCheckStarted    = "check_started"
@@ -84,19 +89,6 @@ const (
 	// EventItemTakenOver reports an item this process claimed after its
 	// previous holder's lease expired; Message names that holder.
 	EventItemTakenOver = "item_taken_over"
-	// EventIterationStarted reports that iteration Iteration of loop step
-	// Step began (SPEC §16.5).
-	EventIterationStarted = "iteration_started"
-	// EventIterationEnded reports that an iteration ended: Status is
-	// succeeded (its until was evaluated; Message says to what) or failed
-	// (an inner step failed).
-	EventIterationEnded = "iteration_ended"
-	// EventGateWaiting reports an approval gate reached (SPEC §16.6):
-	// Message is its rendered prompt.
-	EventGateWaiting = "gate_waiting"
-	// EventGateDecided reports a person's answer to a gate: Status is
-	// approved or rejected, By who answered, Message the comment.
-	EventGateDecided = "gate_decided"
 )
 
 // Sink receives the events of a run as they happen. Implementations must not

@@ -285,28 +285,37 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 			if start.IsZero() {
 				start = time.Now().UTC()
 			}
-			add(fmt.Sprintf("i/%s/start", it.ID), 0, Event{Time: start, Type: EventIterationStarted, RunID: runID, Step: s.ID, Iteration: it.Iteration,
-				Message: fmt.Sprintf("iteration %d", it.Iteration)})
+			add(fmt.Sprintf("i/%s/start", it.ID), 0, Event{Time: start, Type: EventIterationStarted, RunID: runID, Step: s.ID, Attempt: it.Iteration})
 		}
 		for _, inner := range it.Steps {
 			step(inner)
 		}
 		switch {
 		case decided:
-			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: d.At, Type: EventIterationEnded, RunID: runID, Step: s.ID, Iteration: it.Iteration,
+			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: d.At, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
 				Status: it.Status, Message: untilLine(d)})
 			end = later(end, d.At)
 		case it.Status == checkpoint.StepFailed:
-			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: last, Type: EventIterationEnded, RunID: runID, Step: s.ID, Iteration: it.Iteration,
+			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: last, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
 				Status: it.Status, Message: "an inner step failed"})
 			end = later(end, last)
 		}
 	}
 	if a := s.Approval; a != nil {
-		add("g/"+s.ID+"/waiting", 1, Event{Time: a.RequestedAt, Type: EventGateWaiting, RunID: runID, Step: s.ID, Message: a.Prompt})
+		// The prompt as the run shows it, with how to answer while the
+		// gate waits.
+		msg := a.Prompt
+		if a.Decision == ApprovalWaiting && s.Status == checkpoint.StepWaiting {
+			msg += "\nanswer with: cadence approve " + s.ID + " [--comment TEXT]  or: cadence reject " + s.ID + " --comment TEXT"
+		}
+		add("g/"+s.ID+"/waiting", 1, Event{Time: a.RequestedAt, Type: EventGateWaiting, RunID: runID, Step: s.ID, Reason: "approval",
+			Message: msg, Until: a.TimeoutAt})
 		if a.At != nil && (a.Decision == checkpoint.Approved || a.Decision == checkpoint.Rejected) {
-			add("g/"+s.ID+"/decided", 4, Event{Time: *a.At, Type: EventGateDecided, RunID: runID, Step: s.ID, Status: a.Decision,
-				By: a.By, Message: a.Comment})
+			who := a.Decision + " by " + a.By
+			if a.Comment != "" {
+				who += ": " + a.Comment
+			}
+			add("g/"+s.ID+"/decided", 4, Event{Time: *a.At, Type: EventGateDecided, RunID: runID, Step: s.ID, Status: a.Decision, Message: who})
 			end = later(end, *a.At)
 		}
 	}
@@ -382,11 +391,11 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// untilLine says what an iteration's until decision was: "until
-// EXPR was true".
+// untilLine says what an iteration's until decision was, as the run
+// says it when it takes it: "until EXPR is true".
 func untilLine(d Decision) string {
 	if d.Value == nil {
-		return "until " + d.Until
+		return "ended (the loop has no until)"
 	}
-	return fmt.Sprintf("until %s was %v", d.Until, *d.Value)
+	return fmt.Sprintf("until %s is %v", d.Until, *d.Value)
 }

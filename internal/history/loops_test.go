@@ -175,17 +175,14 @@ func TestFollowLoopsAndGates(t *testing.T) {
 	stopped := false
 	_, err := history.Follow(ctx, dir, "", "", func(ev history.Event) {
 		line := ev.Type + " " + ev.Step
-		if ev.Iteration != 0 {
-			line += " #" + string(rune('0'+ev.Iteration))
+		if ev.Type == history.EventIterationStarted || ev.Type == history.EventIterationEnded {
+			line += " #" + string(rune('0'+ev.Attempt))
 		}
 		if ev.Status != "" {
 			line += " " + ev.Status
 		}
 		if ev.Type == history.EventIterationEnded || ev.Type == history.EventGateDecided {
 			line += " " + ev.Message
-		}
-		if ev.By != "" {
-			line += " by " + ev.By
 		}
 		got = append(got, line)
 		if ev.Type == history.EventRunInterrupted {
@@ -211,22 +208,22 @@ func TestFollowLoopsAndGates(t *testing.T) {
 		"attempt_finished implement/1/code succeeded",
 		"step_succeeded implement/1/code",
 		"step_skipped implement/1/docs skipped",
-		"iteration_ended implement #1 succeeded until steps.code.output.approved was false",
+		"iteration_ended implement #1 succeeded until steps.code.output.approved is false",
 		"iteration_started implement #2",
 		"attempt_started implement/2/code",
 		"attempt_finished implement/2/code succeeded",
 		"step_succeeded implement/2/code",
 		"step_skipped implement/2/docs skipped",
-		"iteration_ended implement #2 succeeded until steps.code.output.approved was false",
+		"iteration_ended implement #2 succeeded until steps.code.output.approved is false",
 		"iteration_started implement #3",
 		"attempt_started implement/3/code",
 		"attempt_finished implement/3/code succeeded",
 		"step_succeeded implement/3/code",
 		"step_skipped implement/3/docs skipped",
-		"iteration_ended implement #3 succeeded until steps.code.output.approved was true",
+		"iteration_ended implement #3 succeeded until steps.code.output.approved is true",
 		"step_succeeded implement",
 		"gate_waiting signoff",
-		"gate_decided signoff approved looks good; ship it by alice@ci",
+		"gate_decided signoff approved approved by alice@ci: looks good; ship it",
 		"step_succeeded signoff",
 		"gate_waiting merge-gate",
 		"run_interrupted  interrupted",

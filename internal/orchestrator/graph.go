@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -23,12 +24,27 @@ type graph struct {
 	p      *project
 	run    *checkpoint.Run
 	inputs map[string]any
+	// prefix is "" for the workflow's top level, and LOOP/N/ for the
+	// inner graph of iteration N of a loop (A/1/B/2/ for a loop inside a
+	// loop): the steps' rows are PREFIX+ID. iteration and previous are
+	// that iteration's number and the outputs of the one before it.
+	prefix    string
+	iteration int
+	previous  map[string]any
 	// outputs are .Steps for templates (ID → {"Output": out}); vars are
 	// steps for expressions (status and output).
 	outputs map[string]any
 	vars    map[string]workflow.StepVars
 	ended   map[string]string // ID → succeeded, failed or skipped
 	running map[string]bool
+	// parked are the steps waiting for a person (an approval gate, or a
+	// loop whose iteration holds one) that nothing in this process can
+	// move on: they are looked at again whenever another step ends.
+	parked map[string]bool
+	// gates remembers the gates announced in this process, shared by
+	// every graph of the run, so that a gate looked at again is not
+	// announced again.
+	gates *announced
 	// order is the workflow's steps in the graph's order; decided the
 	// steps whose decision was committed before this process.
 	order   []*workflow.Step
@@ -59,41 +75,7 @@ type stepEnd struct {
 // run fails. Every decision is committed before what depends on it, and
 // read back on resume instead of being taken again.
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
-	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
-		running: map[string]bool{}, order: p.wf.Order(), decided: map[string]bool{}}
-	for _, ws := range g.order {
-		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
-	}
-	if res, err := g.read(ctx, done); err != nil || res != nil {
-		return res, err
-	}
-	ends := make(chan stepEnd)
-	for {
-		if g.failed == "" && g.stop == nil {
-			if err := g.startReady(ctx, ends); err != nil {
-				return p.stopped(run.ID, g.stopAt, err)
-			}
-		}
-		if len(g.running) == 0 {
-			break
-		}
-		g.take(<-ends)
-	}
-	switch {
-	case g.stop != nil:
-		return p.stopped(run.ID, g.stopAt, g.stop)
-	case g.failed != "":
-		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: g.failed,
-			Message: fmt.Sprintf("step %s failed", g.failed)})
-	}
-	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
-}
-
-// read reads what the committed state says of the run's steps. A step
-// that failed (without allow_failure) before this process fails the run
-// at once: res is then the run's result.
-func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error) {
-	p, run := g.p, g.run
+	g := newGraph(p, run, p.wf.Order(), &announced{seen: map[string]bool{}})
 	var err error
 	if g.inputs, err = inputsOf(run); err != nil {
 		return nil, err
@@ -105,44 +87,121 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (*Result, error)
 			return nil, fmt.Errorf("end the leases of dead processes of run %s: %w", run.ID, err)
 		}
 	}
-	var rows []checkpoint.Step
-	if err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
-		rows, err = tx.Steps(run.ID)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	failed, err := g.read(ctx, done)
+	if err != nil {
+		return nil, err
 	}
-	for _, st := range rows {
-		ws := p.wf.Step(st.ID)
-		if ws == nil {
+	if failed != "" {
+		// A step failed (without allow_failure) before this process.
+		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: failed,
+			Message: fmt.Sprintf("step %s failed", failed)})
+	}
+	g.runAll(ctx)
+	switch {
+	case g.stop != nil:
+		return p.stopped(run.ID, g.stopAt, g.stop)
+	case g.failed != "":
+		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: g.failed,
+			Message: fmt.Sprintf("step %s failed", g.failed)})
+	case len(g.parked) > 0:
+		waiting := g.gates.waiting()
+		res := &Result{RunID: run.ID, Status: StatusAwaitingApproval, Gates: waiting,
+			Message: "waiting for approval of " + strings.Join(waiting, ", ")}
+		if len(waiting) > 0 {
+			res.Step = waiting[0]
+		}
+		return p.finish(run.ID, checkpoint.RunInterrupted, res)
+	}
+	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+}
+
+// newGraph is the graph of steps, in order, of run.
+func newGraph(p *project, run *checkpoint.Run, order []*workflow.Step, gates *announced) *graph {
+	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
+		running: map[string]bool{}, parked: map[string]bool{}, order: order, decided: map[string]bool{}, gates: gates}
+	for _, ws := range p.wf.All() {
+		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
+	}
+	return g
+}
+
+// runAll starts the steps as the graph allows until none runs: every
+// step has ended, or a failure or an error stopped new starts, or what
+// is left waits for a person.
+func (g *graph) runAll(ctx context.Context) {
+	ends := make(chan stepEnd)
+	for {
+		if g.failed == "" && g.stop == nil {
+			if err := g.startReady(ctx, ends); err != nil && g.stop == nil {
+				g.stop = err
+			}
+		}
+		if len(g.running) == 0 {
+			return
+		}
+		g.take(<-ends)
+	}
+}
+
+// rowID is the id of the rows of step ws in this graph.
+func (g *graph) rowID(ws *workflow.Step) string { return g.prefix + ws.ID }
+
+// read reads what the committed state says of the graph's steps. It
+// returns the first step that failed (without allow_failure) before this
+// process, which fails the run (or the iteration) at once.
+func (g *graph) read(ctx context.Context, done map[string]bool) (string, error) {
+	p, run := g.p, g.run
+	rows := map[string]*checkpoint.Step{}
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		if g.prefix == "" {
+			all, err := tx.Steps(run.ID)
+			for i := range all {
+				rows[all[i].ID] = &all[i]
+			}
+			return err
+		}
+		// An iteration's rows are read one by one: a run may have
+		// thousands of rows of earlier iterations.
+		for _, ws := range g.order {
+			st, err := tx.Step(run.ID, g.rowID(ws))
+			if err != nil {
+				return err
+			}
+			rows[st.ID] = st
+		}
+		return nil
+	}); err != nil {
+		return "", fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	}
+	for _, ws := range g.order {
+		st := rows[g.rowID(ws)]
+		if st == nil {
 			continue
 		}
-		g.decided[st.ID] = len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending
+		g.decided[ws.ID] = len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending
 		switch st.Status {
 		case checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			if err != nil {
-				return nil, fmt.Errorf("step %s: stored handoff: %w", ws.ID, err)
+				return "", fmt.Errorf("step %s: stored handoff: %w", st.ID, err)
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
 			if _, err := os.Stat(g.outputPath(ws.ID)); err != nil {
 				g.writeOutput(ws.ID, out) // what a crash before it lost
 			}
-			if done[ws.ID] {
-				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: ws.ID, Status: st.Status})
+			if done[st.ID] {
+				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: st.ID, Status: st.Status})
 			}
 		case checkpoint.StepSkipped:
 			g.end(ws.ID, checkpoint.StepSkipped, nil)
 		case checkpoint.StepFailed:
 			if !ws.AllowFailure {
-				res, err := p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: ws.ID,
-					Message: fmt.Sprintf("step %s failed", ws.ID)})
-				return res, err
+				return st.ID, nil
 			}
 			g.end(ws.ID, checkpoint.StepFailed, nil)
 		}
 	}
-	return nil, nil
+	return "", nil
 }
 
 // end records how a step ended, for the steps after it.
@@ -169,23 +228,23 @@ func (g *graph) ready(ws *workflow.Step) bool {
 // max_parallel_steps run; a step skipped on the way may make the steps
 // after it ready in the same pass.
 func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
-	p, run := g.p, g.run
+	p := g.p
 	for _, ws := range g.order {
 		if len(g.running) >= p.wf.MaxParallelSteps {
 			return nil
 		}
-		if g.ended[ws.ID] != "" || g.running[ws.ID] || !g.ready(ws) {
+		if g.ended[ws.ID] != "" || g.running[ws.ID] || g.parked[ws.ID] || !g.ready(ws) {
 			continue
 		}
 		runs, err := g.decide(ctx, ws)
 		if err != nil {
-			g.stopAt = ws.ID
+			g.stopAt = g.rowID(ws)
 			return err
 		}
 		if !runs {
 			continue
 		}
-		in := &attempt.Instance{Run: run, Step: ws, Outputs: g.readable(p.wf.Ancestors(ws.ID)), Inputs: g.inputs}
+		in := g.instance(ws)
 		g.running[ws.ID] = true
 		go func() {
 			e := stepEnd{ws: ws}
@@ -194,6 +253,16 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 		}()
 	}
 	return nil
+}
+
+// instance is the instance of step ws in this graph.
+func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
+	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(g.p.wf.Ancestors(ws.ID)), Inputs: g.inputs,
+		Iteration: g.iteration, Previous: g.previous}
+	if g.prefix != "" {
+		in.Path = g.rowID(ws)
+	}
+	return in
 }
 
 // readable is what the templates of a step with the ancestors may read:
@@ -212,9 +281,13 @@ func (g *graph) readable(ancestors []string) map[string]any {
 // runStep runs one step instance to its end.
 func (g *graph) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	switch {
+	case in.Step.Loop != nil:
+		return g.runLoop(ctx, in)
+	case in.Step.Approval != nil:
+		return g.runGate(ctx, in)
 	case in.Step.Map != nil:
 		return g.p.runMap(ctx, in)
-	case g.p.shared():
+	case g.p.shared() && g.prefix == "":
 		return g.p.runSharedStep(ctx, in)
 	}
 	return g.p.runUnit(ctx, in)
@@ -225,15 +298,21 @@ func (g *graph) runStep(ctx context.Context, in *attempt.Instance) (stepResult, 
 // error that stops the run.
 func (g *graph) take(e stepEnd) {
 	delete(g.running, e.ws.ID)
+	if e.err == nil && e.res == stepAwaiting {
+		g.parked[e.ws.ID] = true
+		return
+	}
+	// Something ended: what waits for a person is looked at again.
+	clear(g.parked)
 	switch {
 	case e.err != nil:
 		if g.stop == nil || errors.Is(g.stop, context.Canceled) && !errors.Is(e.err, context.Canceled) {
-			g.stop, g.stopAt = e.err, e.ws.ID
+			g.stop, g.stopAt = e.err, g.rowID(e.ws)
 		}
 	case e.res == stepFailed:
 		g.end(e.ws.ID, checkpoint.StepFailed, nil)
 		if !e.ws.AllowFailure && g.failed == "" {
-			g.failed = e.ws.ID
+			g.failed = g.rowID(e.ws)
 		}
 	default:
 		g.end(e.ws.ID, checkpoint.StepSucceeded, e.out)
@@ -287,18 +366,17 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 	switch {
 	case ws.When != nil:
 		d.When = ws.When.Source
-		v, err := ws.When.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: g.vars})
+		v, err := ws.When.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: g.vars, Iteration: g.iteration})
 		if err != nil {
 			if !workflow.IsExprError(err) {
 				return false, err
 			}
-			in := &attempt.Instance{Run: run, Step: ws}
-			if err := p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial); err != nil {
+			if err := p.attempts.StopStep(ctx, g.instance(ws), handoff.ClassExpression, err.Error(), checkpoint.KindInitial); err != nil {
 				return false, err
 			}
 			g.end(ws.ID, checkpoint.StepFailed, nil)
 			if !ws.AllowFailure && g.failed == "" {
-				g.failed = ws.ID
+				g.failed = g.rowID(ws)
 			}
 			return false, nil
 		}
@@ -319,7 +397,7 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 	skip := d.Skipped()
 	b, _ := json.Marshal(d)
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		s, err := tx.Step(run.ID, ws.ID)
+		s, err := tx.Step(run.ID, g.rowID(ws))
 		if err != nil {
 			return err
 		}
@@ -329,14 +407,15 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 		return tx.StepDecided(s, b, now)
 	})
 	if err != nil {
-		return false, fmt.Errorf("record the decision of step %s: %w", ws.ID, err)
+		return false, fmt.Errorf("record the decision of step %s: %w", g.rowID(ws), err)
 	}
+	g.decided[ws.ID] = true
 	p.attempts.Failpoint.Hit(attempt.FailAfterDecision)
 	if !skip {
 		return true, nil
 	}
 	g.end(ws.ID, checkpoint.StepSkipped, nil)
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: ws.ID, Status: checkpoint.StepSkipped, Message: d.Why()})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: g.rowID(ws), Status: checkpoint.StepSkipped, Message: d.Why()})
 	return false, nil
 }
 

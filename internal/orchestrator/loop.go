@@ -30,6 +30,9 @@ type stepResult int
 const (
 	stepDone stepResult = iota
 	stepFailed
+	// stepAwaiting: the step waits for a person (an approval gate, or a
+	// loop whose iteration holds one) and nothing here can move it on.
+	stepAwaiting
 )
 
 // loop settles interrupted attempts, then runs every unfinished step in

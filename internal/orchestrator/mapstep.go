@@ -89,7 +89,7 @@ func (p *project) runMap(ctx context.Context, in *attempt.Instance) (stepResult,
 	if err != nil {
 		return 0, nil, err
 	}
-	dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
+	dead, err := deadCount(ctx, p.store, run.ID, in.StepPath())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -111,7 +111,7 @@ func (p *project) runMap(ctx context.Context, in *attempt.Instance) (stepResult,
 // dead; then it waits for the running ones to end.
 func (p *project) runItemsLocal(ctx context.Context, in *attempt.Instance, todo []*attempt.Item) error {
 	run, ws := in.Run, in.Step
-	dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
+	dead, err := deadCount(ctx, p.store, run.ID, in.StepPath())
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (p *project) runItemsLocal(ctx context.Context, in *attempt.Instance, todo 
 // one, whose changes are committed on the item's branch once it succeeded.
 func (p *project) runItem(ctx context.Context, in *attempt.Instance) (stepResult, error) {
 	if in.Step.Map.Workspace == workflow.WorkspaceWorktree {
-		base, err := p.baseCommit(ctx, in.Run.ID, in.Step.ID)
+		base, err := p.baseCommit(ctx, in.Run.ID, in.StepPath())
 		if err != nil {
 			return 0, err
 		}
@@ -208,10 +208,10 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 	var rows []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		rows, err = tx.Items(run.ID, ws.ID)
+		rows, err = tx.Items(run.ID, in.StepPath())
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
+		return nil, nil, fmt.Errorf("read the items of step %s: %w", in.StepPath(), err)
 	}
 	if len(rows) == 0 {
 		values, err := p.itemsSource(in)
@@ -227,9 +227,9 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 		for i, v := range values {
 			b, err := json.Marshal(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("encode item %d of step %s: %w", i, ws.ID, err)
+				return nil, nil, fmt.Errorf("encode item %d of step %s: %w", i, in.StepPath(), err)
 			}
-			rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: run.ID, ID: ws.ID, ItemKey: keys[i], Idx: ws.Index, ItemIdx: i + 1,
+			rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: run.ID, ID: in.StepPath(), ItemKey: keys[i], ItemIdx: i + 1,
 				ItemJSON: b, Agent: ws.Agent, MaxAttempts: ws.Retry.MaxAttempts, CostKnown: true}, now)
 		}
 		base, from := "", ""
@@ -239,11 +239,14 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			}
 		}
 		if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
-			s, err := tx.Step(run.ID, ws.ID)
+			s, err := tx.Step(run.ID, in.StepPath())
 			if err != nil {
 				return err
 			}
 			s.BaseCommit, s.UpdatedAt = base, now
+			for i := range rows {
+				rows[i].Idx = s.Idx // the map step's position: its own, or its iteration's inside a loop
+			}
 			if s.Status == checkpoint.StepPending {
 				err = tx.StepRunning(s, now)
 			} else {
@@ -254,9 +257,9 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			}
 			return tx.InsertItems(rows)
 		}); err != nil {
-			return nil, nil, fmt.Errorf("store the items of step %s: %w", ws.ID, err)
+			return nil, nil, fmt.Errorf("store the items of step %s: %w", in.StepPath(), err)
 		}
-		p.sink.Emit(history.Event{Time: now, Type: history.EventItemsFrozen, RunID: run.ID, Step: ws.ID, Agent: ws.Agent,
+		p.sink.Emit(history.Event{Time: now, Type: history.EventItemsFrozen, RunID: run.ID, Step: in.StepPath(), Agent: ws.Agent,
 			Message: fmt.Sprintf("%s, up to %d at once%s", history.Count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
 	}
 	items := make([]*attempt.Item, len(rows))
@@ -333,15 +336,15 @@ func (p *project) itemsSource(in *attempt.Instance) ([]any, error) {
 	}
 	src, ok := outputs[m.ItemsStep].(map[string]any)
 	if !ok {
-		return nil, itemsErrorf("the items of step %s come from step %s, which has no output", ws.ID, m.ItemsStep)
+		return nil, itemsErrorf("the items of step %s come from step %s, which has no output", in.StepPath(), m.ItemsStep)
 	}
 	v, err := jsonPointer(src["Output"], m.ItemsPointer)
 	if err != nil {
-		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s: %v", ws.ID, m.ItemsPointer, m.ItemsStep, err)
+		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s: %v", in.StepPath(), m.ItemsPointer, m.ItemsStep, err)
 	}
 	list, ok := v.(jsonvalue.Array)
 	if !ok {
-		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", ws.ID, m.ItemsPointer, m.ItemsStep, jsonvalue.Kind(v))
+		return nil, itemsErrorf("the items of step %s: pointer %q into the handoff of step %s is %s, not an array", in.StepPath(), m.ItemsPointer, m.ItemsStep, jsonvalue.Kind(v))
 	}
 	return list, nil
 }
@@ -485,7 +488,7 @@ func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, m
 			return err
 		}
 		for _, x := range list {
-			if x.StepID == ws.ID && x.ItemKey == it.Key {
+			if x.StepID == in.StepPath() && x.ItemKey == it.Key {
 				return nil
 			}
 		}
@@ -497,7 +500,7 @@ func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, m
 		if err != nil {
 			return err
 		}
-		d = checkpoint.DeadLetter{RunID: runID, StepID: ws.ID, ItemKey: it.Key, Attempts: used, DeadAt: now,
+		d = checkpoint.DeadLetter{RunID: runID, StepID: in.StepPath(), ItemKey: it.Key, Attempts: used, DeadAt: now,
 			FirstAt: now, LastAt: now, Class: "failed"}
 		if len(attempts) > 0 {
 			d.FirstAt = attempts[0].StartedAt
@@ -524,7 +527,7 @@ func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, m
 		return fmt.Errorf("dead-letter %s: %w", attempt.UnitLabel(u), err)
 	}
 	if added {
-		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: ws.ID, Item: it.Key, Agent: ws.Agent,
+		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: in.StepPath(), Item: it.Key, Agent: ws.Agent,
 			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + history.Count(d.Attempts, "attempt", "attempts")})
 	}
 	return nil
@@ -583,7 +586,7 @@ func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResu
 		turns int
 	)
 	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		rows, err := tx.Items(run.ID, ws.ID)
+		rows, err := tx.Items(run.ID, in.StepPath())
 		if err != nil {
 			return err
 		}
@@ -593,7 +596,7 @@ func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResu
 		}
 		byKey := map[string]checkpoint.DeadLetter{}
 		for _, d := range dead {
-			if d.StepID == ws.ID {
+			if d.StepID == in.StepPath() {
 				byKey[d.ItemKey] = d
 			}
 		}
@@ -616,11 +619,11 @@ func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResu
 		return nil
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("read the items of step %s: %w", ws.ID, err)
+		return 0, nil, fmt.Errorf("read the items of step %s: %w", in.StepPath(), err)
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
-		return 0, nil, fmt.Errorf("encode the output of step %s: %w", ws.ID, err)
+		return 0, nil, fmt.Errorf("encode the output of step %s: %w", in.StepPath(), err)
 	}
 	now := p.now()
 	env := handoff.Envelope{Component: ws.ID, Timestamp: now, Status: "success", Data: data,
@@ -634,15 +637,15 @@ func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResu
 		return 0, nil, err
 	}
 	if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-		s, err := tx.Step(run.ID, ws.ID)
+		s, err := tx.Step(run.ID, in.StepPath())
 		if err != nil {
 			return err
 		}
 		return tx.StepSucceeded(s, envJSON, now)
 	}); err != nil {
-		return 0, nil, fmt.Errorf("record the success of step %s: %w", ws.ID, err)
+		return 0, nil, fmt.Errorf("record the success of step %s: %w", in.StepPath(), err)
 	}
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSucceeded, RunID: run.ID, Step: ws.ID, Agent: ws.Agent, CostUSD: cost,
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSucceeded, RunID: run.ID, Step: in.StepPath(), Agent: ws.Agent, CostUSD: cost,
 		Message: fmt.Sprintf("%s succeeded, %d dead", history.Count(len(out.Items), "item", "items"), len(out.Failed))})
 	v, _ := jsonvalue.Decode(data)
 	return stepDone, v, nil

@@ -73,6 +73,10 @@ type Options struct {
 	// Poll is how often a process with no item to claim on a shared
 	// database looks again; 0 means DefaultPoll.
 	Poll time.Duration
+	// WaitApproval keeps run and resume waiting for the answer to an
+	// approval gate instead of ending with StatusAwaitingApproval when
+	// nothing else can run (--wait-approval).
+	WaitApproval bool
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -82,6 +86,9 @@ const (
 	StatusSucceeded   Status = iota // every step succeeded
 	StatusFailed                    // a step exhausted its attempts or could not be retried
 	StatusInterrupted               // stopped by a signal or --max-wait; resumable
+	// StatusAwaitingApproval: what is left waits for a person to answer
+	// an approval gate (SPEC §16.6); resumable, exit 5.
+	StatusAwaitingApproval
 )
 
 // Result describes how a run ended.
@@ -94,6 +101,9 @@ type Result struct {
 	Circuit string
 	Step    string // the step that failed, when Status is StatusFailed
 	Message string
+	// Gates are the approval gates waiting, by path, when Status is
+	// StatusAwaitingApproval.
+	Gates []string
 }
 
 // UsageError marks a problem with the invocation, the workflow or the state

@@ -42,7 +42,7 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 // settleAttempt settles one attempt left running; kill says its agent, if
 // it survived, runs on this machine and is to be killed first.
 func (p *project) settleAttempt(ctx context.Context, run *checkpoint.Run, a *checkpoint.Attempt, kill bool) error {
-	ws := p.wf.Step(a.StepID)
+	ws, iteration := p.wf.AtPath(a.StepID)
 	if ws == nil {
 		return fmt.Errorf("attempt %d of %s: the workflow has no step %s", a.N, attempt.UnitLabel(a.Unit()), a.StepID)
 	}
@@ -50,5 +50,9 @@ func (p *project) settleAttempt(ctx context.Context, run *checkpoint.Run, a *che
 	if err != nil {
 		return err
 	}
-	return p.attempts.Settle(ctx, &attempt.Instance{Run: run, Step: ws, Item: it}, a, kill)
+	in := &attempt.Instance{Run: run, Step: ws, Item: it, Iteration: iteration}
+	if iteration > 0 {
+		in.Path = a.StepID
+	}
+	return p.attempts.Settle(ctx, in, a, kill)
 }

@@ -289,16 +289,16 @@ type claimed struct {
 // claim takes the next claimable item of map step ws of run, or returns
 // nil when there is none now.
 func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, error) {
-	run, ws := in.Run, in.Step
+	run := in.Run
 	var c claimed
 	var err error
-	c.lease, c.prev, err = p.store.ClaimItem(checkpoint.WithoutLease(ctx), run.ID, ws.ID, p.id.lease(), p.leaseTTL())
+	c.lease, c.prev, err = p.store.ClaimItem(checkpoint.WithoutLease(ctx), run.ID, in.StepPath(), p.id.lease(), p.leaseTTL())
 	var held *checkpoint.LeaseHeldError
 	if errors.Is(err, checkpoint.ErrNotFound) || errors.As(err, &held) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("claim an item of step %s: %w", ws.ID, err)
+		return nil, fmt.Errorf("claim an item of step %s: %w", in.StepPath(), err)
 	}
 	it, err := p.frozenItem(ctx, c.lease.Unit())
 	if err != nil {
@@ -306,7 +306,7 @@ func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, er
 	}
 	c.item = it
 	if c.prev.Owner != "" {
-		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: ws.ID, Item: it.Key,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: in.StepPath(), Item: it.Key,
 			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
 				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
 	}
@@ -319,7 +319,7 @@ func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, er
 // stops the item's agent and ends the item here without error: the
 // process that took the lease continues it.
 func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed) error {
-	run, ws := in.Run, in.Step
+	run := in.Run
 	u := c.lease.Unit()
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -342,7 +342,7 @@ func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed
 			why = cause
 		}
 		p.log.Debug("lost the lease of an item", "item", attempt.UnitLabel(u), "err", why)
-		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventLeaseLost, RunID: run.ID, Step: ws.ID, Item: u.Item,
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventLeaseLost, RunID: run.ID, Step: in.StepPath(), Item: u.Item,
 			Message: "another process holds it now; its agent was stopped and nothing more of it is recorded here", Error: why.Error()})
 		return nil
 	}
@@ -411,7 +411,7 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 	for {
 		stop := firstErr != nil || ctx.Err() != nil
 		if !stop {
-			dead, err := deadCount(ctx, p.store, run.ID, ws.ID)
+			dead, err := deadCount(ctx, p.store, run.ID, in.StepPath())
 			if err != nil {
 				firstErr = err
 			}
@@ -432,7 +432,7 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 			if stop {
 				break
 			}
-			open, err := openItems(ctx, p.store, run.ID, ws.ID)
+			open, err := openItems(ctx, p.store, run.ID, in.StepPath())
 			if err != nil {
 				firstErr = err
 				break

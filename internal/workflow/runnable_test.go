@@ -6,10 +6,9 @@ import (
 )
 
 // TestCheckRunnable: a graph of agent and command steps with needs, when
-// and allow_failure runs; a loop and an approval gate are named at their
-// lines.
+// and allow_failure runs, and so do loops and approval gates; the
+// section 17 keys not acted on yet are named.
 func TestCheckRunnable(t *testing.T) {
-	const tail = ": this version of cadence does not run loops and approval gates yet"
 	tests := []struct {
 		name, steps string
 		want        []string
@@ -22,10 +21,7 @@ func TestCheckRunnable(t *testing.T) {
 		{"loops and gates", `  - {id: a, prompt: a}
   - {id: e, approval: {prompt: ok?}}
   - {id: f, loop: {max_iterations: 1, until: "true", steps: [{id: g, prompt: g}]}}
-`, []string{
-			"wf.yaml:7:6: steps[1]: step e is an approval gate" + tail,
-			"wf.yaml:8:6: steps[2]: step f is a loop" + tail,
-		}},
+`, nil},
 		{"section 17 keys not acted on", `  - {id: a, prompt: a, fallback_after: 10m}
 `, []string{
 			"wf.yaml:1:1: steps[a].fallback_after: this version of cadence does not act on it yet (fallbacks and notifications come with SPEC section 17)",

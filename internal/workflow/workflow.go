@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"strconv"
+	"strings"
 	"text/template"
 	"time"
 
@@ -302,4 +304,36 @@ func (w *Workflow) All() []*Step {
 	}
 	walk(w.Steps)
 	return out
+}
+
+// AtPath resolves the path of a step instance's rows (SPEC §16.5): a
+// step's id at the top of the workflow, LOOP/ITERATION/STEP for a step
+// inside a loop (and so on for loops inside loops). It returns the step
+// and the iteration of the innermost loop it runs in (0 outside a loop),
+// or nil when the path names no step of the workflow, or names an
+// iteration rather than a step.
+func (w *Workflow) AtPath(path string) (*Step, int) {
+	parts := strings.Split(path, "/")
+	if len(parts)%2 == 0 {
+		return nil, 0
+	}
+	var (
+		parent    *Step
+		iteration int
+	)
+	for i := 0; i < len(parts); i += 2 {
+		s := w.Find(parts[i])
+		if s == nil || (parent == nil) != (s.Parent == "") || parent != nil && s.Parent != parent.ID {
+			return nil, 0
+		}
+		if i+1 < len(parts) {
+			n, err := strconv.Atoi(parts[i+1])
+			if err != nil || n < 1 || s.Loop == nil || strconv.Itoa(n) != parts[i+1] {
+				return nil, 0
+			}
+			iteration = n
+		}
+		parent = s
+	}
+	return parent, iteration
 }

@@ -1,0 +1,168 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
+)
+
+// Answer is a person's answer to an approval gate (SPEC §16.6).
+type Answer struct {
+	Dir, State string
+	RunID      string // "" means the latest run
+	Step       string // the gate's id, or its path inside a loop (LOOP/N/GATE)
+	Decision   string // checkpoint.Approved or checkpoint.Rejected
+	Comment    string
+	By         string
+	At         time.Time
+}
+
+// Answered is the gate an Answer was recorded for.
+type Answered struct {
+	RunID string
+	Gate  string // its path
+}
+
+// AnswerGate records the answer to a gate waiting in the run, once. It
+// takes no lock and no hold on the run: it writes only the gate's
+// approval row, which the run's process reads (a process waiting with
+// --wait-approval at once, another when the run is resumed), so that it
+// works from any terminal while the run waits, and from any machine on a
+// shared PostgreSQL state. A gate that is not waiting, a second answer
+// (the first stands) and a gate waiting in an older run named without
+// --run are refused with a UsageError that says what is waiting.
+func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
+	if a.Decision == checkpoint.Rejected && strings.TrimSpace(a.Comment) == "" {
+		return nil, usagef("reject needs --comment: say why, it is what the run (and a loop's next iteration) reads")
+	}
+	abs, err := filepath.Abs(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := checkpoint.Open(ctx, history.StateTarget(abs, a.State))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var done *Answered
+	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
+		run, err := answerRun(tx, a.RunID)
+		if err != nil {
+			return err
+		}
+		gates, err := tx.Approvals(run.ID)
+		if err != nil {
+			return err
+		}
+		gate, err := pickGate(tx, run, gates, a)
+		if err != nil {
+			return err
+		}
+		at := a.At.UTC()
+		rec := checkpoint.Approval{Unit: gate.Unit, Decision: a.Decision, Comment: a.Comment, By: a.By, DecidedAt: &at}
+		if err := tx.DecideApproval(rec); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("gate %s %s by %s", gate.Unit.StepID, a.Decision, a.By)
+		if a.Comment != "" {
+			detail += ": " + a.Comment
+		}
+		if err := tx.AddEvent(checkpoint.Event{RunID: run.ID, At: at, Kind: "gate_" + a.Decision, Detail: detail}); err != nil {
+			return err
+		}
+		done = &Answered{RunID: run.ID, Gate: gate.Unit.StepID}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// answerRun is the run named, or the latest one.
+func answerRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
+	if runID != "" {
+		run, err := tx.Run(runID)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, usagef("no run %s in this state (see: cadence runs)", runID)
+		}
+		return run, err
+	}
+	run, err := tx.LatestRun()
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, usagef("no run yet: nothing waits for approval")
+	}
+	return run, err
+}
+
+// pickGate finds the gate a.Step names among the run's: the one waiting
+// whose path is, or ends with, the name.
+func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approval, a Answer) (*checkpoint.Approval, error) {
+	named := func(g checkpoint.Approval) bool {
+		return g.Unit.StepID == a.Step || strings.HasSuffix(g.Unit.StepID, "/"+a.Step)
+	}
+	var waiting, match []checkpoint.Approval
+	for _, g := range gates {
+		if !g.Decided() {
+			waiting = append(waiting, g)
+		}
+		if named(g) {
+			match = append(match, g)
+		}
+	}
+	for i := len(match) - 1; i >= 0; i-- {
+		if !match[i].Decided() {
+			return &match[i], nil
+		}
+	}
+	if len(match) > 0 {
+		// Every gate of that name was answered: the first answer stands.
+		last := match[len(match)-1]
+		when := ""
+		if last.DecidedAt != nil {
+			when = " at " + last.DecidedAt.Format(time.RFC3339)
+		}
+		return nil, usagef("gate %s of run %s was already %s by %s%s: the first answer stands%s",
+			last.Unit.StepID, run.ID, last.Decision, last.By, when, waitingHint(waiting))
+	}
+	if a.RunID == "" {
+		// Waiting in an older, unfinished run? Then --run says which.
+		runs, err := tx.UnfinishedRuns()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			if r.ID == run.ID {
+				continue
+			}
+			older, err := tx.Approvals(r.ID)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range older {
+				if !g.Decided() && named(g) {
+					return nil, usagef("gate %s waits in run %s, which is not the latest run (%s): name it with --run %s", g.Unit.StepID, r.ID, run.ID, r.ID)
+				}
+			}
+		}
+	}
+	return nil, usagef("step %s of run %s is not waiting for approval%s", a.Step, run.ID, waitingHint(waiting))
+}
+
+// waitingHint names the gates that do wait.
+func waitingHint(waiting []checkpoint.Approval) string {
+	if len(waiting) == 0 {
+		return "; no gate waits for approval"
+	}
+	names := make([]string, len(waiting))
+	for i, g := range waiting {
+		names[i] = g.Unit.StepID
+	}
+	return "; waiting: " + strings.Join(names, ", ")
+}

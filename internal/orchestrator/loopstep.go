@@ -1,0 +1,357 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/attempt"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// A loop (SPEC §16.5) is stored as rows beside its own: iteration N of
+// loop L is a row L/N, committed with a row L/N/ID for each inner step
+// when the iteration starts; the row L/N ends succeeded with its until
+// decision, or failed. Every inner step instance is a unit of its own
+// (attempts, session, backoff, files), so a resume finds the iteration
+// that was running and, in it, the inner step that was.
+
+// iterationEnd is how one iteration of a loop ended.
+type iterationEnd int
+
+const (
+	iterationDone     iterationEnd = iota // its inner steps ended and none failed the iteration
+	iterationFailed                       // an inner step failed (without allow_failure)
+	iterationAwaiting                     // an inner approval gate waits for a person
+)
+
+// runLoop runs a loop step's iterations from where the committed state
+// left them, until its until is true or max_iterations are used.
+func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+	p, ws, path := g.p, in.Step, in.StepPath()
+	st, iters, err := g.loopRows(ctx, path)
+	if err != nil {
+		return 0, nil, err
+	}
+	if st.Status == checkpoint.StepPending {
+		now := p.now()
+		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			return tx.StepRunning(st, now)
+		}); err != nil {
+			return 0, nil, fmt.Errorf("record the start of loop %s: %w", path, err)
+		}
+	}
+	n := len(iters)
+	if n > 0 && iters[n-1].Status == checkpoint.StepFailed {
+		return stepFailed, nil, nil // the loop failed with it, in the same commit
+	}
+	// A next iteration starts when the last one ended with until false (a
+	// true until, or the last iteration, ended the loop in the same
+	// commit as the decision), or when none started yet.
+	next := n == 0 || iters[n-1].Status == checkpoint.StepSucceeded
+	for {
+		if next {
+			if n >= ws.Loop.MaxIterations {
+				return 0, nil, fmt.Errorf("loop %s: iteration %d ended without ending the loop", path, n)
+			}
+			if err := g.startIteration(ctx, in, n+1); err != nil {
+				return 0, nil, err
+			}
+			n++
+		}
+		end, outputs, decision, err := g.runIteration(ctx, in, n)
+		switch {
+		case err != nil:
+			return 0, nil, err
+		case end == iterationAwaiting:
+			return stepAwaiting, nil, nil
+		}
+		res, out, err := g.endIteration(ctx, in, n, end, outputs, decision)
+		if err != nil || res != stepRunning {
+			return res, out, err
+		}
+		next = true
+	}
+}
+
+// stepRunning, from endIteration: the loop goes on to its next iteration.
+const stepRunning stepResult = -1
+
+// loopRows reads a loop's own row and its iterations' rows, in order.
+func (g *graph) loopRows(ctx context.Context, path string) (*checkpoint.Step, []checkpoint.Step, error) {
+	var (
+		st    *checkpoint.Step
+		iters []checkpoint.Step
+	)
+	err := g.p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		var err error
+		if st, err = tx.Step(g.run.ID, path); err != nil {
+			return err
+		}
+		for n := 1; ; n++ {
+			it, err := tx.Step(g.run.ID, iterationPath(path, n))
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			iters = append(iters, *it)
+		}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the iterations of loop %s: %w", path, err)
+	}
+	return st, iters, nil
+}
+
+// iterationPath is the row of iteration n of the loop at path.
+func iterationPath(path string, n int) string { return path + "/" + strconv.Itoa(n) }
+
+// startIteration commits iteration n of the loop: its row, running, and
+// a pending row for each inner step, past every row the run has. With
+// session: continue an inner step's row starts from the session its
+// previous iteration left.
+func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int) error {
+	p, ws, path := g.p, in.Step, in.StepPath()
+	now := p.now()
+	var row checkpoint.Step
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		idx, err := tx.NextIdx(g.run.ID)
+		if err != nil {
+			return err
+		}
+		row = checkpoint.NewStep(checkpoint.Step{RunID: g.run.ID, ID: iterationPath(path, n), Idx: idx, CostKnown: true}, now)
+		if err := tx.InsertStep(row); err != nil {
+			return err
+		}
+		if err := tx.StepRunning(&row, now); err != nil {
+			return err
+		}
+		for i, inner := range ws.Loop.Order() {
+			s := newStepRow(g.run.ID, inner, now)
+			s.ID, s.Idx = iterationPath(path, n)+"/"+inner.ID, idx+1+i
+			if n > 1 && inner.Kind == workflow.KindAgent && ws.Loop.Session != workflow.SessionFresh {
+				prev, err := tx.Step(g.run.ID, iterationPath(path, n-1)+"/"+inner.ID)
+				if err != nil {
+					return err
+				}
+				s.SessionID = prev.SessionID
+			}
+			if err := tx.InsertStep(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record the start of iteration %d of loop %s: %w", n, path, err)
+	}
+	p.sink.Emit(history.Event{Time: now, Type: history.EventIterationStarted, RunID: g.run.ID, Step: path, Attempt: n,
+		MaxAttempts: ws.Loop.MaxIterations})
+	p.attempts.Failpoint.Hit(attempt.FailAfterIterationStart)
+	return nil
+}
+
+// runIteration runs iteration n's inner graph from where the committed
+// state left it. When it ends with every inner step done, until is
+// evaluated (not committed: endIteration commits it); outputs are the
+// inner steps' outputs, for the loop's own.
+func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (iterationEnd, map[string]any, *history.Decision, error) {
+	p, ws, path := g.p, in.Step, in.StepPath()
+	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
+	ig.prefix, ig.iteration, ig.inputs = iterationPath(path, n)+"/", n, g.inputs
+	for id, out := range in.Outputs {
+		ig.outputs[id] = out
+	}
+	for id, v := range g.vars {
+		ig.vars[id] = v
+	}
+	if n > 1 {
+		prev, err := g.iterationOutputs(ctx, ws, iterationPath(path, n-1))
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		ig.previous = prev
+	}
+	failed, err := ig.read(ctx, nil)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if failed == "" {
+		ig.runAll(ctx)
+		failed = ig.failed
+	}
+	switch {
+	case ig.stop != nil:
+		return 0, nil, nil, ig.stop
+	case failed != "":
+		return iterationFailed, nil, nil, nil
+	case len(ig.parked) > 0:
+		return iterationAwaiting, nil, nil, nil
+	}
+	outputs := map[string]any{}
+	for _, inner := range ws.Loop.Steps {
+		if o, ok := ig.outputs[inner.ID].(map[string]any); ok {
+			outputs[inner.ID] = o["Output"]
+		}
+	}
+	d := &history.Decision{At: p.now()}
+	if u := ws.Loop.Until; u != nil {
+		d.Until = u.Source
+		v, err := u.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: ig.vars, Iteration: n})
+		if err != nil {
+			if !workflow.IsExprError(err) {
+				return 0, nil, nil, err
+			}
+			return iterationFailed, nil, nil, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
+		}
+		d.Value, d.Read = &v, ig.readBy(u)
+	}
+	return iterationDone, outputs, d, nil
+}
+
+// iterationOutputs reads the outputs of an ended iteration's inner
+// steps, as templates see them (.Loop.Previous.ID.Output).
+func (g *graph) iterationOutputs(ctx context.Context, ws *workflow.Step, iterPath string) (map[string]any, error) {
+	out := map[string]any{}
+	err := g.p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		for _, inner := range ws.Loop.Steps {
+			st, err := tx.Step(g.run.ID, iterPath+"/"+inner.ID)
+			if err != nil {
+				return err
+			}
+			if st.Status != checkpoint.StepSucceeded {
+				continue
+			}
+			v, err := attempt.EnvelopeData(st.HandoffJSON)
+			if err != nil {
+				return fmt.Errorf("step %s: stored handoff: %w", st.ID, err)
+			}
+			out[inner.ID] = map[string]any{"Output": v}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the outputs of iteration %s: %w", iterPath, err)
+	}
+	return out, nil
+}
+
+// endIteration commits how iteration n ended, with what it means for the
+// loop in the same transaction: a failed iteration fails the loop; a
+// true until, or the last iteration, ends it (on_exhausted says how);
+// otherwise the loop goes on (stepRunning). The decision is committed
+// once and never taken again.
+func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, n int, end iterationEnd, outputs map[string]any, d *history.Decision) (stepResult, any, error) {
+	p, ws, path := g.p, in.Step, in.StepPath()
+	now := p.now()
+	res, msg := stepRunning, ""
+	var (
+		out     any
+		envJSON []byte
+	)
+	switch {
+	case end == iterationFailed:
+		res, msg = stepFailed, fmt.Sprintf("iteration %d failed", n)
+	case d.Value != nil && *d.Value:
+		res, msg = stepDone, fmt.Sprintf("until %s is true after %s", d.Until, history.Count(n, "iteration", "iterations"))
+	case n >= ws.Loop.MaxIterations && ws.Loop.OnExhausted == workflow.OnContinue || n >= ws.Loop.MaxIterations && d.Value == nil:
+		res, msg = stepDone, fmt.Sprintf("%s used", history.Count(n, "iteration", "iterations"))
+	case n >= ws.Loop.MaxIterations:
+		res, msg = stepFailed, fmt.Sprintf("until %s is still false after max_iterations %d", d.Until, n)
+	}
+	if res == stepDone {
+		var env handoff.Envelope
+		var err error
+		if env, envJSON, out, err = loopEnvelope(ws, n, outputs, now); err != nil {
+			return 0, nil, err
+		}
+		if err := p.attempts.WriteEnvelope(in, env); err != nil {
+			return 0, nil, err
+		}
+	}
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		it, err := tx.Step(g.run.ID, iterationPath(path, n))
+		if err != nil {
+			return err
+		}
+		if end == iterationFailed {
+			if err := tx.StepFailed(it, now); err != nil {
+				return err
+			}
+		} else {
+			b, _ := json.Marshal(d)
+			if err := tx.StepDecided(it, b, now); err != nil {
+				return err
+			}
+			if err := tx.StepSucceeded(it, nil, now); err != nil {
+				return err
+			}
+		}
+		st, err := tx.Step(g.run.ID, path)
+		switch {
+		case err != nil:
+			return err
+		case res == stepDone:
+			return tx.StepSucceeded(st, envJSON, now)
+		case res == stepFailed && st.Status != checkpoint.StepFailed:
+			return tx.StepFailed(st, now) // (an until that failed to evaluate failed it already)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("record the end of iteration %d of loop %s: %w", n, path, err)
+	}
+	if end == iterationDone {
+		p.sink.Emit(history.Event{Time: now, Type: history.EventIterationEnded, RunID: g.run.ID, Step: path, Attempt: n,
+			Message: iterationWhy(d)})
+	}
+	p.attempts.Failpoint.Hit(attempt.FailAfterUntil)
+	switch res {
+	case stepDone:
+		p.sink.Emit(history.Event{Time: now, Type: history.EventStepSucceeded, RunID: g.run.ID, Step: path, Message: msg})
+	case stepFailed:
+		p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: g.run.ID, Step: path, Message: msg})
+	}
+	return res, out, nil
+}
+
+// iterationWhy says what an iteration's until gave.
+func iterationWhy(d *history.Decision) string {
+	switch {
+	case d.Value == nil:
+		return "ended (the loop has no until)"
+	case *d.Value:
+		return "until " + d.Until + " is true"
+	}
+	return "until " + d.Until + " is false"
+}
+
+// loopEnvelope is a loop's output, {"iterations": N, "steps": {...}}
+// with the last iteration's outputs, as an envelope and as templates and
+// expressions read it.
+func loopEnvelope(ws *workflow.Step, n int, outputs map[string]any, now time.Time) (handoff.Envelope, []byte, any, error) {
+	data, err := json.Marshal(map[string]any{"iterations": n, "steps": outputs})
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, fmt.Errorf("encode the output of loop %s: %w", ws.ID, err)
+	}
+	env := handoff.Envelope{Component: ws.ID, Timestamp: now, Status: "success", Data: data,
+		Metadata: handoff.EnvelopeMetadata{Attempts: n, Repairs: []string{}, PreviousErrors: []string{}}}
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, fmt.Errorf("encode the envelope of loop %s: %w", ws.ID, err)
+	}
+	v, err := jsonvalue.Decode(data)
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, fmt.Errorf("decode the output of loop %s: %w", ws.ID, err)
+	}
+	return env, envJSON, v, nil
+}
