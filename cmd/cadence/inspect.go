@@ -274,9 +274,16 @@ func printSummary(w io.Writer, rep *history.Report) {
 		// Circuits are the project's, kept across runs: an agent of an
 		// earlier workflow keeps its breaker.
 		used := map[string]bool{}
-		for _, s := range rep.Steps {
-			used[s.Agent] = true
+		var walk func([]history.StepReport)
+		walk = func(steps []history.StepReport) {
+			for _, s := range steps {
+				used[s.Agent] = true
+				for _, it := range s.Iterations {
+					walk(it.Steps) // the agents of a loop's inner steps
+				}
+			}
 		}
+		walk(rep.Steps)
 		other := false
 		fmt.Fprintln(tw, "AGENT\tCIRCUIT\tFAILURES\tOPEN UNTIL")
 		for _, c := range rep.Circuits {

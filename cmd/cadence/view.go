@@ -190,7 +190,8 @@ func humanLine(ev history.Event) (string, bool) {
 		}
 		return b.String(), true
 	case history.EventGateDecided:
-		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(ev.Message, maxQuote))), true
+		// A comment of several lines is shown on one.
+		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(strings.ReplaceAll(ev.Message, "\n", " "), maxQuote))), true
 	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.

@@ -322,8 +322,14 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 	switch s.Status {
 	case checkpoint.StepSucceeded:
 		msg := ""
-		if len(s.Iterations) > 0 {
-			msg = Count(len(s.Iterations), "iteration", "iterations")
+		if n := len(s.Iterations); n > 0 {
+			// As the run says it: the until met, or the iterations used
+			// up (on_exhausted: continue).
+			msg = Count(n, "iteration", "iterations") + " used"
+			var d Decision
+			if json.Unmarshal(s.Iterations[n-1].Until, &d) == nil && d.Value != nil && *d.Value {
+				msg = fmt.Sprintf("until %s is true after %s", d.Until, Count(n, "iteration", "iterations"))
+			}
 		} else if s.Approval != nil {
 			msg = s.Approval.Decision
 		}
