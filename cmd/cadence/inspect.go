@@ -14,14 +14,15 @@ import (
 )
 
 type inspectCmd struct {
-	Dir     string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
-	RunID   string `name:"run" help:"Run id (default: the latest run)."`
-	Step    string `help:"Show the attempt history of this step."`
-	Item    string `help:"With --step of a map step: show the attempt history of this item (by its key)."`
-	Attempt int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
-	Stats   bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
-	JSON    bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
-	Follow  bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends: waits for a run to start, and through a stop for its resume; exits 0 when it succeeded, 1 when it failed or was abandoned."`
+	Dir       string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID     string `name:"run" help:"Run id (default: the latest run)."`
+	Step      string `help:"Show the attempt history of this step."`
+	Item      string `help:"With --step of a map step: show the attempt history of this item (by its key)."`
+	Attempt   int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
+	Iteration int    `help:"With --step of a loop step: show one iteration (from 1) with its inner steps."`
+	Stats     bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
+	JSON      bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
+	Follow    bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends: waits for a run to start, and through a stop for its resume; exits 0 when it succeeded, 1 when it failed or was abandoned."`
 	stateFlag
 }
 
@@ -32,6 +33,12 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	if c.Item != "" && c.Step == "" {
 		return withCode(exitUsage, errors.New("--item needs --step (the map step the item belongs to)"))
+	}
+	if c.Iteration != 0 && c.Step == "" {
+		return withCode(exitUsage, errors.New("--iteration needs --step (the loop step the iteration belongs to)"))
+	}
+	if c.Iteration < 0 {
+		return withCode(exitUsage, fmt.Errorf("--iteration %d: iterations are numbered from 1", c.Iteration))
 	}
 	if c.Stats {
 		return c.stats(e)
@@ -48,13 +55,24 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	var step *history.StepReport
 	if c.Step != "" {
-		for i := range rep.Steps {
-			if rep.Steps[i].ID == c.Step {
-				step = &rep.Steps[i]
-			}
-		}
+		step = rep.Find(c.Step)
 		if step == nil {
-			return withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, c.Step))
+			// An inner step named by its workflow id: its instance in
+			// every iteration.
+			all := rep.Instances(c.Step)
+			switch {
+			case len(all) == 0:
+				return withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, c.Step))
+			case len(all) > 1 && (c.Attempt != 0 || c.Item != "" || c.Iteration != 0):
+				return withCode(exitUsage, fmt.Errorf("step %s ran in %d iterations of run %s; name one by its path, e.g. --step %s",
+					c.Step, len(all), rep.Run.ID, all[len(all)-1].ID))
+			case len(all) > 1:
+				return c.instances(e, all)
+			}
+			step = all[0]
+		}
+		if c.Iteration != 0 {
+			return c.iteration(e, rep, step)
 		}
 		if c.Item != "" {
 			it := itemAsStep(step, c.Item)
@@ -95,6 +113,51 @@ func (c *inspectCmd) Run(e *env) error {
 		return nil
 	}
 	printSummary(e.stdout, rep)
+	return nil
+}
+
+// instances shows an inner step of a loop in every iteration it ran in.
+func (c *inspectCmd) instances(e *env, all []*history.StepReport) error {
+	if c.JSON {
+		return writeJSON(e.stdout, all)
+	}
+	for i, s := range all {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		printStep(e.stdout, s)
+	}
+	return nil
+}
+
+// iteration shows one iteration of a loop step.
+func (c *inspectCmd) iteration(e *env, rep *history.Report, step *history.StepReport) error {
+	if len(step.Iterations) == 0 {
+		return withCode(exitUsage, fmt.Errorf("step %s of run %s is not a loop step that has run an iteration: --iteration shows a loop's", step.ID, rep.Run.ID))
+	}
+	it := step.Iteration(c.Iteration)
+	if it == nil {
+		return withCode(exitUsage, fmt.Errorf("loop step %s of run %s has no iteration %d (it ran %s)", step.ID, rep.Run.ID,
+			c.Iteration, plural(len(step.Iterations), "iteration", "iterations")))
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, it)
+	}
+	fmt.Fprintf(e.stdout, "loop step %s  iteration %d  %s\n", step.ID, it.Iteration, it.Status)
+	if len(it.Until) > 0 {
+		fmt.Fprintf(e.stdout, "decision  %s\n", untilText(it.Until))
+	}
+	fmt.Fprintln(e.stdout)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
+	for _, s := range it.Steps {
+		summaryRows(tw, s, "")
+	}
+	tw.Flush()
+	for _, s := range it.Steps {
+		fmt.Fprintln(e.stdout)
+		printStep(e.stdout, &s)
+	}
 	return nil
 }
 
@@ -189,20 +252,10 @@ func printSummary(w io.Writer, rep *history.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
 	for _, s := range rep.Steps {
-		lastErr := lastError(s.Status, s.Attempts)
-		if s.Status == "skipped" {
-			lastErr = decisionLine(s.Decision)
-		}
-		if s.Agent == "" {
-			s.Agent = "-" // a command step
-		}
-		if s.ItemCounts != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Status, s.Agent, itemCounts(s), "-", clip(deadSummary(s), 70))
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, ts(s.NextRetryAt), clip(lastErr, 70))
+		summaryRows(tw, s, "")
 	}
 	tw.Flush()
+	printWaitingFor(w, rep.Run.WaitingFor)
 	for _, s := range rep.Steps {
 		if len(s.Dead) == 0 {
 			continue
@@ -221,9 +274,16 @@ func printSummary(w io.Writer, rep *history.Report) {
 		// Circuits are the project's, kept across runs: an agent of an
 		// earlier workflow keeps its breaker.
 		used := map[string]bool{}
-		for _, s := range rep.Steps {
-			used[s.Agent] = true
+		var walk func([]history.StepReport)
+		walk = func(steps []history.StepReport) {
+			for _, s := range steps {
+				used[s.Agent] = true
+				for _, it := range s.Iterations {
+					walk(it.Steps) // the agents of a loop's inner steps
+				}
+			}
 		}
+		walk(rep.Steps)
 		other := false
 		fmt.Fprintln(tw, "AGENT\tCIRCUIT\tFAILURES\tOPEN UNTIL")
 		for _, c := range rep.Circuits {
@@ -239,6 +299,85 @@ func printSummary(w io.Writer, rep *history.Report) {
 			fmt.Fprintln(w, "* no step of this run uses the agent: its circuit is from an earlier workflow (or an on_help advisor)")
 		}
 	}
+}
+
+// summaryRows writes the row of one step in the summary table, its name
+// indented by pad; a loop step's iterations follow it, one row each, with
+// their inner steps indented under them.
+func summaryRows(tw io.Writer, s history.StepReport, pad string) {
+	lastErr := lastError(s.Status, s.Attempts)
+	if s.Status == "skipped" {
+		lastErr = decisionLine(s.Decision)
+	}
+	if s.Agent == "" {
+		s.Agent = "-" // a command step, a loop or a gate
+	}
+	switch {
+	case s.ItemCounts != nil:
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\n", pad, s.ID, s.Status, s.Agent, itemCounts(s), "-", clip(deadSummary(s), 70))
+	case s.Approval != nil:
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\n", pad, s.ID, s.Status, "-", "gate", "-", clip(approvalLine(s.Approval), 70))
+	case len(s.Iterations) > 0:
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\n", pad, s.ID, s.Status, "-", plural(len(s.Iterations), "iteration", "iterations"), "-", clip(lastErr, 70))
+		for _, it := range s.Iterations {
+			until := "-"
+			if len(it.Until) > 0 {
+				until = untilText(it.Until)
+			}
+			fmt.Fprintf(tw, "%s  iteration %d\t%s\t%s\t%s\t%s\t%s\n", pad, it.Iteration, it.Status, "-", "-", "-", clip(until, 70))
+			for _, inner := range it.Steps {
+				summaryRows(tw, inner, pad+"    ")
+			}
+		}
+	default:
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d/%d\t%s\t%s\n", pad, s.ID, s.Status, s.Agent, s.AttemptsUsed, s.MaxAttempts, ts(s.NextRetryAt), clip(lastErr, 70))
+	}
+}
+
+// printWaitingFor lists the approval gates the run waits on, each with its
+// prompt and the commands that answer it.
+func printWaitingFor(w io.Writer, gates []history.WaitingReport) {
+	for _, g := range gates {
+		fmt.Fprintf(w, "\nwaiting for approval of %s since %s", g.Step, g.Since.UTC().Format(time.RFC3339))
+		if g.TimeoutAt != nil {
+			fmt.Fprintf(w, " (times out at %s)", ts(g.TimeoutAt))
+		}
+		fmt.Fprintf(w, ":\n%s\n%s\n", indent(cleanLines(g.Prompt)), answerHint(g.Step))
+	}
+}
+
+// approvalLine says where a gate stands: waiting since when, or the
+// decision with who took it and the comment.
+func approvalLine(a *history.ApprovalReport) string {
+	switch a.Decision {
+	case history.ApprovalWaiting:
+		return "waiting for approval since " + a.RequestedAt.UTC().Format(time.RFC3339)
+	case history.ApprovalTimedOut:
+		return "no decision before " + ts(a.TimeoutAt)
+	}
+	line := fmt.Sprintf("%s by %s at %s", a.Decision, dash(clean(a.By, maxQuote)), ts(a.At))
+	if a.Comment != "" {
+		line += ": " + clean(firstLine(a.Comment), maxQuote)
+	}
+	return line
+}
+
+// untilText says what an iteration's until decision was: the expression,
+// its value and what it read.
+func untilText(raw json.RawMessage) string {
+	var d history.Decision
+	if json.Unmarshal(raw, &d) != nil {
+		return string(raw)
+	}
+	line := "until " + d.Until
+	if d.Value != nil {
+		line += fmt.Sprintf(" was %v", *d.Value)
+	}
+	if len(d.Read) > 0 {
+		b, _ := json.Marshal(d.Read)
+		line += " (read " + string(b) + ")"
+	}
+	return line
 }
 
 // lastError is the first line of the latest error among attempts, or ""
@@ -307,6 +446,14 @@ func printStep(w io.Writer, s *history.StepReport) {
 		fmt.Fprintf(w, "\none item's attempts: cadence inspect --step %s --item KEY\n", s.ID)
 		return
 	}
+	if len(s.Iterations) > 0 {
+		printLoop(w, s)
+		return
+	}
+	if s.Approval != nil {
+		printGate(w, s)
+		return
+	}
 	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, dash(s.Agent), s.AttemptsUsed, s.MaxAttempts, dash(s.SessionID))
 	if len(s.Decision) > 0 {
 		fmt.Fprintf(w, "decision %s\n", decisionLine(s.Decision))
@@ -341,6 +488,61 @@ func printStep(w io.Writer, s *history.StepReport) {
 			dash(strings.Join(checks, ", ")), clip(msg, 90))
 	}
 	tw.Flush()
+}
+
+// printLoop shows a loop step: its iterations, each with its until and
+// its inner steps.
+func printLoop(w io.Writer, s *history.StepReport) {
+	fmt.Fprintf(w, "loop step %s  %s  %s\n", s.ID, s.Status, plural(len(s.Iterations), "iteration", "iterations"))
+	if s.Handoff != "" {
+		fmt.Fprintf(w, "handoff %s\n", s.Handoff)
+	}
+	if msg := lastError(s.Status, s.Attempts); msg != "" {
+		fmt.Fprintf(w, "error   %s\n", msg)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
+	for _, it := range s.Iterations {
+		until := "-"
+		if len(it.Until) > 0 {
+			until = untilText(it.Until)
+		}
+		fmt.Fprintf(tw, "iteration %d\t%s\t-\t-\t-\t%s\n", it.Iteration, it.Status, clip(until, 70))
+		for _, inner := range it.Steps {
+			summaryRows(tw, inner, "    ")
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\none iteration: cadence inspect --step %s --iteration N\n", s.ID)
+}
+
+// printGate shows an approval gate: its prompt, and the decision or how to
+// take it.
+func printGate(w io.Writer, s *history.StepReport) {
+	a := s.Approval
+	fmt.Fprintf(w, "gate %s  %s", s.ID, s.Status)
+	if a.Decision != s.Status {
+		fmt.Fprintf(w, "  %s", a.Decision)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "reached   %s\n", a.RequestedAt.UTC().Format(time.RFC3339))
+	if a.TimeoutAt != nil {
+		fmt.Fprintf(w, "timeout   %s\n", ts(a.TimeoutAt))
+	}
+	if a.At != nil {
+		fmt.Fprintf(w, "decided   %s by %s\n", ts(a.At), dash(clean(a.By, maxQuote)))
+	}
+	if a.Comment != "" {
+		fmt.Fprintf(w, "comment:\n%s\n", indent(cleanLines(a.Comment)))
+	}
+	if s.Handoff != "" {
+		fmt.Fprintf(w, "handoff   %s\n", s.Handoff)
+	}
+	fmt.Fprintf(w, "prompt:\n%s\n", indent(cleanLines(a.Prompt)))
+	if a.Decision == history.ApprovalWaiting && s.Status == "waiting" {
+		fmt.Fprintf(w, "\n%s\n", answerHint(s.ID))
+	}
 }
 
 func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.AttemptReport) {
@@ -444,4 +646,14 @@ func decisionLine(raw json.RawMessage) string {
 		line += " (read " + string(b) + ")"
 	}
 	return line
+}
+
+// cleanLines cleans each line of a text for a terminal, as clean does,
+// keeping its lines; a line longer than a screenful is cut.
+func cleanLines(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = clean(l, 2000)
+	}
+	return strings.Join(lines, "\n")
 }

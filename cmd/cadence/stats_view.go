@@ -61,6 +61,37 @@ func printStats(w io.Writer, s *history.Stats) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
+	if len(s.Loops) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "LOOP STEP\tRUNS\tUNTIL MET\tEXHAUSTED\tFAILED\tRUNNING\tITERATIONS\tTO SUCCESS MIN\tMEDIAN\tMAX")
+		for _, l := range s.Loops {
+			lo, med, hi := "-", "-", "-"
+			if l.Succeeded > 0 {
+				lo, med, hi = fmt.Sprint(l.MinIterationsToSuccess), fmt.Sprint(l.MedianIterationsToSuccess), fmt.Sprint(l.MaxIterationsToSuccess)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", l.Step, l.Loops, l.Succeeded, l.Exhausted, l.Failed, l.Running,
+				l.Iterations, lo, med, hi)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(s.Gates) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "GATE\tREACHED\tAPPROVED\tREJECTED\tTIMED OUT\tWAITING\tMEAN WAIT\tMAX WAIT\tWAITING FOR")
+		for _, g := range s.Gates {
+			mean, most, now := "-", "-", "-"
+			if g.Approved+g.Rejected > 0 {
+				mean, most = statsSeconds(g.MeanWaitSeconds), statsSeconds(g.MaxWaitSeconds)
+			}
+			if g.Waiting > 0 {
+				now = statsSeconds(g.WaitingSeconds)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", g.Step, g.Reached, g.Approved, g.Rejected, g.TimedOut, g.Waiting,
+				mean, most, now)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 	if len(s.Warnings) == 0 {
 		fmt.Fprintln(w, "no warnings")
 		return

@@ -190,7 +190,8 @@ func humanLine(ev history.Event) (string, bool) {
 		}
 		return b.String(), true
 	case history.EventGateDecided:
-		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(ev.Message, maxQuote))), true
+		// A comment of several lines is shown on one.
+		return fmt.Sprintf("%s %s%s", step, ev.Status, paren(clean(strings.ReplaceAll(ev.Message, "\n", " "), maxQuote))), true
 	case history.EventAttemptStarted:
 		// An agent without a process of its own (openai) has no pid, and a
 		// follower may read an attempt before its pid is recorded.
@@ -337,4 +338,9 @@ func clean(s string, n int) string {
 		runes++
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// answerHint is how a person answers the approval gate whose row is step.
+func answerHint(step string) string {
+	return fmt.Sprintf("answer with: cadence approve %s [--comment TEXT]  or: cadence reject %s --comment TEXT", step, step)
 }

@@ -57,6 +57,15 @@ func TestHumanLine(t *testing.T) {
 			"run r1 interrupted: step one waits until 10:00"},
 		{"run without a name", history.Event{Type: history.EventRunStarted, RunID: "r1"}, "run r1 started"},
 		{"run with a name", history.Event{Type: history.EventRunResumed, RunID: "r1", Message: "calc"}, "run r1 resumed (calc)"},
+		{"iteration started", history.Event{Type: history.EventIterationStarted, Step: "implement", Attempt: 2},
+			"implement    iteration 2 started"},
+		{"iteration ended", history.Event{Type: history.EventIterationEnded, Step: "implement", Attempt: 2,
+			Message: "until steps.review.output.approved is false"},
+			"implement    iteration 2: until steps.review.output.approved is false"},
+		{"gate waiting", history.Event{Type: history.EventGateWaiting, Step: "implement/2/gate", Message: "Ship it?\x1b[31m\nanswer with: …"},
+			"implement/2/gate WAITING FOR APPROVAL\n    Ship it?\n    answer with: …"},
+		{"gate decided", history.Event{Type: history.EventGateDecided, Step: "merge-gate", Status: "rejected",
+			Message: "rejected by bob@laptop: tests \x1b[31mred\x1b[0m\nsee CI"}, "merge-gate   rejected (rejected by bob@laptop: tests red see CI)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := humanLine(tc.ev); got != tc.want {

@@ -127,7 +127,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 	}
 	run := rep.Run
 	add("run", 0, Event{Time: run.StartedAt, Type: EventRunStarted, RunID: run.ID, Message: run.Workflow})
-	unit := func(step string, item string, agent string, max int, attempts []AttemptReport, status string, stepCost float64) {
+	var unit unitFunc = func(step string, item string, agent string, max int, attempts []AttemptReport, status string, stepCost float64) {
 		name := step
 		if item != "" {
 			name += "/" + item
@@ -175,16 +175,21 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 				Agent: agent, Message: fmt.Sprintf("%d of %d attempts used", counted, max)})
 		}
 	}
-	for _, s := range rep.Steps {
+	var step func(s StepReport)
+	step = func(s StepReport) {
 		if s.Status == checkpoint.StepSkipped {
 			var d Decision
 			_ = json.Unmarshal(s.Decision, &d) // a decision that does not read says less, nothing worse
 			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: s.Status, Message: d.Why()})
-			continue
+			return
+		}
+		if len(s.Iterations) > 0 || s.Approval != nil {
+			loopOrGate(run.ID, s, add, unit, step)
+			return
 		}
 		if s.ItemCounts == nil {
 			unit(s.ID, "", s.Agent, s.MaxAttempts, s.Attempts, s.Status, s.CostUSD)
-			continue
+			return
 		}
 		for _, it := range s.Items {
 			unit(s.ID, it.Key, s.Agent, it.MaxAttempts, it.Attempts, it.Status, it.CostUSD)
@@ -208,6 +213,9 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 			}
 			add("s/"+s.ID+"/done", 7, Event{Time: at, Type: typ, RunID: run.ID, Step: s.ID, Agent: s.Agent, CostUSD: s.CostUSD, Message: msg})
 		}
+	}
+	for _, s := range rep.Steps {
+		step(s)
 	}
 	switch run.Status {
 	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
@@ -252,4 +260,148 @@ func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
 		return err
 	})
 	return l != nil, err
+}
+
+// loopOrGate adds the transitions of a loop step (its iterations, their
+// inner steps through step, and its end) or of an approval gate (reached,
+// decided, and its end) through add; unit adds a step's attempts, such as
+// a loop's until that could not be evaluated or a gate's timeout.
+func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Event), unit unitFunc, step func(StepReport)) {
+	var end time.Time
+	for _, a := range s.Attempts {
+		if a.FinishedAt != nil && a.FinishedAt.After(end) {
+			end = *a.FinishedAt
+		}
+	}
+	unit(s.ID, "", s.Agent, s.MaxAttempts, s.Attempts, "", s.CostUSD)
+	for _, it := range s.Iterations {
+		start, last := iterationSpan(it)
+		var d Decision
+		decided := len(it.Until) > 0 && json.Unmarshal(it.Until, &d) == nil
+		if start.IsZero() && decided {
+			start = d.At
+		}
+		if !start.IsZero() || it.Status != checkpoint.StepPending {
+			if start.IsZero() {
+				start = time.Now().UTC()
+			}
+			add(fmt.Sprintf("i/%s/start", it.ID), 0, Event{Time: start, Type: EventIterationStarted, RunID: runID, Step: s.ID, Attempt: it.Iteration})
+		}
+		for _, inner := range it.Steps {
+			step(inner)
+		}
+		switch {
+		case decided:
+			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: d.At, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
+				Status: it.Status, Message: untilLine(d)})
+			end = later(end, d.At)
+		case it.Status == checkpoint.StepFailed:
+			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: last, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
+				Status: it.Status, Message: "an inner step failed"})
+			end = later(end, last)
+		}
+	}
+	if a := s.Approval; a != nil {
+		// The prompt as the run shows it, with how to answer while the
+		// gate waits.
+		msg := a.Prompt
+		if a.Decision == ApprovalWaiting && s.Status == checkpoint.StepWaiting {
+			msg += "\nanswer with: cadence approve " + s.ID + " [--comment TEXT]  or: cadence reject " + s.ID + " --comment TEXT"
+		}
+		add("g/"+s.ID+"/waiting", 1, Event{Time: a.RequestedAt, Type: EventGateWaiting, RunID: runID, Step: s.ID, Reason: "approval",
+			Message: msg, Until: a.TimeoutAt})
+		if a.At != nil && (a.Decision == checkpoint.Approved || a.Decision == checkpoint.Rejected) {
+			who := a.Decision + " by " + a.By
+			if a.Comment != "" {
+				who += ": " + a.Comment
+			}
+			add("g/"+s.ID+"/decided", 4, Event{Time: *a.At, Type: EventGateDecided, RunID: runID, Step: s.ID, Status: a.Decision, Message: who})
+			end = later(end, *a.At)
+		}
+	}
+	switch s.Status {
+	case checkpoint.StepSucceeded:
+		msg := ""
+		if n := len(s.Iterations); n > 0 {
+			// As the run says it: the until met, or the iterations used
+			// up (on_exhausted: continue).
+			msg = Count(n, "iteration", "iterations") + " used"
+			var d Decision
+			if json.Unmarshal(s.Iterations[n-1].Until, &d) == nil && d.Value != nil && *d.Value {
+				msg = fmt.Sprintf("until %s is true after %s", d.Until, Count(n, "iteration", "iterations"))
+			}
+		} else if s.Approval != nil {
+			msg = s.Approval.Decision
+		}
+		add("s/"+s.ID+"/done", 7, Event{Time: end, Type: EventStepSucceeded, RunID: runID, Step: s.ID, CostUSD: s.CostUSD, Message: msg})
+	case checkpoint.StepFailed:
+		msg := "failed"
+		switch {
+		case len(s.Iterations) > 0:
+			msg = fmt.Sprintf("failed after %s", Count(len(s.Iterations), "iteration", "iterations"))
+		case s.Approval != nil && s.Approval.Decision == ApprovalTimedOut:
+			msg = "no decision before its timeout"
+		case s.Approval != nil:
+			msg = s.Approval.Decision
+		}
+		add("s/"+s.ID+"/done", 7, Event{Time: end, Type: EventStepFailed, RunID: runID, Step: s.ID, Message: msg})
+	}
+}
+
+// unitFunc adds the transitions of one step or item: its attempts, and
+// its end when status is succeeded or failed.
+type unitFunc func(step, item, agent string, max int, attempts []AttemptReport, status string, stepCost float64)
+
+// iterationSpan returns when an iteration's first inner attempt started
+// and its last one ended, at any depth; zero times when none ran.
+func iterationSpan(it IterationReport) (start, end time.Time) {
+	var walk func(steps []StepReport)
+	visit := func(atts []AttemptReport) {
+		for _, a := range atts {
+			if start.IsZero() || a.StartedAt.Before(start) {
+				start = a.StartedAt
+			}
+			if a.FinishedAt != nil {
+				end = later(end, *a.FinishedAt)
+			}
+		}
+	}
+	walk = func(steps []StepReport) {
+		for _, s := range steps {
+			visit(s.Attempts)
+			for _, item := range s.Items {
+				visit(item.Attempts)
+			}
+			if s.Approval != nil {
+				if start.IsZero() || s.Approval.RequestedAt.Before(start) {
+					start = s.Approval.RequestedAt
+				}
+				if s.Approval.At != nil {
+					end = later(end, *s.Approval.At)
+				}
+			}
+			for _, inner := range s.Iterations {
+				walk(inner.Steps)
+			}
+		}
+	}
+	walk(it.Steps)
+	return start, end
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// untilLine says what an iteration's until decision was, as the run
+// says it when it takes it: "until EXPR is true".
+func untilLine(d Decision) string {
+	if d.Value == nil {
+		return "ended (the loop has no until)"
+	}
+	return fmt.Sprintf("until %s is %v", d.Until, *d.Value)
 }

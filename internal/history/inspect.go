@@ -37,6 +37,9 @@ type RunReport struct {
 	// Inputs are the values the run was started with (SPEC §16.1); absent
 	// for a workflow without inputs.
 	Inputs json.RawMessage `json:"inputs,omitempty"`
+	// WaitingFor are the approval gates the run waits on (SPEC §16.6), in
+	// the order they were reached; absent when none waits.
+	WaitingFor []WaitingReport `json:"waiting_for,omitempty"`
 }
 
 // StepReport is one step of a Report.
@@ -67,6 +70,12 @@ type StepReport struct {
 	ItemCounts map[string]int `json:"item_counts,omitempty"`
 	Items      []ItemReport   `json:"items,omitempty"`
 	Dead       []DeadReport   `json:"dead,omitempty"`
+	// Loop steps only (SPEC §16.5): its iterations in order, each with its
+	// inner steps. Inner steps are not among the run's top-level steps.
+	Iterations []IterationReport `json:"iterations,omitempty"`
+	// Approval gates only, once reached (SPEC §16.6): waiting, or the
+	// decision taken, by whom and when.
+	Approval *ApprovalReport `json:"approval,omitempty"`
 }
 
 // ItemReport is one item of a map step: the state of a step of its own.
@@ -251,7 +260,16 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		if err != nil {
 			return err
 		}
+		approvals, err := tx.Approvals(run.ID)
+		if err != nil {
+			return err
+		}
+		gates := make(map[checkpoint.Unit]checkpoint.Approval, len(approvals))
+		for _, a := range approvals {
+			gates[a.Unit] = a
+		}
 		rep.Steps = make([]StepReport, 0, len(steps))
+		defer func() { rep.Steps = nestLoops(rep.Steps) }()
 		anyCost := false
 		defer func() { rep.Run.CostKnown = rep.Run.CostUnknown == 0 || anyCost }()
 		for _, s := range steps {
@@ -300,6 +318,13 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 				}
 			}
 			sr.CostUnknown, sr.TokensUnknown = !costKnown, !tokensKnown
+			if a, ok := gates[s.Unit()]; ok {
+				sr.Approval = approvalReport(a, s.Status)
+				if s.Status == checkpoint.StepWaiting && !a.Decided() {
+					rep.Run.WaitingFor = append(rep.Run.WaitingFor, WaitingReport{Step: s.ID, Prompt: a.Prompt,
+						Since: a.RequestedAt, TimeoutAt: a.TimeoutAt})
+				}
+			}
 			rep.Steps = append(rep.Steps, sr)
 		}
 		circuits, err := tx.Circuits()

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -34,8 +35,61 @@ type Stats struct {
 	Checks    []CheckStats `json:"checks"` // by step, in order of first appearance, then by check
 	// Maps are the figures of each map step (SPEC §12); each of its items
 	// is also one execution of the step in Steps.
-	Maps     []MapStats `json:"maps"`
-	Warnings []string   `json:"warnings"`
+	Maps []MapStats `json:"maps"`
+	// Loops are the figures of each loop step (SPEC §16.5): how many
+	// iterations it took to reach its until. Each inner step's run in an
+	// iteration is one execution of that step in Steps.
+	Loops []LoopStats `json:"loops"`
+	// Gates are the figures of each approval gate (SPEC §16.6): its
+	// decisions and how long it waited for them.
+	Gates    []GateStats `json:"gates"`
+	Warnings []string    `json:"warnings"`
+}
+
+// LoopStats are the figures of one loop step over every run in scope.
+type LoopStats struct {
+	Step string `json:"step"`
+	// Loops counts the runs in which the loop ran an iteration; Running
+	// the ones not finished.
+	Loops   int `json:"loops"`
+	Running int `json:"running"`
+	// Succeeded counts the loops whose until became true; Exhausted the
+	// ones that ended with it still false (max_iterations used up, the
+	// loop failed or went on with on_exhausted: continue); Failed the
+	// ones an inner step failed (or whose until could not be evaluated).
+	Succeeded int `json:"succeeded"`
+	Exhausted int `json:"exhausted"`
+	Failed    int `json:"failed"`
+	// Iterations counts every iteration begun.
+	Iterations int `json:"iterations"`
+	// MinIterationsToSuccess, MedianIterationsToSuccess and
+	// MaxIterationsToSuccess are over the loops that succeeded: the
+	// iteration whose until was true. 0 when none did.
+	MinIterationsToSuccess    int     `json:"min_iterations_to_success"`
+	MedianIterationsToSuccess float64 `json:"median_iterations_to_success"`
+	MaxIterationsToSuccess    int     `json:"max_iterations_to_success"`
+	toSuccess                 []int
+}
+
+// GateStats are the figures of one approval gate over every run in scope.
+type GateStats struct {
+	Step string `json:"step"`
+	// Reached counts the times a run reached the gate (one per iteration
+	// for a gate inside a loop); they end approved, rejected, timed out
+	// (no decision before its timeout) or are still waiting.
+	Reached  int `json:"reached"`
+	Approved int `json:"approved"`
+	Rejected int `json:"rejected"`
+	TimedOut int `json:"timed_out"`
+	Waiting  int `json:"waiting"`
+	// MeanWaitSeconds and MaxWaitSeconds are the time from the gate
+	// reached to its decision, over the decided ones.
+	MeanWaitSeconds float64 `json:"mean_wait_seconds"`
+	MaxWaitSeconds  float64 `json:"max_wait_seconds"`
+	// WaitingSeconds is how long the longest still waiting has waited, up
+	// to when the figures were read.
+	WaitingSeconds float64 `json:"waiting_seconds"`
+	waitTotal      float64
 }
 
 // MapStats are the figures of one map step over every run in scope: its
@@ -151,6 +205,7 @@ func (c Counts) MeanRetries() float64 {
 func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error) {
 	agg := newStatsAggregator()
 	stats := &Stats{Scope: "all runs"}
+	now := time.Now()
 	latestSteps, latestAgents := map[string]bool{}, map[string]bool{}
 	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		runs, err := statsRuns(tx, dir, runID)
@@ -168,7 +223,7 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 			return err
 		}
 		for _, s := range latest {
-			latestSteps[s.ID], latestAgents[s.Agent] = true, true
+			latestSteps[StepName(s.ID)], latestAgents[s.Agent] = true, true
 		}
 		for _, r := range runs {
 			steps, err := tx.Steps(r.ID)
@@ -192,25 +247,38 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 				return err
 			}
 			agg.stops = runStops(events)
+			agg.addLoops(steps)
 			for _, s := range steps {
-				agg.add(s, byUnit[s.Unit()])
+				if isIterationRow(s.ID) {
+					continue // an iteration of a loop: its inner steps ran
+				}
+				// An inner step of a loop is one execution of its
+				// workflow step in each iteration.
+				name := StepName(s.ID)
+				agg.add(named(s, name), byUnit[s.Unit()])
 				items, err := tx.Items(r.ID, s.ID)
 				if err != nil {
 					return err
 				}
 				// Each item of a map step is one execution of the step.
 				for _, it := range items {
-					agg.add(it, byUnit[it.Unit()])
+					agg.add(named(it, name), byUnit[it.Unit()])
 				}
 				if len(items) > 0 {
-					agg.addMap(s.ID, items, dead)
+					agg.addMap(name, s.ID, items, dead)
 				}
 			}
+			approvals, err := tx.Approvals(r.ID)
+			if err != nil {
+				return err
+			}
+			agg.addGates(approvals, steps, now)
 			checks, err := tx.RunChecks(r.ID)
 			if err != nil {
 				return err
 			}
 			for _, c := range checks {
+				c.StepID = StepName(c.StepID)
 				agg.addCheck(c)
 			}
 		}
@@ -233,6 +301,7 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 	}
 	stats.Checks = agg.checkResult(stats.Steps)
 	stats.Maps = agg.mapResult()
+	stats.Loops, stats.Gates = agg.loopResult(), agg.gateResult()
 	stats.Warnings = statsWarnings(stats)
 	return stats, nil
 }
@@ -295,12 +364,17 @@ type statsAggregator struct {
 	checks    map[[2]string]*checkTally // by step and check name
 	maps      map[string]*MapStats
 	mapOrder  []string
+	loops     map[string]*LoopStats
+	loopOrder []string
+	gates     map[string]*GateStats
+	gateOrder []string
 	// stops are the stops of the run whose steps are being added.
 	stops []stop
 }
 
 // addMap records the items of one run of a map step.
-func (g *statsAggregator) addMap(step string, items []checkpoint.Step, dead []checkpoint.DeadLetter) {
+// step names the map step, id its row (implement/2/fix inside a loop).
+func (g *statsAggregator) addMap(step, id string, items []checkpoint.Step, dead []checkpoint.DeadLetter) {
 	m, ok := g.maps[step]
 	if !ok {
 		m = &MapStats{Step: step, Signatures: map[string]int{}}
@@ -315,7 +389,7 @@ func (g *statsAggregator) addMap(step string, items []checkpoint.Step, dead []ch
 		}
 	}
 	for _, d := range dead {
-		if d.StepID == step {
+		if d.StepID == id {
 			m.Dead++
 			m.Signatures[d.Signature]++
 		}
@@ -432,7 +506,7 @@ func waiting(end, next time.Time, stops []stop) time.Duration {
 
 func newStatsAggregator() *statsAggregator {
 	return &statsAggregator{steps: map[string]*statsTally{}, agents: map[string]*statsTally{}, checks: map[[2]string]*checkTally{},
-		maps: map[string]*MapStats{}}
+		maps: map[string]*MapStats{}, loops: map[string]*LoopStats{}, gates: map[string]*GateStats{}}
 }
 
 // add records one step execution: the step's row in a run and its attempts
@@ -593,4 +667,135 @@ func ByCount(counts map[string]int) []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// named is a step's row under the name of its workflow step.
+func named(s checkpoint.Step, name string) checkpoint.Step {
+	s.ID = name
+	return s
+}
+
+// addLoops records the loop steps of one run, read from its rows: a row
+// with iteration rows under it is a loop step.
+func (g *statsAggregator) addLoops(rows []checkpoint.Step) {
+	type loop struct {
+		status string
+		iters  int
+		last   []byte // the decision of the latest iteration
+		lastN  int
+	}
+	byID := map[string]*loop{}
+	var order []string
+	for _, r := range rows {
+		if !isIterationRow(r.ID) {
+			if _, ok := byID[r.ID]; !ok {
+				byID[r.ID] = &loop{status: r.Status}
+			}
+			continue
+		}
+		n := iterationNumber(r.ID)
+		l, ok := byID[parentOf(r.ID)]
+		if !ok || n == 0 {
+			continue
+		}
+		if l.iters == 0 {
+			order = append(order, parentOf(r.ID))
+		}
+		l.iters++
+		if n > l.lastN {
+			l.lastN, l.last = n, r.DecisionJSON
+		}
+	}
+	for _, id := range order {
+		l := byID[id]
+		name := StepName(id)
+		st, ok := g.loops[name]
+		if !ok {
+			st = &LoopStats{Step: name}
+			g.loops[name] = st
+			g.loopOrder = append(g.loopOrder, name)
+		}
+		st.Loops++
+		st.Iterations += l.iters
+		var d Decision
+		decided := len(l.last) > 0 && json.Unmarshal(l.last, &d) == nil && d.Value != nil
+		switch {
+		case l.status != checkpoint.StepSucceeded && l.status != checkpoint.StepFailed:
+			st.Running++
+		case decided && *d.Value:
+			st.Succeeded++
+			st.toSuccess = append(st.toSuccess, l.lastN)
+		case decided:
+			st.Exhausted++
+		default:
+			st.Failed++
+		}
+	}
+}
+
+// loopResult returns the loop figures in order of first appearance.
+func (g *statsAggregator) loopResult() []LoopStats {
+	out := make([]LoopStats, 0, len(g.loopOrder))
+	for _, name := range g.loopOrder {
+		st := *g.loops[name]
+		if n := len(st.toSuccess); n > 0 {
+			its := append([]int(nil), st.toSuccess...)
+			sort.Ints(its)
+			st.MinIterationsToSuccess, st.MaxIterationsToSuccess = its[0], its[n-1]
+			st.MedianIterationsToSuccess = float64(its[n/2])
+			if n%2 == 0 {
+				st.MedianIterationsToSuccess = float64(its[n/2-1]+its[n/2]) / 2
+			}
+		}
+		st.toSuccess = nil
+		out = append(out, st)
+	}
+	return out
+}
+
+// addGates records the gates one run reached, with their steps' rows to
+// tell a gate timed out; a gate still waiting has waited until now.
+func (g *statsAggregator) addGates(approvals []checkpoint.Approval, rows []checkpoint.Step, now time.Time) {
+	status := make(map[string]string, len(rows))
+	for _, r := range rows {
+		status[r.ID] = r.Status
+	}
+	for _, a := range approvals {
+		name := StepName(a.Unit.StepID)
+		st, ok := g.gates[name]
+		if !ok {
+			st = &GateStats{Step: name}
+			g.gates[name] = st
+			g.gateOrder = append(g.gateOrder, name)
+		}
+		st.Reached++
+		switch {
+		case a.Decided() && a.DecidedAt != nil:
+			if a.Decision == checkpoint.Approved {
+				st.Approved++
+			} else {
+				st.Rejected++
+			}
+			wait := max(a.DecidedAt.Sub(a.RequestedAt).Seconds(), 0)
+			st.waitTotal += wait
+			st.MaxWaitSeconds = max(st.MaxWaitSeconds, wait)
+		case status[a.Unit.StepID] == checkpoint.StepFailed:
+			st.TimedOut++
+		default:
+			st.Waiting++
+			st.WaitingSeconds = max(st.WaitingSeconds, now.Sub(a.RequestedAt).Seconds())
+		}
+	}
+}
+
+// gateResult returns the gate figures in order of first appearance.
+func (g *statsAggregator) gateResult() []GateStats {
+	out := make([]GateStats, 0, len(g.gateOrder))
+	for _, name := range g.gateOrder {
+		st := *g.gates[name]
+		st.MeanWaitSeconds = statsRatio(st.waitTotal, st.Approved+st.Rejected)
+		st.waitTotal = 0
+		out = append(out, st)
+	}
+	return out
 }

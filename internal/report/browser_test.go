@@ -11,8 +11,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/history/historytest"
 )
 
 // The browser tests open reports in headless Chromium (Debian's chromium
@@ -164,6 +166,40 @@ func TestBrowserReports(t *testing.T) {
 			t.Errorf("the diagnosis does not show the hostile text as text: %q", got)
 		}
 		br.screenshot(filepath.Join(shots, "hostile.png"))
+	})
+
+	t.Run("loop and gates", func(t *testing.T) {
+		br.t = t
+		dir, rep := loopRunReport(t)
+		path := filepath.Join(dir, "loop.html")
+		writeReport(t, path, rep, Options{Dir: dir, Now: historytest.T0.Add(40 * time.Second)})
+		br.open(path)
+		// One lane group per iteration, each shown with its label and
+		// its inner steps' lanes.
+		if got, want := joined(br.texts("div.iteration > div.iterlbl")),
+			"implement · iteration 1 · until steps.code.output.approved was false | "+
+				"implement · iteration 2 · until steps.code.output.approved was false | "+
+				"implement · iteration 3 · until steps.code.output.approved was true"; got != want {
+			t.Errorf("iteration groups %q, want %q", got, want)
+		}
+		for _, el := range br.find("div.iteration") {
+			if !br.displayed(el) {
+				t.Error("an iteration group is not displayed")
+			}
+		}
+		if got, want := joined(br.texts(`div.iteration[data-iteration="3"] g.lane > text:first-child`)), "implement/3/code | implement/3/docs"; got != want {
+			t.Errorf("lanes of iteration 3 %q, want %q", got, want)
+		}
+		if got := len(br.find("rect.wait.approval")); got != 2 {
+			t.Errorf("%d approval waits drawn, want 2", got)
+		}
+		if got := br.text(br.one(`section[data-step="signoff"] pre.gate-comment`)); got != "looks good; ship it" {
+			t.Errorf("signoff's comment shows %q", got)
+		}
+		if got := br.text(br.one(`section[data-step="merge-gate"] dd.gate-decision`)); got != "waiting" {
+			t.Errorf("merge-gate shows %q, want waiting", got)
+		}
+		br.screenshot(filepath.Join(shots, "loop.png"))
 	})
 
 	t.Run("10000 attempts", func(t *testing.T) {

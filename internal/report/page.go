@@ -84,6 +84,87 @@ type stepView struct {
 	Failures  []failedEntry
 	Omitted   int // failures listed without their texts
 	Dead      []deadRow
+	// Group opens a lane group before this step's lanes: the label of a
+	// loop's iteration ("implement · iteration 3"), its loop and number;
+	// Closes ends as many groups after them (one per iteration, and per
+	// enclosing loop whose last iteration ends with this step).
+	Group     string
+	GroupLoop string
+	GroupIter int
+	Closes    []struct{}
+	// Iterations says how many iterations a loop step ran; "" for a step
+	// that is not a loop.
+	Iterations string
+	// Gate is the state of an approval gate reached; nil for other steps.
+	Gate *gateView
+}
+
+// gateView is an approval gate in its section: waiting (since when, and
+// the commands that answer it) or decided (how, by whom, when, the
+// comment), with its prompt.
+type gateView struct {
+	Decision string
+	Waiting  bool
+	Since    string
+	Timeout  string
+	By       string
+	At       string
+	Waited   string
+	Comment  string
+	Prompt   string
+	Approve  string // the commands that answer a waiting gate
+	Reject   string
+}
+
+// flatStep is a step as the report lists it: top-level steps in order,
+// a loop step followed by its iterations' inner steps, each iteration a
+// lane group.
+type flatStep struct {
+	s          *history.StepReport
+	group      string
+	groupLoop  string
+	groupIter  int
+	closes     int
+	iterations int
+}
+
+// flatten lists the steps of a run, a loop step followed by the inner
+// steps of each of its iterations (at any depth), marking where each
+// iteration's group opens and closes.
+func flatten(steps []history.StepReport) []flatStep {
+	var out []flatStep
+	var walk func(steps []history.StepReport)
+	walk = func(steps []history.StepReport) {
+		for i := range steps {
+			s := &steps[i]
+			out = append(out, flatStep{s: s, iterations: len(s.Iterations)})
+			for j := range s.Iterations {
+				it := &s.Iterations[j]
+				if len(it.Steps) == 0 {
+					continue
+				}
+				first := len(out)
+				walk(it.Steps)
+				label := fmt.Sprintf("%s · iteration %d", s.ID, it.Iteration)
+				if u := untilText(it.Until); u != "" {
+					label += " · " + u
+				}
+				out[first].group, out[first].groupLoop, out[first].groupIter = label, s.ID, it.Iteration
+				out[len(out)-1].closes++
+			}
+		}
+	}
+	walk(steps)
+	return out
+}
+
+// untilText says what an iteration's until decision was; "" before one.
+func untilText(raw json.RawMessage) string {
+	var d history.Decision
+	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil || d.Value == nil {
+		return ""
+	}
+	return fmt.Sprintf("until %s was %v", d.Until, *d.Value)
 }
 
 // failedEntry is one failed or interrupted attempt, in the failures list.
@@ -127,6 +208,7 @@ type spellRow struct {
 // builder holds what building a page needs along the way.
 type builder struct {
 	rep    *history.Report
+	flat   []flatStep
 	opts   Options
 	sc     scale
 	end    time.Time
@@ -142,7 +224,7 @@ type builder struct {
 
 // build turns a run's history into the page model.
 func build(rep *history.Report, opts Options) *page {
-	b := &builder{rep: rep, opts: opts, budget: textBudget, unlisted: map[string]int{}}
+	b := &builder{rep: rep, flat: flatten(rep.Steps), opts: opts, budget: textBudget, unlisted: map[string]int{}}
 	t0, t1 := b.bounds()
 	b.end = t1
 	b.sc = newScale(t0, t1)
@@ -168,10 +250,12 @@ func build(rep *history.Report, opts Options) *page {
 	p.Circuits = b.circuitLanes()
 	var totalCost float64
 	var totalActive time.Duration
-	actives := make([]time.Duration, len(rep.Steps))
-	for i := range rep.Steps {
-		s := &rep.Steps[i]
-		totalCost += s.CostUSD
+	actives := make([]time.Duration, len(b.flat))
+	for i, f := range b.flat {
+		s := f.s
+		if f.iterations == 0 {
+			totalCost += s.CostUSD // a loop's cost is its inner steps'
+		}
 		for _, u := range units(s) {
 			for j := range u.atts {
 				a := &u.atts[j]
@@ -184,14 +268,23 @@ func build(rep *history.Report, opts Options) *page {
 		}
 		totalActive += actives[i]
 	}
-	for i := range rep.Steps {
-		sv := b.step(i, &rep.Steps[i])
+	for i, f := range b.flat {
+		sv := b.step(i, f.s)
 		sv.Active = human(actives[i])
 		if totalActive > 0 {
 			sv.TimeShare = float64(actives[i]) / float64(totalActive)
 		}
 		if totalCost > 0 {
-			sv.CostShare = rep.Steps[i].CostUSD / totalCost
+			sv.CostShare = f.s.CostUSD / totalCost
+		}
+		sv.Group, sv.GroupLoop, sv.GroupIter, sv.Closes = f.group, f.groupLoop, f.groupIter, make([]struct{}, f.closes)
+		if f.iterations > 0 {
+			sv.Iterations = fmt.Sprintf("%d", f.iterations)
+			sv.Agent, sv.Attempts = "(loop)", "-"
+			if len(f.s.Attempts) > 0 { // its until could not be evaluated
+				sv.Attempts = fmt.Sprintf("%d/%d", f.s.AttemptsUsed, f.s.MaxAttempts)
+			}
+			sv.Lanes.Lanes[0].Note = fmt.Sprintf("loop · %s · %s", plural(f.iterations, "iteration", "iterations"), f.s.Status)
 		}
 		p.Steps = append(p.Steps, sv)
 	}
@@ -235,8 +328,8 @@ func (b *builder) bounds() (time.Time, time.Time) {
 // allAttempts lists every attempt of the run with its unit and agent.
 func (b *builder) allAttempts() []unitAttempt {
 	var out []unitAttempt
-	for i := range b.rep.Steps {
-		s := &b.rep.Steps[i]
+	for _, f := range b.flat {
+		s := f.s
 		for _, u := range units(s) {
 			for j := range u.atts {
 				out = append(out, unitAttempt{unit: u.name, agent: s.Agent, a: &u.atts[j]})
@@ -319,10 +412,18 @@ func (b *builder) step(i int, s *history.StepReport) stepView {
 	if s.Agent == "" {
 		sv.Agent = "(command)" // a command step has no agent
 	}
+	if s.Approval != nil {
+		sv.Agent, sv.Attempts = "(approval gate)", "-"
+		sv.Gate = b.gate(s)
+	}
 	for k, u := range us {
 		ln := b.unitLane(float64(k)*laneHeight, u.name, s.Agent, u.atts, links)
 		if s.Status == checkpoint.StepSkipped {
 			ln.Note = "skipped · " + sv.Decision
+		}
+		if s.Approval != nil {
+			ln.Waits = append(ln.Waits, b.gateWait(s.Approval))
+			ln.Note = gateNote(sv.Gate)
 		}
 		sv.Lanes.Lanes = append(sv.Lanes.Lanes, ln)
 	}
@@ -506,4 +607,55 @@ func decisionText(raw json.RawMessage) string {
 		return d.Why()
 	}
 	return fmt.Sprintf("when %s was %v", d.When, *d.Value)
+}
+
+// gate builds the view of an approval gate.
+func (b *builder) gate(s *history.StepReport) *gateView {
+	a := s.Approval
+	g := &gateView{Decision: a.Decision, Since: clock(a.RequestedAt), By: dash(a.By), Comment: a.Comment, Prompt: clip(a.Prompt, maxFollowup)}
+	if a.TimeoutAt != nil {
+		g.Timeout = clock(*a.TimeoutAt)
+	}
+	if a.At != nil {
+		g.At = clock(*a.At)
+		g.Waited = human(a.At.Sub(a.RequestedAt))
+	}
+	if a.Decision == history.ApprovalWaiting && s.Status == checkpoint.StepWaiting {
+		g.Waiting = true
+		g.Waited = human(b.end.Sub(a.RequestedAt)) + " so far"
+		g.Approve = "cadence approve " + s.ID + " --comment TEXT"
+		g.Reject = "cadence reject " + s.ID + " --comment TEXT"
+	}
+	return g
+}
+
+// gateWait draws the time a gate waited for a person in its lane: from
+// reached to decided, or to the end of the timeline while it waits.
+func (b *builder) gateWait(a *history.ApprovalReport) wait {
+	end := b.end
+	if a.At != nil {
+		end = *a.At
+	}
+	return wait{X: b.sc.x(a.RequestedAt), W: b.sc.width(a.RequestedAt, end, minBarWidth), Y: waitY, H: waitH, Class: "wait approval",
+		Title: fmt.Sprintf("waited for approval %s (%s)", human(end.Sub(a.RequestedAt)), a.Decision)}
+}
+
+// gateNote is written across a gate's lane: waiting, or the decision.
+func gateNote(g *gateView) string {
+	switch {
+	case g.Waiting:
+		return "waiting for approval since " + g.Since
+	case g.At != "":
+		note := g.Decision + " by " + g.By
+		if g.Comment != "" {
+			note += ": " + clip(firstLine(g.Comment), maxError)
+		}
+		return note
+	}
+	return g.Decision
+}
+
+// plural is "1 iteration" or "3 iterations".
+func plural(n int, one, many string) string {
+	return history.Count(n, one, many)
 }
