@@ -65,7 +65,7 @@ func TestHumanLine(t *testing.T) {
 		{"gate waiting", history.Event{Type: history.EventGateWaiting, Step: "implement/2/gate", Message: "Ship it?\x1b[31m\nanswer with: …"},
 			"implement/2/gate WAITING FOR APPROVAL\n    Ship it?\n    answer with: …"},
 		{"gate decided", history.Event{Type: history.EventGateDecided, Step: "merge-gate", Status: "rejected",
-			Message: "rejected by bob@laptop: tests \x1b[31mred\x1b[0m\nsee CI"}, "merge-gate   rejected (rejected by bob@laptop: tests red see CI)"},
+			Message: "by bob@laptop: tests \x1b[31mred\x1b[0m\nsee CI"}, "merge-gate   rejected (by bob@laptop: tests red see CI)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := humanLine(tc.ev); got != tc.want {

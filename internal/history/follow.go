@@ -311,7 +311,7 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 		add("g/"+s.ID+"/waiting", 1, Event{Time: a.RequestedAt, Type: EventGateWaiting, RunID: runID, Step: s.ID, Reason: "approval",
 			Message: msg, Until: a.TimeoutAt})
 		if a.At != nil && (a.Decision == checkpoint.Approved || a.Decision == checkpoint.Rejected) {
-			who := a.Decision + " by " + a.By
+			who := "by " + a.By
 			if a.Comment != "" {
 				who += ": " + a.Comment
 			}

@@ -223,7 +223,7 @@ func TestFollowLoopsAndGates(t *testing.T) {
 		"iteration_ended implement #3 succeeded until steps.code.output.approved is true",
 		"step_succeeded implement",
 		"gate_waiting signoff",
-		"gate_decided signoff approved approved by alice@ci: looks good; ship it",
+		"gate_decided signoff approved by alice@ci: looks good; ship it",
 		"step_succeeded signoff",
 		"gate_waiting merge-gate",
 		"run_interrupted  interrupted",

@@ -200,7 +200,7 @@ func (g *graph) gateDecided(ctx context.Context, in *attempt.Instance, a *checkp
 		return 0, nil, fmt.Errorf("record the answer to gate %s: %w", u.StepID, err)
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterGateDecided)
-	who := a.Decision + " by " + a.By
+	who := "by " + a.By
 	if a.Comment != "" {
 		who += ": " + a.Comment
 	}

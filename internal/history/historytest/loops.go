@@ -46,8 +46,8 @@ func LoopRun(t testing.TB, dir string) {
 	at := func(sec float64) time.Time { return T0.Add(time.Duration(sec * float64(time.Second))) }
 	const runID = LoopRunID
 	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
-		run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-			WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n"), StartedAt: T0, UpdatedAt: T0}
+		run := checkpoint.NewRun(checkpoint.Run{ID: runID, WorkflowPath: ".cadence/workflow.yaml",
+			WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, T0)
 		top := []checkpoint.Step{
 			{RunID: runID, ID: "plan", Idx: 0, Agent: "sim", MaxAttempts: 3},
 			{RunID: runID, ID: "implement", Idx: 1},
@@ -91,13 +91,15 @@ func LoopRun(t testing.TB, dir string) {
 			}
 			start := it.code[0].start
 			row := checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: prefix, Idx: idx, CostKnown: true}, at(start))
-			row.Status = checkpoint.StepRunning
 			code := checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: prefix + "/code", Idx: idx + 1, Agent: "sim", MaxAttempts: 2, CostKnown: true}, at(start))
 			docs := checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: prefix + "/docs", Idx: idx + 2, Agent: "sim", MaxAttempts: 2, CostKnown: true}, at(start))
 			for _, s := range []checkpoint.Step{row, code, docs} {
 				if err := tx.InsertStep(s); err != nil {
 					return err
 				}
+			}
+			if err := tx.StepRunning(&row, at(start)); err != nil {
+				return err
 			}
 			if err := w.attempts(&code, it.code, checkpoint.StepSucceeded, it.code[len(it.code)-1].end); err != nil {
 				return err
