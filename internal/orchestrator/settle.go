@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -14,9 +15,13 @@ import (
 // with no new execution. Otherwise it becomes interrupted and counts as an
 // attempt; a half-open circuit trial it held counts as failed.
 //
-// On a shared database every attempt is left alone: its step or item may
-// be running in another process, and one whose holder is gone is settled
-// by whichever process claims it next (settleUnit).
+// On a shared database every attempt is left alone but those of a loop's
+// inner steps: a step or an item may be running in another process, and
+// one whose holder is gone is settled by whichever process claims it next
+// (settleUnit); a loop's inner steps are worked only by the process that
+// holds the run, which this one now is. (The agent of such an attempt is
+// killed only when it is found on this machine running for that very
+// attempt: its idempotency key is checked.)
 func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 	var running []checkpoint.Attempt
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -27,7 +32,7 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 		return err
 	}
 	for i := range running {
-		if p.shared() {
+		if p.shared() && !strings.Contains(running[i].StepID, "/") {
 			// Its step or item may be running in another process; whoever
 			// claims it next settles it (settleUnit).
 			continue
