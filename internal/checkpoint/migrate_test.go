@@ -52,9 +52,9 @@ func TestOpenAppliesMigrationsOnce(t *testing.T) {
 			}
 			version, tables := e.version(t, s.db), e.tables(t, s.db)
 			// runs, steps, attempts, circuits, events, session_messages,
-			// checks, dead_letters, leases, attempt_documents.
-			if version != want || tables != 10 {
-				t.Fatalf("open #%d: schema version %d with %d tables, want %d with 10", i+1, version, tables, want)
+			// checks, dead_letters, leases, attempt_documents, deliveries.
+			if version != want || tables != 11 {
+				t.Fatalf("open #%d: schema version %d with %d tables, want %d with 11", i+1, version, tables, want)
 			}
 			if i == 0 {
 				seedRun(t, s, "r1", t0, "plan")
