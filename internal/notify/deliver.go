@@ -61,9 +61,12 @@ type Deliverer struct {
 	Timeout      time.Duration
 	Tries        int
 	FirstBackoff time.Duration
-	// BeforePass, when set, is called at the start of every pass (a
-	// failpoint, in tests).
+	// BeforePass, when set, is called when a pass found rows due, before
+	// it takes them (a failpoint, in tests).
 	BeforePass func()
+	// Poll is how often the background loop looks for rows that another
+	// process added (a worker on a shared state); 0 means 30s.
+	Poll time.Duration
 
 	kick chan struct{}
 	stop chan struct{}
@@ -89,6 +92,9 @@ func (d *Deliverer) init() {
 		if d.Tries <= 0 {
 			d.Tries = DefaultTries
 		}
+		if d.Poll <= 0 {
+			d.Poll = 30 * time.Second
+		}
 		if d.FirstBackoff <= 0 {
 			d.FirstBackoff = DefaultFirstBackoff
 		}
@@ -104,7 +110,7 @@ func (d *Deliverer) init() {
 }
 
 // Start sends pending rows in the background until Stop: at once, after
-// every Kick, and when the soonest pending row falls due. ctx's values
+// every Kick, when the soonest pending row falls due, and every Poll. ctx's values
 // are kept, its cancellation is not: a run stopped by Ctrl-C still gets
 // the bounded flush of Stop.
 func (d *Deliverer) Start(ctx context.Context) {
@@ -148,11 +154,12 @@ func (d *Deliverer) loop() {
 		if err != nil && d.sendCtx.Err() == nil {
 			d.Log.Warn("notifications: "+err.Error(), "err", err)
 		}
-		var due <-chan time.Time
+		sleep := d.Poll
 		if !next.IsZero() {
-			wait = time.NewTimer(max(next.Sub(d.Now()), 10*time.Millisecond))
-			due = wait.C
+			sleep = min(sleep, max(next.Sub(d.Now()), 10*time.Millisecond))
 		}
+		wait = time.NewTimer(sleep)
+		due := wait.C
 		select {
 		case <-d.stop:
 			if wait != nil {
@@ -180,15 +187,29 @@ func (d *Deliverer) loop() {
 // try moved past its timeout) and its outcome recorded after.
 func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 	d.init()
-	if d.BeforePass != nil {
-		d.BeforePass()
-	}
+	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return time.Time{}, err
 		}
 		var due []checkpoint.Delivery
 		now := d.Now().UTC()
+		// A look first: a pass with nothing due writes nothing.
+		var peek []checkpoint.Delivery
+		if err := d.Store.View(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+			var err error
+			peek, err = tx.DueDeliveries(now, 1)
+			return err
+		}); err != nil {
+			return time.Time{}, fmt.Errorf("look for deliveries due: %w", err)
+		}
+		if len(peek) == 0 {
+			break
+		}
+		if first && d.BeforePass != nil {
+			d.BeforePass()
+		}
+		first = false
 		err := d.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			rows, err := tx.DueDeliveries(now, batch)
 			if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/notify"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -94,6 +95,8 @@ type Result struct {
 	Circuit string
 	Step    string // the step that failed, when Status is StatusFailed
 	Message string
+	// login is the login that stopped the run, when one did.
+	login *attempt.LoginError
 }
 
 // UsageError marks a problem with the invocation, the workflow or the state
@@ -126,6 +129,9 @@ type project struct {
 	attempts *attempt.Runner
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
+	// notifier sends the notifications committed to the outbox
+	// (startNotify).
+	notifier *notify.Deliverer
 	leases
 }
 
@@ -246,6 +252,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	// Notifications left pending by an earlier process go out too.
+	p.startNotify(ctx)
+	defer p.stopNotify()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}
@@ -327,6 +336,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	// Notifications left pending by an earlier process go out too.
+	p.startNotify(ctx)
+	defer p.stopNotify()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}
