@@ -17,6 +17,7 @@
 package notify
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -32,6 +33,9 @@ import (
 type Event struct {
 	Name  string // one of workflow.NotifyEvents
 	RunID string
+	// Workflow names the workflow to a person; "" means its name, or its
+	// file's name when it has none.
+	Workflow string
 	// Step, Item and Agent name where it happened, when it happened in a
 	// step.
 	Step, Item, Agent string
@@ -106,7 +110,7 @@ func Enqueue(tx *checkpoint.Tx, wf *workflow.Workflow, ev Event) (int, error) {
 	}
 	at := ev.At.UTC()
 	key := fmt.Sprintf("%s/%s/%d", ev.RunID, ev.Name, seq)
-	body := Body{Event: ev.Name, RunID: ev.RunID, Workflow: workflowName(wf), Step: ev.Step, Item: ev.Item, Agent: ev.Agent,
+	body := Body{Event: ev.Name, RunID: ev.RunID, Workflow: cmp.Or(ev.Workflow, workflowName(wf)), Step: ev.Step, Item: ev.Item, Agent: ev.Agent,
 		Text: oneLine(ev.Text), At: at, Error: oneLine(ev.Error), IdempotencyKey: key}
 	if ev.Until != nil {
 		u := ev.Until.UTC()

@@ -162,15 +162,15 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 		if err := tx.RunEnded(r, status, now); err != nil {
 			return err
 		}
-		if ev, ok := p.runEndEvent(runID, status, res, now); ok {
-			return p.enqueue(tx, ev)
+		if ev, ok := p.notes.runEnd(runID, status, res, now); ok {
+			return p.notes.enqueue(tx, ev)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
 	}
-	p.notifier.Kick()
+	p.notes.kick()
 	typ := history.EventRunFinished
 	if status == checkpoint.RunInterrupted {
 		typ = history.EventRunInterrupted
@@ -236,7 +236,7 @@ func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Ou
 		return nil
 	}
 	circuitOf := out.Circuit
-	if err := p.noteLongWait(ctx, in, out, remaining); err != nil {
+	if err := p.notes.longWait(ctx, in, out, remaining, p.now()); err != nil {
 		return err
 	}
 	if p.opts.MaxWait > 0 && remaining > p.opts.MaxWait {

@@ -521,12 +521,12 @@ func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, m
 		if err := tx.AddDeadLetter(d); err != nil {
 			return err
 		}
-		return p.enqueue(tx, itemDeadEvent(in, d))
+		return p.notes.enqueue(tx, itemDeadEvent(in, d))
 	})
 	if err != nil {
 		return fmt.Errorf("dead-letter %s: %w", attempt.UnitLabel(u), err)
 	}
-	p.notifier.Kick()
+	p.notes.kick()
 	if added {
 		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: ws.ID, Item: it.Key, Agent: ws.Agent,
 			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + history.Count(d.Attempts, "attempt", "attempts")})

@@ -11,6 +11,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -129,9 +130,8 @@ type project struct {
 	attempts *attempt.Runner
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
-	// notifier sends the notifications committed to the outbox
-	// (startNotify).
-	notifier *notify.Deliverer
+	// notes commits notifications and sends them.
+	notes notifications
 	leases
 }
 
@@ -233,6 +233,10 @@ func (p *project) setDefaults() {
 		Dir: p.dir, Workflow: p.wf, Store: p.store, Clock: p.clock, Rand: p.rnd, Sink: p.sink, Log: p.log,
 		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
 	}
+	failpoint := p.attempts.Failpoint
+	p.notes = notifications{wf: p.wf, store: p.store, name: cmp.Or(p.wf.Name, filepath.Base(p.dir)),
+		sender: &notify.Deliverer{Store: p.store, Dir: p.dir, Env: p.env, SelfExe: p.opts.SelfExe, Log: p.log,
+			BeforePass: func() { failpoint.Hit(notify.FailBeforeDelivery) }}}
 }
 
 func (p *project) close() {
@@ -253,8 +257,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer p.close()
 	// Notifications left pending by an earlier process go out too.
-	p.startNotify(ctx)
-	defer p.stopNotify()
+	p.notes.start(ctx)
+	defer p.notes.stop()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}
@@ -337,8 +341,8 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer p.close()
 	// Notifications left pending by an earlier process go out too.
-	p.startNotify(ctx)
-	defer p.stopNotify()
+	p.notes.start(ctx)
+	defer p.notes.stop()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}
