@@ -1,4 +1,4 @@
--- 0007_notify: the same table as SQLite's 0013_notify.sql; see there.
+-- 0008_notify: the same table as SQLite's 0014_notify.sql; see there.
 CREATE TABLE deliveries (
     run_id          TEXT COLLATE "C" NOT NULL REFERENCES runs (id),
     seq             BIGINT  NOT NULL CHECK (seq >= 1),
