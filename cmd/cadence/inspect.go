@@ -268,6 +268,7 @@ func printSummary(w io.Writer, rep *history.Report) {
 		}
 		tw.Flush()
 	}
+	printDeliveries(w, r.Deliveries)
 	if len(rep.Circuits) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -378,6 +379,25 @@ func untilText(raw json.RawMessage) string {
 		line += " (read " + string(b) + ")"
 	}
 	return line
+}
+
+// printDeliveries shows one line per notification of the run to one
+// target: nothing for a run without.
+func printDeliveries(w io.Writer, ds []history.DeliveryReport) {
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnotifications:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EVENT\tTARGET\tSTATUS\tTRIES\tWHEN\tLAST ERROR")
+	for _, d := range ds {
+		when := ts(d.DeliveredAt)
+		if d.NextTryAt != nil {
+			when = "next " + ts(d.NextTryAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.Event, d.Target, d.Status, d.Attempts, when, clip(d.LastError, 70))
+	}
+	tw.Flush()
 }
 
 // lastError is the first line of the latest error among attempts, or ""

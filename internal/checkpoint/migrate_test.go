@@ -52,9 +52,10 @@ func TestOpenAppliesMigrationsOnce(t *testing.T) {
 			}
 			version, tables := e.version(t, s.db), e.tables(t, s.db)
 			// runs, steps, attempts, circuits, events, session_messages,
-			// checks, dead_letters, leases, attempt_documents, approvals.
-			if version != want || tables != 11 {
-				t.Fatalf("open #%d: schema version %d with %d tables, want %d with 11", i+1, version, tables, want)
+			// checks, dead_letters, leases, attempt_documents, approvals,
+			// deliveries.
+			if version != want || tables != 12 {
+				t.Fatalf("open #%d: schema version %d with %d tables, want %d with 12", i+1, version, tables, want)
 			}
 			if i == 0 {
 				seedRun(t, s, "r1", t0, "plan")

@@ -40,6 +40,22 @@ type RunReport struct {
 	// WaitingFor are the approval gates the run waits on (SPEC §16.6), in
 	// the order they were reached; absent when none waits.
 	WaitingFor []WaitingReport `json:"waiting_for,omitempty"`
+	// Deliveries are the run's notifications (SPEC §17), one per event
+	// and target, in the order of the events; absent when there are none.
+	Deliveries []DeliveryReport `json:"deliveries,omitempty"`
+}
+
+// DeliveryReport is one notification of a run to one target.
+type DeliveryReport struct {
+	Event          string     `json:"event"`
+	Target         string     `json:"target"` // a webhook's host (its path may be a secret), a command's program
+	Status         string     `json:"status"` // pending, delivered, failed
+	Attempts       int        `json:"attempts"`
+	LastError      string     `json:"last_error"`
+	IdempotencyKey string     `json:"idempotency_key"`
+	CreatedAt      time.Time  `json:"created_at"`
+	NextTryAt      *time.Time `json:"next_try_at"` // while pending
+	DeliveredAt    *time.Time `json:"delivered_at"`
 }
 
 // StepReport is one step of a Report.
@@ -225,6 +241,19 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
 			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD,
 			Inputs: json.RawMessage(run.InputsJSON)}
+		deliveries, err := tx.RunDeliveries(run.ID)
+		if err != nil {
+			return err
+		}
+		for _, d := range deliveries {
+			dr := DeliveryReport{Event: d.Event, Target: d.Target, Status: d.Status, Attempts: d.Attempts, LastError: d.LastError,
+				IdempotencyKey: d.IdempotencyKey, CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt}
+			if d.Status == checkpoint.DeliveryPending {
+				next := d.NextTryAt
+				dr.NextTryAt = &next
+			}
+			rep.Run.Deliveries = append(rep.Run.Deliveries, dr)
+		}
 		steps, err := tx.Steps(run.ID)
 		if err != nil {
 			return err

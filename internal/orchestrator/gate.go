@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"github.com/cadence-dev/cadence/internal/notify"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -132,16 +134,25 @@ func (g *graph) reachGate(ctx context.Context, in *attempt.Instance) (*checkpoin
 		t := now.Add(ws.Approval.Timeout)
 		a.TimeoutAt = &t
 	}
+	path := in.StepPath()
+	ev := notify.Event{Name: workflow.EventApprovalWaiting, RunID: in.Run.ID, Step: path, At: now, Until: a.TimeoutAt,
+		Text: fmt.Sprintf("run %s waits for approval at step %s: %s (cadence approve %s, or cadence reject %s --comment TEXT)",
+			in.Run.ID, path, firstLine(prompt), path, path)}
 	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		s, err := tx.Unit(a.Unit)
 		if err != nil {
 			return err
 		}
-		return tx.GateWaiting(s, *a, now)
+		if err := tx.GateWaiting(s, *a, now); err != nil {
+			return err
+		}
+		// Whoever is to answer hears of it: committed with the wait.
+		return p.notes.enqueue(tx, ev)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record gate %s waiting: %w", a.Unit.StepID, err)
 	}
+	p.notes.kick()
 	p.attempts.Failpoint.Hit(attempt.FailAfterGateWaiting)
 	return a, nil
 }
@@ -221,4 +232,10 @@ func commentSuffix(c string) string {
 		return ""
 	}
 	return ": " + c
+}
+
+// firstLine is the first line of s, for a one-line notification.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }

@@ -127,7 +127,7 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 	case errors.As(err, &login):
 		// No retry fixes a login: the run stops, resumable, and says who
 		// has to log in.
-		res := &Result{RunID: runID, Status: StatusInterrupted, Step: login.Step, Message: login.Error()}
+		res := &Result{RunID: runID, Status: StatusInterrupted, Step: login.Step, Message: login.Error(), login: login}
 		return p.finish(runID, checkpoint.RunInterrupted, res)
 	case errors.As(err, &long):
 		res := &Result{RunID: runID, Status: StatusInterrupted, Step: stepID, ResumeAt: long.until, Circuit: long.circuit,
@@ -144,7 +144,9 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 	return nil, err
 }
 
-// finish commits the run's final status for this process and emits it.
+// finish commits the run's final status for this process and emits it;
+// the notification of a run that ended (or stopped for a login) is
+// committed with it, and sent after.
 func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	now := p.now()
 	// The caller's context may be cancelled: this write must still land,
@@ -160,11 +162,18 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 				return err
 			}
 		}
-		return tx.RunEnded(r, status, now)
+		if err := tx.RunEnded(r, status, now); err != nil {
+			return err
+		}
+		if ev, ok := p.notes.runEnd(runID, status, res, now); ok {
+			return p.notes.enqueue(tx, ev)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
 	}
+	p.notes.kick()
 	typ := history.EventRunFinished
 	if status == checkpoint.RunInterrupted {
 		typ = history.EventRunInterrupted
@@ -230,6 +239,9 @@ func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Ou
 		return nil
 	}
 	circuitOf := out.Circuit
+	if err := p.notes.longWait(ctx, in, out, remaining, p.now()); err != nil {
+		return err
+	}
 	if p.opts.MaxWait > 0 && remaining > p.opts.MaxWait {
 		return &errWaitTooLong{until: deadline, circuit: circuitOf}
 	}

@@ -521,11 +521,15 @@ func (p *project) deadLetter(ctx context.Context, in *attempt.Instance, class, m
 		}
 		d.Signature = signature(d.Class, d.Error)
 		added = true
-		return tx.AddDeadLetter(d)
+		if err := tx.AddDeadLetter(d); err != nil {
+			return err
+		}
+		return p.notes.enqueue(tx, itemDeadEvent(in, d))
 	})
 	if err != nil {
 		return fmt.Errorf("dead-letter %s: %w", attempt.UnitLabel(u), err)
 	}
+	p.notes.kick()
 	if added {
 		p.sink.Emit(history.Event{Time: now, Type: history.EventItemDead, RunID: runID, Step: in.StepPath(), Item: it.Key, Agent: ws.Agent,
 			Class: d.Class, Error: d.Error, Message: "sent to the dead-letter queue after " + history.Count(d.Attempts, "attempt", "attempts")})

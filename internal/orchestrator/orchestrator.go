@@ -11,6 +11,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,6 +30,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/notify"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -104,6 +106,8 @@ type Result struct {
 	// Gates are the approval gates waiting, by path, when Status is
 	// StatusAwaitingApproval.
 	Gates []string
+	// login is the login that stopped the run, when one did.
+	login *attempt.LoginError
 }
 
 // UsageError marks a problem with the invocation, the workflow or the state
@@ -136,6 +140,8 @@ type project struct {
 	attempts *attempt.Runner
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
+	// notes commits notifications and sends them.
+	notes notifications
 	leases
 }
 
@@ -237,6 +243,10 @@ func (p *project) setDefaults() {
 		Dir: p.dir, Workflow: p.wf, Store: p.store, Clock: p.clock, Rand: p.rnd, Sink: p.sink, Log: p.log,
 		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
 	}
+	failpoint := p.attempts.Failpoint
+	p.notes = notifications{wf: p.wf, store: p.store, name: cmp.Or(p.wf.Name, filepath.Base(p.dir)),
+		sender: &notify.Deliverer{Store: p.store, Dir: p.dir, Env: p.env, SelfExe: p.opts.SelfExe, Log: p.log, Now: p.now,
+			BeforePass: func() { failpoint.Hit(notify.FailBeforeDelivery) }}}
 }
 
 func (p *project) close() {
@@ -256,6 +266,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	// Notifications left pending by an earlier process go out too.
+	p.notes.start(ctx)
+	defer p.notes.stop()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}
@@ -337,6 +350,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer p.close()
+	// Notifications left pending by an earlier process go out too.
+	p.notes.start(ctx)
+	defer p.notes.stop()
 	if err := p.checkWorktrees(ctx); err != nil {
 		return nil, err
 	}

@@ -3,8 +3,8 @@ package workflow
 import "sort"
 
 // CheckRunnable names each construct of the workflow that this version of
-// the run loop does not act on yet: an agent's fallback, a step's
-// fallback_after and notify targets (SPEC 17). The run loop refuses
+// the run loop does not act on yet: an agent's fallback and a step's
+// fallback_after (SPEC 17). The run loop refuses
 // such a workflow before anything is written, rather than run it as if
 // they were not there.
 func CheckRunnable(w *Workflow) error {
@@ -20,9 +20,6 @@ func CheckRunnable(w *Workflow) error {
 		if s.FallbackAfter > 0 {
 			keys = append(keys, "steps["+s.ID+"].fallback_after")
 		}
-	}
-	if len(w.Notify) > 0 {
-		keys = append(keys, "notify")
 	}
 	for _, k := range keys {
 		errs = append(errs, &Error{File: w.Path, Line: 1, Column: 1, Key: k,

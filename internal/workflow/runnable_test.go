@@ -22,6 +22,11 @@ func TestCheckRunnable(t *testing.T) {
   - {id: e, approval: {prompt: ok?}}
   - {id: f, loop: {max_iterations: 1, until: "true", steps: [{id: g, prompt: g}]}}
 `, nil},
+		{"notify targets run", `  - {id: a, prompt: a}
+notify:
+  - {webhook: "https://hooks.example.com/x", on: [run_failed]}
+  - {command: [./page-me.sh], on: [auth_needed, long_wait], notify_after: 1m}
+`, nil},
 		{"section 17 keys not acted on", `  - {id: a, prompt: a, fallback_after: 10m}
 `, []string{
 			"wf.yaml:1:1: steps[a].fallback_after: this version of cadence does not act on it yet (fallbacks and notifications come with SPEC section 17)",
