@@ -29,6 +29,9 @@ type crashScenario struct {
 	files    map[string]string // step → file handoff path
 	want     string            // final run status
 	wantExit int
+	// gate names an approval gate the cell approves whenever a process
+	// stops at it (exit 5), before the next resume.
+	gate string
 }
 
 // crashScenarios are the workflows every failpoint is tried on. Backoffs
@@ -176,6 +179,34 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// A loop of two iterations (a schema failure then a success in
+		// each, and a review that approves in the second), then an
+		// approval gate a person answers, then a command: kills between
+		// iterations and inside one, just after until was decided, while
+		// the gate waits and just after its answer was committed.
+		name:  "loop-gate",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: `  - id: rounds
+    loop:
+      max_iterations: 3
+      until: steps.review.output.ok
+      steps:
+        - {id: work, prompt: work, handoff: {schema: s.json}}
+        - {id: review, prompt: review, handoff: {schema: s.json}}
+  - {id: gate, approval: {prompt: "ship round {{ .Steps.rounds.Output.iterations }}?"}}
+  - {id: build, run: [sh, command.sh]}
+`,
+		scenario: `steps:
+  work:
+    - {sleep: 30ms, answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+  rounds/1/review: [{answer: '{"ok": false}'}]
+  rounds/2/review: [{answer: '{"ok": true}'}]
+`,
+		gate: "gate",
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -269,6 +300,13 @@ func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *dur
 			t.Fatalf("still killed after %d processes: the failpoint never stops firing", maxProcesses)
 		}
 		r := p.cadence([]string{fmt.Sprintf("CADENCE_FAILPOINT=%s:%d", fp, failpointK(i))}, cmd)
+		if r.signal != syscall.SIGKILL && sc.gate != "" && r.code == exitAwaiting {
+			// Stopped at the gate, resumable: a person answers it.
+			d.checkDecisions(d.p.inspect())
+			p.cadence(nil, "approve", sc.gate, "--by", "matrix").exits(t, 0)
+			cmd = "resume"
+			continue
+		}
 		if r.signal != syscall.SIGKILL {
 			r.exits(t, sc.wantExit)
 			d.finish(sc.want)
@@ -301,7 +339,7 @@ type attemptKey struct {
 // so that every guarantee is checked per item as it is per step.
 func units(rep history.Report) []history.StepReport {
 	var out []history.StepReport
-	for _, s := range rep.Steps {
+	for _, s := range allSteps(rep.Steps) {
 		if s.ItemCounts == nil {
 			out = append(out, s)
 			continue
@@ -309,6 +347,20 @@ func units(rep history.Report) []history.StepReport {
 		for _, it := range s.Items {
 			out = append(out, history.StepReport{ID: s.ID + "/" + it.Key, Status: it.Status, Agent: s.Agent,
 				AttemptsUsed: it.AttemptsUsed, MaxAttempts: it.MaxAttempts, Attempts: it.Attempts})
+		}
+	}
+	return out
+}
+
+// allSteps flattens steps and, for a loop, the inner steps of each of its
+// iterations (named by their paths, LOOP/N/STEP), at any depth: every step
+// instance with a history of its own.
+func allSteps(steps []history.StepReport) []history.StepReport {
+	var out []history.StepReport
+	for _, s := range steps {
+		out = append(out, s)
+		for _, it := range s.Iterations {
+			out = append(out, allSteps(it.Steps)...)
 		}
 	}
 	return out
@@ -467,7 +519,17 @@ func (d *durability) handoffLanded(runID, stepID string, n int) bool {
 // the time it was taken, so one taken again differs.
 func (d *durability) checkDecisions(rep history.Report) {
 	d.t.Helper()
-	for _, s := range rep.Steps {
+	for _, s := range allSteps(rep.Steps) {
+		d.checkOnce("the until of", s.Iterations)
+		if a := s.Approval; a != nil && a.Decision != history.ApprovalWaiting {
+			// An answer is recorded once: who, when and what never change.
+			now := fmt.Sprintf("%s by %s at %v: %s", a.Decision, a.By, a.At, a.Comment)
+			if was, seen := d.decisions["gate "+s.ID]; !seen {
+				d.decisions["gate "+s.ID] = now
+			} else if was != now {
+				d.t.Errorf("SPEC 16.7: gate %s answered again: %s, then %s", s.ID, was, now)
+			}
+		}
 		if len(s.Decision) == 0 {
 			continue
 		}
@@ -483,6 +545,23 @@ func (d *durability) checkDecisions(rep history.Report) {
 			d.t.Errorf("SPEC 16.7: step %s was skipped, now %s", s.ID, s.Status)
 		case strings.TrimSuffix(was, " skipped") != string(s.Decision):
 			d.t.Errorf("SPEC 16.7: step %s decided again: %s, then %s", s.ID, strings.TrimSuffix(was, " skipped"), s.Decision)
+		}
+	}
+}
+
+// checkOnce fails when an iteration's until decision changed once
+// committed: it is taken once and never again (SPEC 16.7).
+func (d *durability) checkOnce(what string, iters []history.IterationReport) {
+	d.t.Helper()
+	for _, it := range iters {
+		if len(it.Until) == 0 {
+			continue
+		}
+		key := "until " + it.ID
+		if was, seen := d.decisions[key]; !seen {
+			d.decisions[key] = string(it.Until)
+		} else if was != string(it.Until) {
+			d.t.Errorf("SPEC 16.7: %s iteration %s decided again: %s, then %s", what, it.ID, was, it.Until)
 		}
 	}
 }
@@ -734,12 +813,15 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 		if ran > s.MaxAttempts {
 			bad("G3: step %s executed %d times, max_attempts %d", s.ID, ran, s.MaxAttempts)
 		}
-		switch s.Status {
-		case "succeeded":
+		switch {
+		case s.Iterations != nil || s.Approval != nil:
+			// A loop ends with its iterations, a gate with its answer:
+			// neither has an attempt of its own to succeed.
+		case s.Status == "succeeded":
 			if success == 0 {
 				bad("step %s succeeded with no succeeded or adopted attempt", s.ID)
 			}
-		case "failed":
+		case s.Status == "failed":
 			if s.AttemptsUsed != s.MaxAttempts {
 				bad("G3: step %s failed after %d attempts, want exactly max_attempts %d", s.ID, s.AttemptsUsed, s.MaxAttempts)
 			}
