@@ -19,9 +19,11 @@ import (
 // skipped by its when, and review run by its own when despite needing the
 // skipped docs (a provider retry-after); a command step; a check that
 // fails once and then passes; a map step of five items three at once (one
-// item retried after a schema failure, one after a transient error); and
-// agents, the command and checks that sleep 20–100 ms so that kills land
-// while they run.
+// item retried after a schema failure, one after a transient error); a
+// loop of two iterations (a schema failure and its follow-up in each, its
+// until met in the second); an approval gate, which the schedule approves
+// whenever a process stops at it (exit 5); and agents, the command and
+// checks that sleep 20–100 ms so that kills land while they run.
 const killWorkflow = `version: 1
 defaults:
   agent: sim
@@ -48,6 +50,14 @@ steps:
     prompt: 'each {{ .Item.Key }}'
     handoff: {schema: s.json}
     map: {items: {file: items.json}, key: /id, max_parallel: 3}
+  - id: rounds
+    loop:
+      max_iterations: 3
+      until: steps.judge.output.ok
+      steps:
+        - {id: draft, prompt: draft, handoff: {schema: s.json}}
+        - {id: judge, prompt: judge, handoff: {schema: s.json}}
+  - {id: gate, approval: {prompt: "ship after {{ .Steps.rounds.Output.iterations }} rounds?"}}
 `
 
 const killScenario = `steps:
@@ -75,6 +85,11 @@ const killScenario = `steps:
   each/d:
     - {sleep: 30ms, overloaded: true}
     - {sleep: 70ms, answer: '{"ok": true}'}
+  draft:
+    - {sleep: 30ms, answer: '{"ok": "no"}'}
+    - {sleep: 40ms, answer: '{"ok": true}'}
+  rounds/1/judge: [{sleep: 20ms, answer: '{"ok": false}'}]
+  rounds/2/judge: [{sleep: 20ms, answer: '{"ok": true}'}]
 `
 
 // killItems are the items of the kill workflow's map step.
@@ -175,6 +190,13 @@ func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durabilit
 			after = time.Duration(rnd.Int63n(int64(900*time.Millisecond))) + 20*time.Millisecond
 		}
 		r := startAndKill(t, p, cmd, after)
+		if r.signal != syscall.SIGKILL && r.code == exitAwaiting {
+			// Stopped at the gate, resumable: a person answers it.
+			d.checkDecisions(d.p.inspect())
+			p.cadence(nil, "approve", "gate", "--by", "schedule").exits(t, 0)
+			cmd = "resume"
+			continue
+		}
 		if r.signal != syscall.SIGKILL {
 			if r.code != 0 && r.code != 1 {
 				r.exits(t, 0)
