@@ -139,3 +139,20 @@ func (t *Tx) DecideApproval(a Approval) error {
 	}
 	return t.execOne(what, decideApprovalQuery, approvalToRow(a))
 }
+
+const deleteApprovalQuery = `DELETE FROM approvals WHERE run_id = ? AND step_id = ? AND item_key = ?`
+
+// AskAgain forgets the answer to a gate that failed (rejected, or timed
+// out) as its step is reopened (`resume --retry-failed`): the gate asks
+// again when it is reached. The caller records what the answer was in
+// the run's audit log.
+func (t *Tx) AskAgain(u Unit) error {
+	what := "approval of " + unitName(u)
+	if err := t.mustWrite("reopen " + what); err != nil {
+		return err
+	}
+	if _, err := t.exec(deleteApprovalQuery, u.RunID, u.StepID, u.Item); err != nil {
+		return fmt.Errorf("reopen %s: %w", what, err)
+	}
+	return nil
+}

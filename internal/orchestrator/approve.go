@@ -56,6 +56,9 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 		if err != nil {
 			return err
 		}
+		if run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned {
+			return usagef("run %s is %s: nothing waits for approval in it, and nothing would read an answer", run.ID, run.Status)
+		}
 		gates, err := tx.Approvals(run.ID)
 		if err != nil {
 			return err

@@ -67,7 +67,9 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, 
 	for {
 		if next {
 			if n >= ws.Loop.MaxIterations {
-				return 0, nil, fmt.Errorf("loop %s: iteration %d ended without ending the loop", path, n)
+				// Its iterations are used up (a failed loop reopened by
+				// --retry-failed): it fails again, as it did.
+				return g.exhausted(ctx, in, n)
 			}
 			if err := g.startIteration(ctx, in, n+1); err != nil {
 				return 0, nil, err
@@ -389,4 +391,24 @@ func loopEnvelope(ws *workflow.Step, n int, outputs map[string]any, now time.Tim
 		return handoff.Envelope{}, nil, nil, fmt.Errorf("decode the output of loop %s: %w", ws.ID, err)
 	}
 	return env, envJSON, v, nil
+}
+
+// exhausted fails a loop whose iterations are all used and whose until
+// was never true: a loop reopened after it failed so.
+func (g *graph) exhausted(ctx context.Context, in *attempt.Instance, n int) (stepResult, any, error) {
+	p, path := g.p, in.StepPath()
+	now := p.now()
+	err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		st, err := tx.Step(g.run.ID, path)
+		if err != nil {
+			return err
+		}
+		return tx.StepFailed(st, now)
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("record loop %s failed: %w", path, err)
+	}
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: g.run.ID, Step: path,
+		Message: fmt.Sprintf("max_iterations %d used up and until %s was never true", n, in.Step.Loop.Until.Source)})
+	return stepFailed, nil, nil
 }

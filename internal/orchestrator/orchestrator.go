@@ -526,6 +526,16 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		if budgetOnly {
 			detail = fmt.Sprintf("step %s reopened by `resume --budget` after its budget stop", s.ID)
 		}
+		if a, err := tx.Approval(s.Unit()); err == nil {
+			// A gate rejected or timed out asks again.
+			if err := tx.AskAgain(s.Unit()); err != nil {
+				return err
+			}
+			detail = fmt.Sprintf("gate %s reopened by `resume --retry-failed`: it asks again (it was %s by %s: %s)",
+				s.ID, cmp.Or(a.Decision, "not answered before its timeout"), a.By, a.Comment)
+		} else if !errors.Is(err, checkpoint.ErrNotFound) {
+			return err
+		}
 		if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: "step_reopened", Detail: detail}); err != nil {
 			return err
 		}
