@@ -431,5 +431,8 @@ func (g *graph) readBy(x *workflow.Expr) map[string]any {
 	for _, id := range ids {
 		out["steps."+id+".status"] = g.vars[id].Status
 	}
+	if x.UsesLoop {
+		out["loop.iteration"] = g.iteration
+	}
 	return out
 }
