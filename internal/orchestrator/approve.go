@@ -56,9 +56,6 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 		if err != nil {
 			return err
 		}
-		if run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned {
-			return usagef("run %s is %s: nothing waits for approval in it, and nothing would read an answer", run.ID, run.Status)
-		}
 		gates, err := tx.Approvals(run.ID)
 		if err != nil {
 			return err
@@ -119,8 +116,9 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			match = append(match, g)
 		}
 	}
+	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned
 	for i := len(match) - 1; i >= 0; i-- {
-		if !match[i].Decided() {
+		if !match[i].Decided() && !over {
 			return &match[i], nil
 		}
 	}
@@ -133,6 +131,9 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 		}
 		return nil, usagef("gate %s of run %s was already %s by %s%s: the first answer stands%s",
 			last.Unit.StepID, run.ID, last.Decision, last.By, when, waitingHint(waiting))
+	}
+	if over {
+		return nil, usagef("run %s is %s: nothing waits for approval in it, and nothing would read an answer", run.ID, run.Status)
 	}
 	if a.RunID == "" {
 		// Waiting in an older, unfinished run? Then --run says which.

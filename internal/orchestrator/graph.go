@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -245,10 +246,16 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 			continue
 		}
 		in := g.instance(ws)
+		// What expressions inside a loop may read of the steps outside
+		// it, taken here: the steps running beside it write g.vars.
+		var vars map[string]workflow.StepVars
+		if ws.Loop != nil {
+			vars = maps.Clone(g.vars)
+		}
 		g.running[ws.ID] = true
 		go func() {
 			e := stepEnd{ws: ws}
-			e.res, e.out, e.err = g.runStep(ctx, in)
+			e.res, e.out, e.err = g.runStep(ctx, in, vars)
 			ends <- e
 		}()
 	}
@@ -279,10 +286,10 @@ func (g *graph) readable(ancestors []string) map[string]any {
 }
 
 // runStep runs one step instance to its end.
-func (g *graph) runStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+func (g *graph) runStep(ctx context.Context, in *attempt.Instance, vars map[string]workflow.StepVars) (stepResult, any, error) {
 	switch {
 	case in.Step.Loop != nil:
-		return g.runLoop(ctx, in)
+		return g.runLoop(ctx, in, vars)
 	case in.Step.Approval != nil:
 		return g.runGate(ctx, in)
 	case in.Step.Map != nil:

@@ -43,7 +43,9 @@ type iteration struct {
 
 // runLoop runs a loop step's iterations from where the committed state
 // left them, until its until is true or max_iterations are used.
-func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
+// vars are what its expressions read of the steps outside it, as they
+// were when it started.
+func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[string]workflow.StepVars) (stepResult, any, error) {
 	p, ws, path := g.p, in.Step, in.StepPath()
 	st, n, last, err := g.loopRows(ctx, path)
 	if err != nil {
@@ -76,7 +78,7 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance) (stepResult, 
 			}
 			n++
 		}
-		it, err := g.runIteration(ctx, in, n)
+		it, err := g.runIteration(ctx, in, n, vars)
 		switch {
 		case err != nil:
 			return 0, nil, err
@@ -200,14 +202,14 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 // state left it. When it ends with every inner step done, until is
 // evaluated (not committed: endIteration commits it); outputs are the
 // inner steps' outputs, for the loop's own.
-func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int) (iteration, error) {
+func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int, vars map[string]workflow.StepVars) (iteration, error) {
 	p, ws, path := g.p, in.Step, in.StepPath()
 	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
 	ig.prefix, ig.iteration, ig.inputs = iterationPath(path, n)+"/", n, g.inputs
 	for id, out := range in.Outputs {
 		ig.outputs[id] = out
 	}
-	for id, v := range g.vars {
+	for id, v := range vars {
 		ig.vars[id] = v
 	}
 	if n > 1 {
