@@ -26,10 +26,8 @@ func TestCheckRunnable(t *testing.T) {
 			"wf.yaml:7:6: steps[1]: step e is an approval gate" + tail,
 			"wf.yaml:8:6: steps[2]: step f is a loop" + tail,
 		}},
-		{"section 17 keys not acted on", `  - {id: a, prompt: a, fallback_after: 10m}
-`, []string{
-			"wf.yaml:1:1: steps[a].fallback_after: this version of cadence does not act on it yet (fallbacks and notifications come with SPEC section 17)",
-		}},
+		{"a fallback runs", `  - {id: a, prompt: a, fallback_after: 10m}
+`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
