@@ -43,6 +43,9 @@ const (
 	// FailAfterDecision fires right after a step's decision (its when
 	// evaluated, or a skip) is committed, before anything depends on it.
 	FailAfterDecision = "after-decision"
+	// FailAfterFallback fires right after a step's move to a fallback
+	// agent entry is committed, before its attempt there begins.
+	FailAfterFallback = "after-fallback"
 )
 
 // Failpoints lists every failpoint name, in run-loop order.
@@ -50,7 +53,7 @@ var Failpoints = []string{
 	FailAfterAttemptCommit, FailAfterAgentStart,
 	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
-	FailAfterDecision,
+	FailAfterDecision, FailAfterFallback,
 }
 
 // Failpoint is the parsed CADENCE_FAILPOINT setting of one process.

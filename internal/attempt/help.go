@@ -67,7 +67,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
 
-	t := &try{r: r, in: in, row: &a, plan: attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
+	t := &try{r: r, in: in, row: &a, plan: attemptPlan{agent: in.Step.Agent, kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
 	adv := r.Workflow.Agents[in.Step.OnHelp.Agent]
 	l, err := r.newLaunch(ctx, t, adv, "")
 	if err != nil {

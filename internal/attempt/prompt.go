@@ -80,6 +80,8 @@ func renderArgs(name string, words []string, data map[string]any) ([]string, err
 
 // attemptPlan is what the next attempt will do: its kind, prompt and session.
 type attemptPlan struct {
+	// agent is the agent entry the attempt runs on ("" for a command step).
+	agent     string
 	kind      string
 	prompt    string
 	sessionID string
@@ -99,6 +101,12 @@ type attemptPlan struct {
 func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.Attempt, task, orig string, n int, answered bool) (attemptPlan, error) {
 	if last == nil {
 		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
+	current := currentAgent(r.Workflow, ws, st)
+	if current != "" && attemptAgent(last, ws) != current {
+		// The step moved to another entry (SPEC §17): a session cannot
+		// move between CLIs or accounts. planFor adds the diagnosis.
+		return attemptPlan{kind: checkpoint.KindFallback, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
 	if st.FreshSession || st.SessionID == "" {
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
@@ -120,10 +128,10 @@ func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.A
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
 	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[ws.Agent].Preset != agent.PresetOpenAI:
+	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[current].Preset != agent.PresetOpenAI:
 		// The agent never started: its session was never created.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
-	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[ws.Agent].Preset):
+	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[current].Preset):
 		// The agent keeps a session only once it answered in it, and it
 		// never did: a resume could only fail.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil

@@ -32,7 +32,7 @@ func (t *try) onStart(ctx context.Context) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: ws.Agent,
+		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: ws.ID, Item: t.in.ItemKey(), Agent: plan.agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil
 	}
@@ -118,7 +118,7 @@ func (t *try) recordUsage(res *agent.Result) {
 	a := t.row
 	code := res.ExitCode
 	a.ExitCode = &code
-	agentName := t.in.Step.Agent
+	agentName := t.plan.agent
 	if t.plan.kind == checkpoint.KindHelp {
 		// An advisor's session is its own round's, named by cadence.
 		agentName = t.in.Step.OnHelp.Agent

@@ -1,0 +1,3 @@
+-- Number 0013 is reserved for a migration made alongside this one, on
+-- another branch; this placeholder goes when that file arrives.
+SELECT 1;
