@@ -20,13 +20,13 @@ import (
 type nextKind int
 
 const (
-	nextAttempt nextKind = iota // run an attempt now
-	nextDone                    // it succeeded
-	nextFailed                  // it failed, already recorded
-	nextFail                    // it fails now, for the reason given
-	nextHelp                    // run the advisor's help round
-	nextWait                    // wait for the committed deadline first
-	nextFallback                // move to the fallback agent entry named
+	nextAttempt  nextKind = iota // run an attempt now
+	nextDone                     // it succeeded
+	nextFailed                   // it failed, already recorded
+	nextFail                     // it fails now, for the reason given
+	nextHelp                     // run the advisor's help round
+	nextWait                     // wait for the committed deadline first
+	nextFallback                 // move to the fallback agent entry named
 )
 
 // next is the decision before an attempt.
