@@ -87,7 +87,7 @@ var attemptTransitions = map[string][]string{
 	AttemptAdopted:     nil,
 }
 
-var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFresh: true, KindHelp: true}
+var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFresh: true, KindHelp: true, KindFallback: true}
 
 // RunTransition reports whether a run may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
