@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -166,7 +167,9 @@ func (r *Runner) readState(ctx context.Context, in *Instance) (unitState, error)
 		}
 		s.entries.current = currentAgent(r.Workflow, in.Step, s.step)
 		s.candidates = fallbackCandidates(r.Workflow, in.Step, s.entries.current)
-		if len(s.candidates) == 0 || in.isCommand() {
+		if !slices.ContainsFunc(s.candidates, func(n string) bool { return n != s.entries.current }) || in.isCommand() {
+			// Nowhere to move: a step without fallbacks reads nothing
+			// more than it did without them.
 			s.candidates = nil
 			return nil
 		}
