@@ -248,3 +248,30 @@ func TestFallbackCandidates(t *testing.T) {
 		t.Errorf("a command step: %v, want none", got)
 	}
 }
+
+// TestCurrentAgent: the step row's entry is used when the step's agent
+// reaches it through fallback lists; a row naming another entry (the
+// workflow changed the step's agent since) or none runs on the step's own.
+func TestCurrentAgent(t *testing.T) {
+	w := &workflow.Workflow{Agents: map[string]*workflow.Agent{
+		"a": {Name: "a", Fallback: []string{"b"}},
+		"b": {Name: "b", Fallback: []string{"c"}},
+		"c": {Name: "c"},
+		"x": {Name: "x"},
+	}}
+	for _, tt := range []struct{ stepAgent, row, want string }{
+		{"a", "a", "a"},
+		{"a", "b", "b"},
+		{"a", "c", "c"},
+		{"a", "x", "a"},
+		{"a", "", "a"},
+		{"a", "gone", "a"},
+		{"b", "a", "b"},
+		{"", "a", ""},
+	} {
+		ws := &workflow.Step{ID: "s", Agent: tt.stepAgent}
+		if got := currentAgent(w, ws, &checkpoint.Step{Agent: tt.row}); got != tt.want {
+			t.Errorf("step agent %q, row %q: %q, want %q", tt.stepAgent, tt.row, got, tt.want)
+		}
+	}
+}

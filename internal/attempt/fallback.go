@@ -20,13 +20,35 @@ import (
 // there begins, so a crash between the two resumes on the fallback.
 
 // currentAgent is the entry the instance's next attempt runs on: its
-// row's, or the step's own when the row names none, or names an entry the
-// workflow no longer has.
+// row's, when that is the step's own agent or one of its fallbacks (or
+// theirs); else the step's own: a row that names none, or an entry the
+// step can no longer reach since its workflow changed.
 func currentAgent(w *workflow.Workflow, ws *workflow.Step, st *checkpoint.Step) string {
-	if ws.Agent == "" || st.Agent == "" || w.Agents[st.Agent] == nil {
+	if ws.Agent == "" || !reachable(w, ws.Agent, st.Agent) {
 		return ws.Agent // "" for a command step
 	}
 	return st.Agent
+}
+
+// reachable reports whether entry to is entry from, or is reached from it
+// through fallback lists.
+func reachable(w *workflow.Workflow, from, to string) bool {
+	seen := map[string]bool{}
+	queue := []string{from}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		ag := w.Agents[name]
+		if ag == nil || seen[name] {
+			continue
+		}
+		if name == to {
+			return true
+		}
+		seen[name] = true
+		queue = append(queue, ag.Fallback...)
+	}
+	return false
 }
 
 // readEntries reads what the committed state says of the entries an
