@@ -433,3 +433,76 @@ func TestAgentCLIKillFirstAttempt(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentCLIFallback: Claude Code answers with a usage limit that resets
+// in an hour (the exit-0 "success" whose text is the limit message); the
+// step's agent entry has Codex as its fallback, so the next attempt runs
+// at once on Codex, in a fresh session with the original task, and Codex
+// finishes the step. Each CLI talks to a mock of its own API.
+func TestAgentCLIFallback(t *testing.T) {
+	reset := time.Now().Add(time.Hour).Unix()
+	claudeAPI := mockmodel.Start(t, mockmodel.Text(fmt.Sprintf("Claude AI usage limit reached|%d", reset)))
+	codexAPI := mockmodel.Start(t, mockmodel.Text(goodAnswer))
+	entry := func(a e2eAgent, s *mockmodel.Server, fallback ...string) string {
+		e := a.entry(t, s, t.TempDir())
+		e["preset"] = a.preset
+		if len(fallback) > 0 {
+			e["fallback"] = fallback
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	prompt, _ := json.Marshal(e2ePrompt)
+	wf := `version: 1
+defaults:
+  agent: claude
+  retry: {max_attempts: 3, backoff: fixed, initial: 100ms, jitter: none}
+  timeout: 3m
+agents:
+  claude: ` + entry(claudeAgent, claudeAPI, "codex") + `
+  codex: ` + entry(codexAgent, codexAPI) + `
+steps:
+  - id: answer
+    prompt: ` + string(prompt) + `
+    handoff: {schema: s.json}
+`
+	p := newProject(t, wf, map[string]string{"s.json": e2eSchema})
+	runE2E(t, p)
+
+	rep := p.inspect()
+	st := step(rep, "answer")
+	if st.Status != "succeeded" || len(st.Attempts) != 2 || st.Agent != "codex" {
+		t.Fatalf("step %s on %s after %d attempts, want succeeded on codex after 2: %+v%s", st.Status, st.Agent, len(st.Attempts), st.Attempts, attemptOutputs(p))
+	}
+	first, second := st.Attempts[0], st.Attempts[1]
+	if first.Agent != "claude" || first.Class != "transient" || !first.Uncounted {
+		t.Errorf("attempt 1: agent %s class %q uncounted %v, want claude's usage limit, uncounted (%s)", first.Agent, first.Class, first.Uncounted, first.Error)
+	}
+	if second.Agent != "codex" || second.Kind != "fallback" || second.Status != "succeeded" {
+		t.Errorf("attempt 2: agent %s kind %q status %q, want a fallback on codex that succeeded", second.Agent, second.Kind, second.Status)
+	}
+	if second.SessionID == first.SessionID {
+		t.Errorf("the fallback continued claude's session %s, want a fresh one", first.SessionID)
+	}
+	if st.AttemptsUsed != 1 {
+		t.Errorf("attempts used %d, want 1: the usage limit does not count", st.AttemptsUsed)
+	}
+	if n := len(claudeAPI.Turns()); n != 1 {
+		t.Errorf("claude's API saw %d turns, want 1", n)
+	}
+	turns := codexAPI.Turns()
+	if len(turns) != 1 {
+		t.Fatalf("codex's API saw %d turns, want 1", len(turns))
+	}
+	if last := turns[0].LastUserText(); !strings.Contains(last, `{"ok": <boolean>}`) {
+		t.Errorf("codex was not given the original task:\n%s", last)
+	}
+	for _, c := range rep.Circuits {
+		if c.Agent == "claude" && c.State != "open" {
+			t.Errorf("claude's circuit %s, want open until its limit resets", c.State)
+		}
+	}
+}

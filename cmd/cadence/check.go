@@ -66,13 +66,6 @@ func (c *checkCmd) Run(e *env) error {
 		errs = append(errs, checkProblem{File: name, Message: err.Error()})
 	}
 	if wf != nil {
-		// What `cadence run` would refuse (a loop or a gate, a key not
-		// acted on yet) is an error here too: "ready to run" must be true.
-		if err := workflow.CheckRunnable(wf); errors.As(err, &werrs) {
-			for _, we := range werrs {
-				errs = append(errs, checkProblem{File: we.File, Line: we.Line, Column: we.Column, Key: we.Key, Message: we.Msg})
-			}
-		}
 		pos := newLocator(wf.Raw)
 		for _, agent := range orchestrator.UnsetAPIKeys(wf, os.Environ()) {
 			key := "agents." + agent + ".api_key_env"

@@ -24,6 +24,7 @@ type crashScenario struct {
 	name     string
 	retry    string
 	agent    string // extra keys of the sim agent entry, e.g. its circuit
+	agents   string // further agent entries, e.g. a fallback
 	steps    string
 	scenario string
 	files    map[string]string // step → file handoff path
@@ -32,6 +33,9 @@ type crashScenario struct {
 	// gate names an approval gate the cell approves whenever a process
 	// stops at it (exit 5), before the next resume.
 	gate string
+	// wantAgent, when set, is the agent entry that must have ended every
+	// step, with its last attempt: a resume continued on it.
+	wantAgent string
 }
 
 // crashScenarios are the workflows every failpoint is tried on. Backoffs
@@ -207,6 +211,49 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// The sim entry answers every attempt with a usage limit that
+		// resets in an hour; the step moves at once to its fallback sim2
+		// (fallback.yaml: it answers), which finishes it. Kills land just after the
+		// move is committed (after-fallback), and around both attempts; a
+		// resume continues on the entry the step row names.
+		name:  "fallback",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent: "    fallback: [sim2]\n",
+		agents: `  sim2:
+    preset: sim
+    scenario: fallback.yaml
+    args: [--ledger, ledger.jsonl]
+`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {usage_limit: {reset_after: 1h}}
+`,
+		want:      "succeeded",
+		wantAgent: "sim2",
+	},
+	{
+		// A usage limit shorter than fallback_after is waited for on the
+		// agent itself, uncounted; kills land during that wait
+		// (during-backoff), and the resume waits for the same reset.
+		name:  "limit-wait",
+		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent: "    fallback: [sim2]\n",
+		agents: `  sim2:
+    preset: sim
+    scenario: scenario.yaml
+    args: [--ledger, ledger.jsonl]
+`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, fallback_after: 1h}\n",
+		scenario: `steps:
+  one:
+    - {usage_limit: {reset_after: 1s}}
+    - {answer: '{"ok": true}'}
+`,
+		want:      "succeeded",
+		wantAgent: "sim",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -244,7 +291,7 @@ agents:
     preset: sim
     scenario: scenario.yaml
     args: [--ledger, ledger.jsonl]
-` + sc.agent + `steps:
+` + sc.agent + sc.agents + `steps:
 ` + sc.steps
 }
 
@@ -292,7 +339,8 @@ func crashMatrix(t *testing.T, e stateEngine) {
 // runCrashCell runs one cell on engine e and returns its finished checker.
 func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *durability {
 	p := newEngineProject(t, e, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
-		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`, "command.sh": ledgerCommand})
+		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`, "command.sh": ledgerCommand,
+		"fallback.yaml": "steps:\n  one: [{answer: '{\"ok\": true}'}]\n"})
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
 	for i := 0; ; i++ {
@@ -310,6 +358,7 @@ func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *dur
 		if r.signal != syscall.SIGKILL {
 			r.exits(t, sc.wantExit)
 			d.finish(sc.want)
+			checkAgent(t, p, sc.wantAgent)
 			if d.kills == 0 {
 				t.Logf("failpoint %s not reached in scenario %s", fp, sc.name)
 			}
@@ -323,6 +372,23 @@ func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *dur
 		if cmd, ended = d.next(); ended != "" {
 			d.finish(sc.want)
 			return d
+		}
+	}
+}
+
+// checkAgent checks that every step of the project's run ended on the
+// agent entry want, its last attempt included ("" checks nothing).
+func checkAgent(t *testing.T, p *project, want string) {
+	t.Helper()
+	if want == "" {
+		return
+	}
+	for _, s := range units(p.inspect()) {
+		if s.Agent != want {
+			t.Errorf("step %s ended on agent %s, want %s", s.ID, s.Agent, want)
+		}
+		if n := len(s.Attempts); n == 0 || s.Attempts[n-1].Agent != want {
+			t.Errorf("step %s: last attempt not on agent %s: %+v", s.ID, want, s.Attempts)
 		}
 	}
 }
@@ -785,7 +851,7 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 			}
 			if i > 0 {
 				prev := s.Attempts[i-1]
-				if prev.Status == "interrupted" && prev.PID != nil && prev.SessionID != "" { // a command step has no session
+				if prev.Status == "interrupted" && prev.PID != nil && prev.SessionID != "" && a.Agent == prev.Agent { // a command step has no session
 					for _, r := range execs[attemptKey{s.ID, a.N}] {
 						if !r.Resume || r.SessionID != prev.SessionID {
 							bad("G5: step %s attempt %d after interrupted attempt %d: resume=%v session %s, want a resume of %s",
@@ -793,7 +859,10 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 						}
 					}
 				}
-				if prev.NextRetryAt != nil && a.StartedAt.Before(*prev.NextRetryAt) {
+				// A move to a fallback entry ends the wait on the old one
+				// (SPEC §17): the deadline was the old entry's.
+				moved := a.Agent != prev.Agent && a.Kind == "fallback"
+				if prev.NextRetryAt != nil && a.StartedAt.Before(*prev.NextRetryAt) && !moved {
 					bad("G4: step %s attempt %d started at %s, before attempt %d's deadline %s", s.ID, a.N, a.StartedAt, prev.N, prev.NextRetryAt)
 				}
 			}

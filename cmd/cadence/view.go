@@ -261,7 +261,7 @@ func humanLine(ev history.Event) (string, bool) {
 		return fmt.Sprintf("%s waiting for %s until %s (%s)", step, ev.Reason, clock(ev.Until), left), false
 	case history.EventItemsFrozen:
 		return fmt.Sprintf("%s map over %s", step, ev.Message), false
-	case history.EventItemTakenOver:
+	case history.EventItemTakenOver, history.EventFallback:
 		return fmt.Sprintf("%s %s", step, ev.Message), true
 	case history.EventLeaseLost:
 		return fmt.Sprintf("%s LEASE LOST: %s (%s)", step, ev.Message, firstLine(ev.Error)), true

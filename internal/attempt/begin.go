@@ -23,7 +23,7 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		why       = "circuit"
 	)
 	u := in.Unit()
-	agentName := in.Step.Agent
+	agentName := plan.agent
 	now := r.now()
 	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		var gen int64
@@ -61,7 +61,7 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		}
 		row := checkpoint.Attempt{
 			RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: plan.kind,
-			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen,
+			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen, Agent: plan.agent,
 		}
 		if err := tx.StartAttempt(&row); err != nil {
 			return err

@@ -39,7 +39,7 @@ func commandPlan(in *Instance, last *checkpoint.Attempt) attemptPlan {
 // own under the supervisor (G6).
 func (t *try) commandSpec() (agent.Spec, error) {
 	c, ws := t.in.Step.Run, t.in.Step
-	data := t.r.templateData(t.in, t.row.N)
+	data := instanceData(t.in, t.row.N)
 	words := make([]string, len(c.Templates))
 	for i, tmpl := range c.Templates {
 		var b bytes.Buffer

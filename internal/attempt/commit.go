@@ -82,7 +82,7 @@ type ending struct {
 
 // finish writes an attempt's ending in the caller's transaction.
 func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) error {
-	a, agentName := t.row, t.in.Step.Agent
+	a, agentName := t.row, t.plan.agent
 	if err := e.attempt(tx, a); err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) erro
 
 // recordCircuit applies the attempt's ending to its agent's breaker.
 func (t *try) recordCircuit(tx *checkpoint.Tx, e ending, now time.Time) error {
-	r, a, agentName := t.r, t.row, t.in.Step.Agent
+	r, a, agentName := t.r, t.row, t.plan.agent
 	b, err := r.agentBreaker(tx, agentName, now)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ type closing struct {
 
 func (c *closing) event(typ string) history.Event {
 	t, a := c.t, c.t.row
-	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.in.Step.Agent,
+	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.plan.agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class,
 		Error: a.Error, Repairs: a.Repairs, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
 }
@@ -263,12 +263,17 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	c.r.Sink.Emit(ev)
 	switch c.d.Decision {
 	case WaitLogin:
-		return Outcome{}, &LoginError{Agent: ws.Agent, Step: t.in.StepPath(), Detail: c.j.diag.Summary()}
+		// A fallback that can serve takes the next attempt instead of
+		// a person logging in (SPEC §17).
+		if ok, err := c.r.canFallBack(ctx, t.in); err != nil || ok {
+			return Outcome{}, err
+		}
+		return Outcome{}, &LoginError{Agent: t.plan.agent, Step: t.in.StepPath(), Detail: c.j.diag.Summary()}
 	case Fail:
 	default:
 		return Outcome{}, nil
 	}
-	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepFailed, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.plan.agent,
 		Class: a.Class, Message: failMessage(ws, c.v, a.Error)})
 	return Outcome{Failed: true}, nil
 }
@@ -287,7 +292,7 @@ func (c *closing) writeRecord(ctx context.Context) ([]byte, error) {
 		followup = handoff.BuildFollowup(c.r.followupInput(ws, task, c.j.diag, c.d.countedAfter(c.v)))
 	}
 	rec := handoff.FailedRecord{
-		RunID: t.in.Run.ID, StepID: t.in.Unit().StepID, Item: t.in.ItemKey(), Attempt: a.N, Agent: ws.Agent, SessionID: a.SessionID,
+		RunID: t.in.Run.ID, StepID: t.in.Unit().StepID, Item: t.in.ItemKey(), Attempt: a.N, Agent: t.plan.agent, SessionID: a.SessionID,
 		Class: c.j.class, Details: c.j.diag.Details, Violations: c.j.diag.Violations, Repairs: c.j.result.Repairs,
 		OutputSample: c.j.diag.OutputSample, OutputFile: a.OutputFile, FollowupPrompt: followup, CreatedAt: c.now,
 		Check: c.j.diag.Check,
@@ -354,7 +359,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	ev := c.event(history.EventAttemptFinished)
 	ev.Class, ev.Error, ev.Uncounted = "", "", false
 	c.r.Sink.Emit(ev)
-	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepSucceeded, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
+	c.r.Sink.Emit(history.Event{Time: c.now, Type: history.EventStepSucceeded, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.plan.agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, CostUSD: env.Metadata.CostUSD})
 	data, _ := jsonvalue.Decode(c.j.result.JSON)
 	return Outcome{Done: true, Output: data}, nil
@@ -406,12 +411,12 @@ func (r *Runner) originalTask(ctx context.Context, u checkpoint.Unit) (string, e
 }
 
 // sessionTask returns the prompt of the latest attempt that started a
-// session (kind initial or fresh): the task the session's follow-ups refer
+// session (kind initial, fresh or fallback): the task the session's follow-ups refer
 // to. It is "" when there is none.
 func sessionTask(list []checkpoint.Attempt) string {
 	var task string
 	for _, x := range list {
-		if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh {
+		if x.Kind == checkpoint.KindInitial || x.Kind == checkpoint.KindFresh || x.Kind == checkpoint.KindFallback {
 			task = x.Prompt
 		}
 	}

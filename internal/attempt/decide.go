@@ -20,12 +20,13 @@ import (
 type nextKind int
 
 const (
-	nextAttempt nextKind = iota // run an attempt now
-	nextDone                    // it succeeded
-	nextFailed                  // it failed, already recorded
-	nextFail                    // it fails now, for the reason given
-	nextHelp                    // run the advisor's help round
-	nextWait                    // wait for the committed deadline first
+	nextAttempt  nextKind = iota // run an attempt now
+	nextDone                     // it succeeded
+	nextFailed                   // it failed, already recorded
+	nextFail                     // it fails now, for the reason given
+	nextHelp                     // run the advisor's help round
+	nextWait                     // wait for the committed deadline first
+	nextFallback                 // move to the fallback agent entry named
 )
 
 // next is the decision before an attempt.
@@ -34,6 +35,7 @@ type next struct {
 	why    string    // nextFail
 	until  time.Time // nextWait
 	reason string    // nextWait: "backoff" or "usage limit"
+	agent  string    // nextFallback
 }
 
 // nextAction decides what an instance does next from its committed state.
@@ -62,14 +64,106 @@ func nextAction(ws *workflow.Step, s unitState, now time.Time) next {
 	case askedHelp && s.needsAdvice:
 		return next{kind: nextHelp}
 	}
+	limited := last != nil && last.Uncounted && last.Class == string(handoff.ClassTransient)
+	if to := fallbackTo(ws, s, limited, now); to != "" {
+		return next{kind: nextFallback, agent: to}
+	}
 	if s.step.NextRetryAt != nil && now.Before(*s.step.NextRetryAt) {
 		reason := "backoff"
-		if last != nil && last.Uncounted && last.Class == string(handoff.ClassTransient) {
+		if limited {
 			reason = "usage limit"
 		}
 		return next{kind: nextWait, until: *s.step.NextRetryAt, reason: reason}
 	}
 	return next{kind: nextAttempt}
+}
+
+// entries is what the committed state says of the agent entries a step
+// may run on: which one its next attempt runs on, and which cannot serve.
+type entries struct {
+	// current is the entry the step's next attempt runs on (its row's
+	// agent); "" for a command step.
+	current string
+	// openUntil holds, for each entry whose circuit is open, when it
+	// closes; a usage limit keeps an entry's circuit open until its reset.
+	openUntil map[string]time.Time
+	// loggedOut names the entries whose latest attempt of the instance
+	// failed its login (class auth).
+	loggedOut map[string]bool
+}
+
+// fallbackTo names the entry the step's next attempt moves to because the
+// current one cannot serve (SPEC §17), or "" when it stays. The current
+// entry cannot serve when its login failed, or when it is blocked (its
+// circuit open, or the step waiting for its usage limit to reset, limited)
+// for longer than the step's fallback_after. It moves to the first entry
+// that can serve of the current entry's fallback list, then of the step's
+// own agent and its list: a step whose fallback is blocked in turn may go
+// on down the list, or back to its own agent once that can serve again.
+func fallbackTo(ws *workflow.Step, s unitState, limited bool, now time.Time) string {
+	e := s.entries
+	if e.current == "" {
+		return ""
+	}
+	last := s.last
+	authFailed := last != nil && last.Status == checkpoint.AttemptFailed && last.Class == string(handoff.ClassAuth) &&
+		attemptAgent(last, ws) == e.current
+	var blocked time.Time
+	if until, open := e.openUntil[e.current]; open {
+		blocked = until
+	}
+	if limited && s.step.NextRetryAt != nil && s.step.NextRetryAt.After(blocked) {
+		blocked = *s.step.NextRetryAt
+	}
+	if !authFailed && !e.loggedOut[e.current] && !blocked.After(now.Add(ws.FallbackAfter)) {
+		return ""
+	}
+	for _, name := range s.candidates {
+		if name == e.current || e.loggedOut[name] {
+			continue
+		}
+		if until, open := e.openUntil[name]; open && until.After(now) {
+			continue
+		}
+		return name
+	}
+	return ""
+}
+
+// fallbackCandidates lists the entries a step whose next attempt runs on
+// current may move to, in order: current's fallback list, then the step's
+// own agent and its list, each once.
+func fallbackCandidates(w *workflow.Workflow, ws *workflow.Step, current string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if name != "" && !seen[name] && w.Agents[name] != nil {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	if ag := w.Agents[current]; ag != nil {
+		for _, f := range ag.Fallback {
+			add(f)
+		}
+	}
+	add(ws.Agent)
+	if ag := w.Agents[ws.Agent]; ag != nil {
+		for _, f := range ag.Fallback {
+			add(f)
+		}
+	}
+	return out
+}
+
+// attemptAgent is the agent entry that ran attempt a of step ws: the one
+// recorded, or the step's own for a row written before attempts recorded
+// it.
+func attemptAgent(a *checkpoint.Attempt, ws *workflow.Step) string {
+	if a.Agent != "" {
+		return a.Agent
+	}
+	return ws.Agent
 }
 
 // Decision is what follows a finished attempt.

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,131 @@ func TestNextAction(t *testing.T) {
 				t.Fatalf("nextAction = %+v, want kind %d reason %q", got, tt.want, tt.reason)
 			}
 		})
+	}
+}
+
+// TestNextActionFallback has one case per way the agent entry of a step
+// ("a", whose fallback is "b") can or cannot serve, and per state of the
+// fallback (SPEC §17).
+func TestNextActionFallback(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	soon, later := now.Add(time.Minute), now.Add(time.Hour)
+	ws := func(after time.Duration) *workflow.Step {
+		s := testStep(nil)
+		s.FallbackAfter = after
+		return s
+	}
+	on := func(agent, class string, uncounted bool) *checkpoint.Attempt {
+		return &checkpoint.Attempt{N: 1, Agent: agent, Status: checkpoint.AttemptFailed, Class: class, Uncounted: uncounted}
+	}
+	limitA := on("a", string(handoff.ClassTransient), true)
+	waiting := func(until *time.Time) *checkpoint.Step {
+		return &checkpoint.Step{Agent: "a", Status: checkpoint.StepWaiting, MaxAttempts: 3, NextRetryAt: until}
+	}
+	state := func(st *checkpoint.Step, last *checkpoint.Attempt, used int, e entries) unitState {
+		if e.current == "" {
+			e.current = st.Agent
+		}
+		return unitState{step: st, last: last, used: used, entries: e, candidates: []string{"a", "b"}}
+	}
+	open := func(name string, until time.Time) map[string]time.Time { return map[string]time.Time{name: until} }
+	for _, tt := range []struct {
+		name  string
+		ws    *workflow.Step
+		s     unitState
+		want  nextKind
+		agent string
+	}{
+		{"a usage limit moves to the fallback at once by default", ws(0),
+			state(waiting(&soon), limitA, 0, entries{openUntil: open("a", soon)}), nextFallback, "b"},
+		{"a usage limit shorter than fallback_after is waited for", ws(10 * time.Minute),
+			state(waiting(&soon), limitA, 0, entries{openUntil: open("a", soon)}), nextWait, ""},
+		{"a usage limit longer than fallback_after moves", ws(10 * time.Minute),
+			state(waiting(&later), limitA, 0, entries{openUntil: open("a", later)}), nextFallback, "b"},
+		{"a usage limit is waited for when the fallback's circuit is open", ws(0),
+			state(waiting(&soon), limitA, 0, entries{openUntil: map[string]time.Time{"a": soon, "b": later}}), nextWait, ""},
+		{"a failed login moves to the fallback", ws(0),
+			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+				entries{loggedOut: map[string]bool{"a": true}}), nextFallback, "b"},
+		{"a failed login is tried again when the fallback's failed too", ws(0),
+			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+				entries{loggedOut: map[string]bool{"a": true, "b": true}}), nextAttempt, ""},
+		{"an open circuit moves to the fallback", ws(0),
+			state(waiting(&soon), on("a", "overloaded", false), 1, entries{openUntil: open("a", later)}), nextFallback, "b"},
+		{"a backoff on a closed circuit is waited for", ws(0),
+			state(waiting(&soon), on("a", "overloaded", false), 1, entries{}), nextWait, ""},
+		{"a circuit open for less than fallback_after is waited for", ws(10 * time.Minute),
+			state(waiting(nil), on("a", "overloaded", false), 1, entries{openUntil: open("a", soon)}), nextAttempt, ""},
+		{"the step on its fallback runs there", ws(0),
+			state(&checkpoint.Step{Agent: "b", Status: checkpoint.StepPending, MaxAttempts: 3}, limitA, 0,
+				entries{openUntil: open("a", later)}), nextAttempt, ""},
+		{"the fallback limited in turn goes back to the agent once it can serve", ws(0),
+			state(waiting(&soon), on("b", string(handoff.ClassTransient), true), 0,
+				entries{current: "b", openUntil: open("b", soon)}), nextFallback, "a"},
+		{"attempts used up fail the step before any fallback", ws(0),
+			state(waiting(&soon), on("a", "overloaded", false), 3, entries{openUntil: open("a", later)}), nextFail, ""},
+		{"a command step has no fallback", ws(0),
+			unitState{step: waiting(&soon), last: limitA, entries: entries{openUntil: open("a", later)}}, nextWait, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nextAction(tt.ws, tt.s, now)
+			if got.kind != tt.want || got.agent != tt.agent {
+				t.Fatalf("nextAction = %+v, want kind %d agent %q", got, tt.want, tt.agent)
+			}
+		})
+	}
+}
+
+// TestFallbackCandidates: the current entry's list first, then the step's
+// own agent and its list, each once, unknown names left out.
+func TestFallbackCandidates(t *testing.T) {
+	w := &workflow.Workflow{Agents: map[string]*workflow.Agent{
+		"a": {Name: "a", Fallback: []string{"b", "c"}},
+		"b": {Name: "b", Fallback: []string{"d", "a"}},
+		"c": {Name: "c"},
+		"d": {Name: "d"},
+	}}
+	ws := &workflow.Step{ID: "fix", Agent: "a"}
+	for _, tt := range []struct {
+		current string
+		want    string
+	}{
+		{"a", "b c a"},
+		{"b", "d a b c"},
+		{"c", "a b c"},
+	} {
+		if got := strings.Join(fallbackCandidates(w, ws, tt.current), " "); got != tt.want {
+			t.Errorf("fallbackCandidates(%s) = %q, want %q", tt.current, got, tt.want)
+		}
+	}
+	if got := fallbackCandidates(w, &workflow.Step{ID: "cmd"}, ""); got != nil {
+		t.Errorf("a command step: %v, want none", got)
+	}
+}
+
+// TestCurrentAgent: the step row's entry is used when the step's agent
+// reaches it through fallback lists; a row naming another entry (the
+// workflow changed the step's agent since) or none runs on the step's own.
+func TestCurrentAgent(t *testing.T) {
+	w := &workflow.Workflow{Agents: map[string]*workflow.Agent{
+		"a": {Name: "a", Fallback: []string{"b"}},
+		"b": {Name: "b", Fallback: []string{"c"}},
+		"c": {Name: "c"},
+		"x": {Name: "x"},
+	}}
+	for _, tt := range []struct{ stepAgent, row, want string }{
+		{"a", "a", "a"},
+		{"a", "b", "b"},
+		{"a", "c", "c"},
+		{"a", "x", "a"},
+		{"a", "", "a"},
+		{"a", "gone", "a"},
+		{"b", "a", "b"},
+		{"", "a", ""},
+	} {
+		ws := &workflow.Step{ID: "s", Agent: tt.stepAgent}
+		if got := currentAgent(w, ws, &checkpoint.Step{Agent: tt.row}); got != tt.want {
+			t.Errorf("step agent %q, row %q: %q, want %q", tt.stepAgent, tt.row, got, tt.want)
+		}
 	}
 }

@@ -43,6 +43,9 @@ const (
 	// FailAfterDecision fires right after a step's decision (its when
 	// evaluated, or a skip) is committed, before anything depends on it.
 	FailAfterDecision = "after-decision"
+	// FailAfterFallback fires right after a step's move to a fallback
+	// agent entry is committed, before its attempt there begins.
+	FailAfterFallback = "after-fallback"
 	// FailAfterIterationStart fires right after a loop's iteration and
 	// its inner steps' rows are committed, before any of them runs.
 	FailAfterIterationStart = "after-iteration-start"
@@ -62,7 +65,7 @@ var Failpoints = []string{
 	FailAfterAttemptCommit, FailAfterAgentStart,
 	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
-	FailAfterDecision, FailAfterIterationStart, FailAfterUntil, FailAfterGateWaiting, FailAfterGateDecided,
+	FailAfterDecision, FailAfterFallback, FailAfterIterationStart, FailAfterUntil, FailAfterGateWaiting, FailAfterGateDecided,
 }
 
 // Failpoint is the parsed CADENCE_FAILPOINT setting of one process.

@@ -67,7 +67,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
 
-	t := &try{r: r, in: in, row: &a, plan: attemptPlan{kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
+	t := &try{r: r, in: in, row: &a, plan: attemptPlan{agent: in.Step.Agent, kind: checkpoint.KindHelp, prompt: prompt, sessionID: a.SessionID}, round: round}
 	adv := r.Workflow.Agents[in.Step.OnHelp.Agent]
 	l, err := r.newLaunch(ctx, t, adv, "")
 	if err != nil {
@@ -83,7 +83,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 
 // helpPrompt renders the on_help prompt for the request attempt req.
 func (r *Runner) helpPrompt(ctx context.Context, in *Instance, req *checkpoint.Attempt) (string, error) {
-	data := r.templateData(in, req.N)
+	data := instanceData(in, req.N)
 	data["Help"] = map[string]any{"Context": req.HelpContext, "Advice": ""}
 	var b bytes.Buffer
 	if err := in.Step.OnHelp.Template.Execute(&b, data); err != nil {

@@ -19,6 +19,7 @@ import (
 type handoffSource struct {
 	workDir, path string
 	stream        *handoff.Stream
+	agent         string // the agent entry that ran the attempt
 }
 
 // judgement is the verdict on one finished attempt.
@@ -89,7 +90,7 @@ func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src h
 		// The workflow names a program that is not there: no retry can
 		// fix that, and it says nothing about the agent's provider.
 		return judgement{class: handoff.ClassConfig,
-			diag: handoff.Diagnose(handoff.ClassConfig, fmt.Sprintf("agent %s: %v; fix the agent's command in the workflow", ws.Agent, runErr))}
+			diag: handoff.Diagnose(handoff.ClassConfig, fmt.Sprintf("agent %s: %v; fix the agent's command in the workflow", src.agent, runErr))}
 	}
 	if runErr != nil {
 		return judgement{class: handoff.ClassExitNonzero,
@@ -174,7 +175,7 @@ func (r *Runner) judge(ws *workflow.Step, res *agent.Result, runErr error, src h
 		if res.ErrorMessage != "" {
 			msg += ": " + res.ErrorMessage
 		}
-		msg += fmt.Sprintf("; log in to agent %s, then cadence resume", ws.Agent)
+		msg += fmt.Sprintf("; log in to agent %s, then cadence resume", src.agent)
 		return judgement{class: handoff.ClassAuth, diag: handoff.Diagnose(handoff.ClassAuth, msg), permanent: true}
 	case res.Transient && noHandoff:
 		msg := res.ErrorMessage

@@ -24,7 +24,7 @@ func (t *try) execute(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	l, err := t.r.newLaunch(ctx, t, t.r.Workflow.Agents[ws.Agent], handoffPath)
+	l, err := t.r.newLaunch(ctx, t, t.r.Workflow.Agents[t.plan.agent], handoffPath)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -43,7 +43,7 @@ func (t *try) execute(ctx context.Context) (Outcome, error) {
 		t.r.Log.Warn("event lines over max_event_bytes were skipped, not parsed", "step", ws.ID, "attempt", t.row.N,
 			"lines", res.SkippedEvents, "bytes", res.SkippedEventBytes, "max_event_bytes", ws.Handoff.MaxEventBytes)
 	}
-	src := handoffSource{workDir: t.r.WorkDir(t.in), path: handoffPath, stream: l.stream}
+	src := handoffSource{workDir: t.r.WorkDir(t.in), path: handoffPath, stream: l.stream, agent: t.plan.agent}
 	var j judgement
 	if t.in.isCommand() {
 		j = t.judgeCommand(res, runErr, src, l.tail)

@@ -15,8 +15,9 @@ import (
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-// templateData is what prompts and agent argv templates see (SPEC §4).
-func (r *Runner) templateData(in *Instance, attempt int) map[string]any {
+// instanceData is what prompts and agent argv templates of the instance
+// see at attempt (SPEC §4).
+func instanceData(in *Instance, attempt int) map[string]any {
 	ws := in.Step
 	data := map[string]any{
 		"Run":         map[string]any{"ID": in.Run.ID},
@@ -50,9 +51,9 @@ func loopData(in *Instance) map[string]any {
 
 // Render renders a template of the step, other than its prompt (an
 // approval gate's prompt), with the data a prompt sees.
-func (r *Runner) Render(in *Instance, t *template.Template) (string, error) {
+func (in *Instance) Render(t *template.Template) (string, error) {
 	var b bytes.Buffer
-	if err := t.Execute(&b, r.templateData(in, 0)); err != nil {
+	if err := t.Execute(&b, instanceData(in, 0)); err != nil {
 		return "", fmt.Errorf("render the template of step %s: %w", in.Step.ID, err)
 	}
 	return b.String(), nil
@@ -77,7 +78,7 @@ func itemData(it *Item) jsonvalue.Object {
 func (r *Runner) renderPrompt(in *Instance, attempt int, advice string) (string, error) {
 	ws := in.Step
 	var b bytes.Buffer
-	data := r.templateData(in, attempt)
+	data := instanceData(in, attempt)
 	data["Help"] = map[string]any{"Context": "", "Advice": advice}
 	if err := ws.Template.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("render the prompt of step %s: %w", ws.ID, err)
@@ -104,6 +105,8 @@ func renderArgs(name string, words []string, data map[string]any) ([]string, err
 
 // attemptPlan is what the next attempt will do: its kind, prompt and session.
 type attemptPlan struct {
+	// agent is the agent entry the attempt runs on ("" for a command step).
+	agent     string
 	kind      string
 	prompt    string
 	sessionID string
@@ -130,6 +133,12 @@ func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.A
 		}
 		return attemptPlan{kind: checkpoint.KindInitial, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
+	current := currentAgent(r.Workflow, ws, st)
+	if current != "" && attemptAgent(last, ws) != current {
+		// The step moved to another entry (SPEC §17): a session cannot
+		// move between CLIs or accounts. planFor adds the diagnosis.
+		return attemptPlan{kind: checkpoint.KindFallback, prompt: task, sessionID: agent.NewSessionID()}, nil
+	}
 	if st.FreshSession || st.SessionID == "" {
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
 	}
@@ -150,10 +159,10 @@ func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.A
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
 	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[ws.Agent].Preset != agent.PresetOpenAI:
+	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[current].Preset != agent.PresetOpenAI:
 		// The agent never started: its session was never created.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
-	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[ws.Agent].Preset):
+	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[current].Preset):
 		// The agent keeps a session only once it answered in it, and it
 		// never did: a resume could only fail.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,11 +86,13 @@ func (r *Runner) init() {
 // one left off.
 func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	r.init()
-	s, err := r.readState(ctx, in.Unit())
+	s, err := r.readState(ctx, in)
 	if err != nil {
 		return Outcome{}, err
 	}
 	switch next := nextAction(in.Step, s, r.now()); next.kind {
+	case nextFallback:
+		return Outcome{}, r.fallBack(ctx, in, s.entries.current, next.agent)
 	case nextDone:
 		out, err := EnvelopeData(s.step.HandoffJSON)
 		return Outcome{Done: true, Output: out}, err
@@ -119,7 +122,7 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	}
 	switch {
 	case a == nil && why == "circuit":
-		return Outcome{Wait: waitUntil, Reason: why, Circuit: in.Step.Agent}, nil
+		return Outcome{Wait: waitUntil, Reason: why, Circuit: plan.agent}, nil
 	case a == nil:
 		return Outcome{Wait: waitUntil, Reason: why}, nil
 	}
@@ -139,10 +142,15 @@ type unitState struct {
 	// needsAdvice says the last attempt asked for help and no advisor
 	// round has answered it yet.
 	needsAdvice bool
+	// entries is the state of the agent entries the instance may run on,
+	// candidates those it may move to (fallbackCandidates).
+	entries    entries
+	candidates []string
 }
 
-func (r *Runner) readState(ctx context.Context, u checkpoint.Unit) (unitState, error) {
+func (r *Runner) readState(ctx context.Context, in *Instance) (unitState, error) {
 	var s unitState
+	u := in.Unit()
 	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		if s.step, err = tx.Unit(u); err != nil {
@@ -154,7 +162,18 @@ func (r *Runner) readState(ctx context.Context, u checkpoint.Unit) (unitState, e
 		if s.needsAdvice, err = helpPending(tx, u, s.last); err != nil {
 			return err
 		}
-		s.used, err = tx.UnitCountCounted(u)
+		if s.used, err = tx.UnitCountCounted(u); err != nil {
+			return err
+		}
+		s.entries.current = currentAgent(r.Workflow, in.Step, s.step)
+		s.candidates = fallbackCandidates(r.Workflow, in.Step, s.entries.current)
+		if !slices.ContainsFunc(s.candidates, func(n string) bool { return n != s.entries.current }) || in.isCommand() {
+			// Nowhere to move: a step without fallbacks reads nothing
+			// more than it did without them.
+			s.candidates = nil
+			return nil
+		}
+		s.entries.openUntil, s.entries.loggedOut, err = r.readEntries(tx, in, s.candidates, s.entries.current)
 		return err
 	})
 	if err != nil {
@@ -173,21 +192,27 @@ func (r *Runner) planFor(ctx context.Context, in *Instance, s unitState) (attemp
 	if err != nil {
 		return attemptPlan{}, &promptError{err}
 	}
-	orig, answered := task, false
+	orig, answered, diag := task, false, ""
 	if s.last != nil {
-		// One read of the step's history serves both questions.
+		// One read of the step's history serves every question.
 		if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 			list, err := tx.UnitAttempts(in.Unit())
 			if t := sessionTask(list); t != "" {
 				orig = t
 			}
 			answered = sessionAnswered(list, s.step.SessionID)
+			diag = diagnosisSoFar(list)
 			return err
 		}); err != nil {
 			return attemptPlan{}, fmt.Errorf("read %s: %w", in.Label(), err)
 		}
 	}
-	return r.plan(in.Step, s.step, s.last, task, orig, s.used+1, answered)
+	p, err := r.plan(in.Step, s.step, s.last, task, orig, s.used+1, answered)
+	p.agent = s.entries.current
+	if p.kind == checkpoint.KindFallback {
+		p.prompt = fallbackPrompt(task, diag)
+	}
+	return p, err
 }
 
 // promptError is a prompt that could not be rendered: the step fails.

@@ -101,7 +101,7 @@ func (t *try) runChat(ctx context.Context, ag *workflow.Agent, spec agent.Spec) 
 	if noFormat {
 		cs.SchemaMode = agent.SchemaModeOff
 	}
-	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
+	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: plan.agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, Kind: plan.kind, SessionID: plan.sessionID})
 	t.r.Failpoint.Hit(FailAfterAgentStart)
 	res, msgs, err := agent.RunChat(ctx, cs)

@@ -43,7 +43,7 @@ func (r *Runner) Settle(ctx context.Context, in *Instance, a *checkpoint.Attempt
 // survived (G6), and their rows become interrupted.
 func (r *Runner) settlingTry(ctx context.Context, in *Instance, a *checkpoint.Attempt) (*try, error) {
 	t := &try{r: r, in: in, row: a, settling: true,
-		plan: attemptPlan{kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
+		plan: attemptPlan{agent: attemptAgent(a, in.Step), kind: a.Kind, prompt: a.Prompt, sessionID: a.SessionID, resume: a.Kind == checkpoint.KindFollowup}}
 	var checks []checkpoint.Check
 	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		st, err := tx.Unit(in.Unit())

@@ -17,7 +17,7 @@ import (
 // onStart records the pid of a started agent (the attempt row itself was
 // committed before the start) and announces the attempt.
 func (t *try) onStart(ctx context.Context) func(pid int) error {
-	runID, ws, a, plan := t.in.Run.ID, t.in.Step, t.row, t.plan
+	runID, a, plan := t.in.Run.ID, t.row, t.plan
 	return func(pid int) error {
 		// Relaxed: the pid serves to find an agent that outlived a crashed
 		// cadence (G6); after a power cut no agent is left to find.
@@ -32,7 +32,7 @@ func (t *try) onStart(ctx context.Context) func(pid int) error {
 			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 		}
 		a.PID = &pid
-		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: ws.Agent,
+		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: plan.agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil
 	}
@@ -41,7 +41,7 @@ func (t *try) onStart(ctx context.Context) func(pid int) error {
 // agentSpec builds the process description of an attempt.
 func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, error) {
 	ws, a, plan := t.in.Step, t.row, t.plan
-	data := t.r.templateData(t.in, a.N)
+	data := instanceData(t.in, a.N)
 	data["Steps"] = map[string]any(nil) // argv templates are not given the steps' outputs
 
 	data["SessionID"] = plan.sessionID
@@ -118,7 +118,7 @@ func (t *try) recordUsage(res *agent.Result) {
 	a := t.row
 	code := res.ExitCode
 	a.ExitCode = &code
-	agentName := t.in.Step.Agent
+	agentName := t.plan.agent
 	if t.plan.kind == checkpoint.KindHelp {
 		// An advisor's session is its own round's, named by cadence.
 		agentName = t.in.Step.OnHelp.Agent

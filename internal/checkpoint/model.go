@@ -42,6 +42,8 @@ type Step struct {
 	DecisionJSON []byte
 	// CachedTokens is the part of InputTokens served from a cache.
 	CachedTokens int64
+	// Agent is the agent entry the step's next attempt runs on: the
+	// workflow's agent of the step until a fallback replaces it (SPEC §17).
 	Agent        string
 	Status       string // one of the Step* constants
 	MaxAttempts  int
@@ -100,6 +102,11 @@ type Attempt struct {
 	// cache (InputTokens counts all input, cached included, for every
 	// agent alike).
 	CachedTokens int64
+	// Agent is the agent entry that ran the attempt: the step's agent, or
+	// one of its fallbacks (kind fallback and after). "" on a row written
+	// before attempts recorded it, and for a help round (its advisor is
+	// the step's on_help agent) or a command step.
+	Agent string
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are

@@ -97,6 +97,7 @@ func fullAttempt(runID, stepID string) Attempt {
 		RetryAfterMS: ptr(int64(30000)), Repairs: []string{"single_quotes", "trailing_comma"},
 		OutputFile: ".cadence/attempts/run-full/implement/1.out", FailedHandoff: ".cadence/failed_handoffs/run-full/implement/1.json",
 		CostUSD: ptr(0.0), Turns: 3, InputTokens: 1200, OutputTokens: 300, HelpContext: `{"question":"which file?"}`, Uncounted: true,
+		CachedTokens: 800, Agent: "claude-2",
 	}
 }
 
@@ -215,6 +216,9 @@ func TestAttemptRoundTrip(t *testing.T) {
 		emptyRepairs := sampleAttempt("r", "implement", 2)
 		emptyRepairs.Repairs = []string{}
 		emptyRepairs.DetailsJSON = []byte{}
+		// The kind of an attempt on a fallback agent entry (SPEC §17): the
+		// engines' CHECK constraints admit it.
+		emptyRepairs.Kind, emptyRepairs.Agent = KindFallback, "codex"
 		update(t, s, func(tx *Tx) error {
 			if err := tx.InsertAttempt(running); err != nil {
 				return err

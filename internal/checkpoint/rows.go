@@ -202,6 +202,7 @@ type attemptRow struct {
 	Uncounted     bool              `db:"uncounted"`
 	Warning       string            `db:"warning"`
 	CachedTokens  int64             `db:"cached_tokens"`
+	Agent         string            `db:"agent"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -244,6 +245,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		Uncounted:     a.Uncounted,
 		Warning:       cleanText(a.Warning),
 		CachedTokens:  a.CachedTokens,
+		Agent:         a.Agent,
 	}, nil
 }
 
@@ -288,6 +290,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		Uncounted:     r.Uncounted,
 		Warning:       r.Warning,
 		CachedTokens:  r.CachedTokens,
+		Agent:         r.Agent,
 	}, nil
 }
 

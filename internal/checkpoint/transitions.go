@@ -42,6 +42,10 @@ const (
 	KindFollowup = "followup" // continues the session with a follow-up prompt
 	KindFresh    = "fresh"    // a new session with the original prompt
 	KindHelp     = "help"     // an on_help advisor round
+	// KindFallback is the first attempt on a fallback agent entry: a new
+	// session, on another CLI or account, with the original prompt and
+	// the diagnosis so far (SPEC §17).
+	KindFallback = "fallback"
 )
 
 // ErrInvalidTransition is returned (wrapped, naming the row and both
@@ -84,7 +88,7 @@ var attemptTransitions = map[string][]string{
 	AttemptAdopted:     nil,
 }
 
-var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFresh: true, KindHelp: true}
+var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFresh: true, KindHelp: true, KindFallback: true}
 
 // RunTransition reports whether a run may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
@@ -224,6 +228,19 @@ func (t *Tx) StepInterrupted(s *Step, now time.Time) error {
 	if s.Status == StepRunning {
 		s.Status = StepPending
 	}
+	s.UpdatedAt = now
+	return t.UpdateStep(*s)
+}
+
+// StepFellBack moves a step's next attempt to the fallback agent entry
+// named (SPEC §17): it runs at once, in a fresh session, since a session
+// cannot move between CLIs or accounts. The wait the step had on its old
+// entry (a usage limit, a circuit) no longer applies. A step another
+// transition left pending or waiting stays so.
+func (t *Tx) StepFellBack(s *Step, agent string, now time.Time) error {
+	s.Agent = agent
+	s.FreshSession = true
+	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
 }

@@ -89,6 +89,10 @@ const (
 	// EventItemTakenOver reports an item this process claimed after its
 	// previous holder's lease expired; Message names that holder.
 	EventItemTakenOver = "item_taken_over"
+	// EventFallback reports that a step's agent entry could not serve and
+	// its next attempt moves to Agent, a fallback (SPEC §17); Message
+	// says from which.
+	EventFallback = "fallback"
 )
 
 // Sink receives the events of a run as they happen. Implementations must not

@@ -158,6 +158,10 @@ type AttemptReport struct {
 	// Warning says what was wrong with an attempt that succeeded anyway,
 	// such as an agent that exited non-zero after a valid handoff.
 	Warning string `json:"warning,omitempty"`
+	// Agent is the agent entry that ran the attempt: the step's agent or
+	// one of its fallbacks (SPEC §17); empty on a row recorded before
+	// attempts named it, and for a help round or a command.
+	Agent string `json:"agent,omitempty"`
 	// Checks are the check runs of the attempt, in order (SPEC §11).
 	Checks []CheckReport `json:"checks"`
 }
@@ -412,7 +416,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,
 			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted, Warning: a.Warning,
-			Checks: checks[attemptKey{a.Unit(), a.N}]}
+			Agent: a.Agent, Checks: checks[attemptKey{a.Unit(), a.N}]}
 		if ar.Checks == nil {
 			ar.Checks = []CheckReport{}
 		}

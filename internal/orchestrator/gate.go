@@ -122,7 +122,7 @@ func (g *graph) reachGate(ctx context.Context, in *attempt.Instance) (*checkpoin
 	prompt := "Approve step " + ws.ID + "?"
 	if t := ws.Approval.Template; t != nil {
 		var err error
-		if prompt, err = p.attempts.Render(in, t); err != nil {
+		if prompt, err = in.Render(t); err != nil {
 			// A prompt that cannot be rendered (a missing key) still
 			// leaves the gate answerable: it shows why.
 			prompt = fmt.Sprintf("Approve step %s? (its prompt could not be rendered: %v)", ws.ID, err)

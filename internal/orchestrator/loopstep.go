@@ -181,7 +181,11 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 				if err != nil {
 					return err
 				}
-				s.SessionID = prev.SessionID
+				if prev.Agent == s.Agent {
+					// (A session of a fallback entry cannot move back
+					// to the step's own agent: that starts afresh.)
+					s.SessionID = prev.SessionID
+				}
 			}
 			if err := tx.InsertStep(s); err != nil {
 				return err

@@ -184,11 +184,6 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 	if err := workflow.CheckPrograms(wf); err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	// Loops and approval gates (SPEC 16.5, 16.6) are not run yet: such a
-	// workflow is refused rather than run wrongly.
-	if err := workflow.CheckRunnable(wf); err != nil {
-		return nil, &UsageError{Err: err}
-	}
 	p.wf = wf
 	if starting {
 		// A run's inputs are checked before the state is created.
