@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -505,4 +506,93 @@ steps:
 			t.Errorf("claude's circuit %s, want open until its limit resets", c.State)
 		}
 	}
+}
+
+// TestAgentCLIConcurrentConfig: eight real Claude Code processes at once
+// (a map step of eight items, eight at a time) on one agent entry, whose
+// HOME and config_dir (CLAUDE_CONFIG_DIR) they all share, against the
+// mock API: every item succeeds, the processes did overlap, and every
+// JSON file the CLI keeps in its home and its config directory is valid
+// JSON afterwards (concurrent `claude` processes were reported to corrupt
+// ~/.claude.json).
+func TestAgentCLIConcurrentConfig(t *testing.T) {
+	api := mockmodel.Start(t, mockmodel.Text(goodAnswer))
+	home, config := t.TempDir(), t.TempDir()
+	e := claudeAgent.entry(t, api, home)
+	e["preset"] = claudeAgent.preset
+	e["config_dir"] = config
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, _ := json.Marshal(e2ePrompt + " (item {{ .Item.Key }})")
+	wf := `version: 1
+defaults:
+  agent: claude
+  retry: {max_attempts: 2, backoff: fixed, initial: 100ms, jitter: none}
+  timeout: 3m
+agents:
+  claude: ` + string(b) + `
+steps:
+  - id: answer
+    prompt: ` + string(prompt) + `
+    handoff: {schema: s.json}
+    map: {items: {file: items.json}, key: /id, max_parallel: 8}
+`
+	items := `[{"id": "1"}, {"id": "2"}, {"id": "3"}, {"id": "4"}, {"id": "5"}, {"id": "6"}, {"id": "7"}, {"id": "8"}]`
+	p := newProject(t, wf, map[string]string{"s.json": e2eSchema, "items.json": items})
+	runE2E(t, p)
+	rep := p.inspect()
+	st := step(rep, "answer")
+	if st.ItemCounts["succeeded"] != 8 {
+		t.Fatalf("items %v, want 8 succeeded", st.ItemCounts)
+	}
+	// How many ran at once, from the attempts' recorded spans.
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, it := range st.Items {
+		for _, a := range it.Attempts {
+			if a.FinishedAt != nil {
+				edges = append(edges, edge{a.StartedAt, 1}, edge{*a.FinishedAt, -1})
+			}
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		return edges[i].at.Before(edges[j].at) || edges[i].at.Equal(edges[j].at) && edges[i].delta < edges[j].delta
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	if most < 4 {
+		t.Errorf("at most %d Claude Code processes ran at once, want at least 4 of the 8", most)
+	}
+	checked := 0
+	for _, dir := range []string{home, config} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			checked++
+			if !json.Valid(data) {
+				t.Errorf("%s is not valid JSON after 8 processes at once:\n%.400s", path, data)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("Claude Code wrote no JSON file in its home or config directory: nothing was checked")
+	}
+	t.Logf("%d Claude Code processes at most at once; %d JSON files checked, all valid", most, checked)
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -247,12 +248,12 @@ func (p *project) wait(ctx context.Context, in *attempt.Instance, out attempt.Ou
 	}
 	d := deadline
 	if !quiet {
-		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: ws.ID, Item: u.Item, Agent: ws.Agent, Until: &d, Reason: reason})
+		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventWaiting, RunID: u.RunID, Step: u.StepID, Item: u.Item, Agent: cmp.Or(out.Circuit, ws.Agent), Until: &d, Reason: reason})
 	}
 	if reason == "backoff" || reason == "usage limit" {
 		p.attempts.Failpoint.Hit(attempt.FailDuringBackoff)
 	}
-	label := ws.ID
+	label := u.StepID
 	if u.Item != "" {
 		label += "[" + u.Item + "]"
 	}
