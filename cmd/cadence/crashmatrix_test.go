@@ -254,6 +254,40 @@ var crashScenarios = []crashScenario{
 		wantAgent: "sim",
 	},
 	{
+		// A failed login (class auth) on the sim entry with a fallback:
+		// the next attempt moves to sim2 instead of stopping the run;
+		// kills land just after the move and around both attempts.
+		name:  "auth-fallback",
+		retry: `{max_attempts: 5, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent: "    fallback: [sim2]\n",
+		agents: `  sim2:
+    preset: sim
+    scenario: fallback.yaml
+    args: [--ledger, ledger.jsonl]
+`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		scenario: `steps:
+  one:
+    - {auth_error: true}
+`,
+		want:      "succeeded",
+		wantAgent: "sim2",
+	},
+	{
+		// An agent that says nothing after its start: past start_timeout
+		// it is stuck ("no output since start") and retried in a fresh
+		// session; kills land while it hangs and around the retry.
+		name:  "start-deadline",
+		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, start_timeout: 1s}\n",
+		scenario: `steps:
+  one:
+    - {silent_start: true}
+    - {answer: '{"ok": true}'}
+`,
+		want: "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
