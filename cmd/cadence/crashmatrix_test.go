@@ -219,11 +219,7 @@ var crashScenarios = []crashScenario{
 		name:  "fallback",
 		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
 		agent: "    fallback: [sim2]\n",
-		agents: `  sim2:
-    preset: sim
-    scenario: fallback.yaml
-    args: [--ledger, ledger.jsonl]
-`,
+		agents: fallbackEntry("fallback.yaml"),
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
@@ -239,11 +235,7 @@ var crashScenarios = []crashScenario{
 		name:  "limit-wait",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		agent: "    fallback: [sim2]\n",
-		agents: `  sim2:
-    preset: sim
-    scenario: scenario.yaml
-    args: [--ledger, ledger.jsonl]
-`,
+		agents: fallbackEntry("scenario.yaml"),
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, fallback_after: 1h}\n",
 		scenario: `steps:
   one:
@@ -260,11 +252,7 @@ var crashScenarios = []crashScenario{
 		name:  "auth-fallback",
 		retry: `{max_attempts: 5, backoff: fixed, initial: 200ms, jitter: none}`,
 		agent: "    fallback: [sim2]\n",
-		agents: `  sim2:
-    preset: sim
-    scenario: fallback.yaml
-    args: [--ledger, ledger.jsonl]
-`,
+		agents: fallbackEntry("fallback.yaml"),
 		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
@@ -313,6 +301,12 @@ const ledgerCommand = `printf '{"step":"%s","attempt":%s,"session_id":"","resume
 sleep 0.05
 echo built
 `
+
+// fallbackEntry is the agent entry sim2, the fallback of the scenarios
+// that move a step, playing scenario with the same ledger.
+func fallbackEntry(scenario string) string {
+	return "  sim2:\n    preset: sim\n    scenario: " + scenario + "\n    args: [--ledger, ledger.jsonl]\n"
+}
 
 // workflowYAML is the scenario's workflow on the sim agent, with a ledger.
 func (sc crashScenario) workflowYAML() string {
