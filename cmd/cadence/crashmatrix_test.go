@@ -216,11 +216,11 @@ var crashScenarios = []crashScenario{
 		// (fallback.yaml: it answers), which finishes it. Kills land just after the
 		// move is committed (after-fallback), and around both attempts; a
 		// resume continues on the entry the step row names.
-		name:  "fallback",
-		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
-		agent: "    fallback: [sim2]\n",
+		name:   "fallback",
+		retry:  `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent:  "    fallback: [sim2]\n",
 		agents: fallbackEntry("fallback.yaml"),
-		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		steps:  "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
     - {usage_limit: {reset_after: 1h}}
@@ -232,11 +232,11 @@ var crashScenarios = []crashScenario{
 		// A usage limit shorter than fallback_after is waited for on the
 		// agent itself, uncounted; kills land during that wait
 		// (during-backoff), and the resume waits for the same reset.
-		name:  "limit-wait",
-		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
-		agent: "    fallback: [sim2]\n",
+		name:   "limit-wait",
+		retry:  `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent:  "    fallback: [sim2]\n",
 		agents: fallbackEntry("scenario.yaml"),
-		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, fallback_after: 1h}\n",
+		steps:  "  - {id: one, prompt: go, handoff: {schema: s.json}, fallback_after: 1h}\n",
 		scenario: `steps:
   one:
     - {usage_limit: {reset_after: 1s}}
@@ -249,11 +249,11 @@ var crashScenarios = []crashScenario{
 		// A failed login (class auth) on the sim entry with a fallback:
 		// the next attempt moves to sim2 instead of stopping the run;
 		// kills land just after the move and around both attempts.
-		name:  "auth-fallback",
-		retry: `{max_attempts: 5, backoff: fixed, initial: 200ms, jitter: none}`,
-		agent: "    fallback: [sim2]\n",
+		name:   "auth-fallback",
+		retry:  `{max_attempts: 5, backoff: fixed, initial: 200ms, jitter: none}`,
+		agent:  "    fallback: [sim2]\n",
 		agents: fallbackEntry("fallback.yaml"),
-		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
+		steps:  "  - {id: one, prompt: go, handoff: {schema: s.json}}\n",
 		scenario: `steps:
   one:
     - {auth_error: true}
