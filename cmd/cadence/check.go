@@ -103,8 +103,11 @@ func (c *checkCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "%s\n", plural(len(errs), "error", "errors"))
 		return withCode(exitUsage, nil)
 	}
-	fmt.Fprintf(e.stdout, "%s is ready to run: %s, %s\n", filepath.Join(dir, filepath.FromSlash(name)),
-		plural(len(wf.Steps), "step", "steps"), plural(len(wf.Agents), "agent", "agents"))
+	steps := plural(len(wf.Steps), "step", "steps")
+	if all := len(wf.All()); all > len(wf.Steps) {
+		steps += fmt.Sprintf(" (%d with the steps inside loops)", all)
+	}
+	fmt.Fprintf(e.stdout, "%s is ready to run: %s, %s\n", filepath.Join(dir, filepath.FromSlash(name)), steps, plural(len(wf.Agents), "agent", "agents"))
 	return nil
 }
 

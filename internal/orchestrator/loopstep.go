@@ -353,9 +353,14 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 	if err != nil {
 		return 0, nil, fmt.Errorf("record the end of iteration %d of loop %s: %w", n, path, err)
 	}
-	if end == iterationDone {
+	switch end {
+	case iterationDone:
 		p.sink.Emit(history.Event{Time: now, Type: history.EventIterationEnded, RunID: g.run.ID, Step: path, Attempt: n,
-			Message: iterationWhy(d)})
+			Status: checkpoint.StepSucceeded, Message: iterationWhy(d)})
+	case iterationFailed:
+		// As --follow tells it from the rows.
+		p.sink.Emit(history.Event{Time: now, Type: history.EventIterationEnded, RunID: g.run.ID, Step: path, Attempt: n,
+			Status: checkpoint.StepFailed, Message: "an inner step failed"})
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterUntil)
 	switch res {
