@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 )
 
 // TestAnswerGateNamesWhatWaits: an answer goes to the gate waiting in the
@@ -81,5 +84,38 @@ func TestAnswerGateNamesWhatWaits(t *testing.T) {
 	// With --run, the older run's gate.
 	if got, err := AnswerGate(ctx, Answer{Dir: dir, RunID: "old", Step: "ship", Decision: checkpoint.Approved, By: "bo", At: t0}); err != nil || got.Gate != "ship" {
 		t.Fatalf("answer with --run old = %+v, %v", got, err)
+	}
+}
+
+// TestDecisionReadValues: a decision records the parts of outputs its
+// expression read, each as it was, or as its size past maxReadValue; a
+// part the output lacks is not recorded.
+func TestDecisionReadValues(t *testing.T) {
+	big := strings.Repeat("x", maxReadValue)
+	out := jsonvalue.Object{"approved": true, "notes": jsonvalue.Object{"long": big, "n": json.Number("12345678901234567890")}}
+	tests := []struct {
+		fields []string
+		want   any // nil: not recorded
+	}{
+		{[]string{"approved"}, json.RawMessage("true")},
+		{[]string{"notes", "n"}, json.RawMessage("12345678901234567890")},
+		{[]string{"notes", "long"}, fmt.Sprintf("(%d bytes)", maxReadValue+2)},
+		{[]string{"notes", "missing"}, nil},
+		{[]string{"approved", "deeper"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.fields, "."), func(t *testing.T) {
+			v, ok := outputAt(out, tt.fields)
+			if !ok {
+				if tt.want != nil {
+					t.Fatalf("outputAt found nothing, want %v", tt.want)
+				}
+				return
+			}
+			got := readValue(v)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("readValue = %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

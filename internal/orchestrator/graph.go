@@ -15,6 +15,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -441,5 +442,46 @@ func (g *graph) readBy(x *workflow.Expr) map[string]any {
 	if x.UsesLoop {
 		out["loop.iteration"] = g.iteration
 	}
+	for _, path := range x.Outputs {
+		if v, ok := outputAt(g.vars[path[0]].Output, path[1:]); ok {
+			out["steps."+path[0]+".output"+dotted(path[1:])] = readValue(v)
+		}
+	}
 	return out
+}
+
+// maxReadValue bounds a value a decision records as read: a longer one is
+// recorded as its size, so that a decision row stays small whatever an
+// agent answered.
+const maxReadValue = 256
+
+// outputAt is the part of a step's output at the fields, if it has one.
+func outputAt(v any, fields []string) (any, bool) {
+	for _, f := range fields {
+		m, ok := v.(jsonvalue.Object)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[f]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// readValue is v as a decision records it: itself, or "(N bytes)".
+func readValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > maxReadValue {
+		return fmt.Sprintf("(%d bytes)", len(b))
+	}
+	return json.RawMessage(b)
+}
+
+// dotted writes fields as .a.b.
+func dotted(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return "." + strings.Join(fields, ".")
 }

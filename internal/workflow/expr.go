@@ -51,6 +51,10 @@ type Expr struct {
 	Steps    []string
 	Inputs   []string
 	UsesLoop bool
+	// Outputs are the parts of steps' outputs it reads by name, each as
+	// the path STEP and its fields ({"review", "approved"} for
+	// steps.review.output.approved), the longest path written only.
+	Outputs [][]string
 
 	prg cel.Program
 }
@@ -202,6 +206,7 @@ func compileExpr(src, key string) (*Expr, []exprProblem) {
 	x.Steps = slices.Compact(x.Steps)
 	slices.Sort(x.Inputs)
 	x.Inputs = slices.Compact(x.Inputs)
+	x.Outputs = longestPaths(w.outputs)
 	prg, err := env.Program(a, cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, []exprProblem{{msg: fmt.Sprintf("expression cannot be planned: %v", err)}}
@@ -217,6 +222,49 @@ type refWalker struct {
 	x        *Expr
 	a        *cel.Ast
 	problems []exprProblem
+	outputs  [][]string // every steps.ID.output[.field…] chain met
+}
+
+// outputPath returns the chain e reads of a step's output, as the step's
+// id and its fields: steps.ID.output, then .field or ["field"] any number
+// of times.
+func outputPath(e ast.Expr) ([]string, bool) {
+	switch e.Kind() {
+	case ast.SelectKind:
+		s := e.AsSelect()
+		if id, ok := stepNamed(s.Operand()); ok {
+			return []string{id}, id != "" && s.FieldName() == "output"
+		}
+		base, ok := outputPath(s.Operand())
+		return append(slices.Clone(base), s.FieldName()), ok
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.Index || len(c.Args()) != 2 {
+			return nil, false
+		}
+		if id, ok := stepNamed(c.Args()[0]); ok {
+			f, lit := stringLiteral(c.Args()[1])
+			return []string{id}, id != "" && lit && f == "output"
+		}
+		f, lit := stringLiteral(c.Args()[1])
+		base, ok := outputPath(c.Args()[0])
+		return append(slices.Clone(base), f), ok && lit
+	}
+	return nil, false
+}
+
+// longestPaths sorts paths and drops each one another path extends.
+func longestPaths(paths [][]string) [][]string {
+	slices.SortFunc(paths, func(a, b []string) int { return slices.Compare(a, b) })
+	paths = slices.CompactFunc(paths, slices.Equal[[]string])
+	var out [][]string
+	for i, p := range paths {
+		if i+1 < len(paths) && len(paths[i+1]) > len(p) && slices.Equal(paths[i+1][:len(p)], p) {
+			continue // extended by the next one, in sorted order
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (w *refWalker) fail(e ast.Expr, format string, args ...any) {
@@ -229,8 +277,18 @@ func (w *refWalker) fail(e ast.Expr, format string, args ...any) {
 	w.problems = append(w.problems, p)
 }
 
-// stepRef reports whether e is steps.ID or steps["ID"], and which ID.
+// stepRef reports whether e is steps.ID or steps["ID"], and which ID; a
+// step named by anything but a literal is a problem ("", true).
 func (w *refWalker) stepRef(e ast.Expr) (string, bool) {
+	id, ok := stepNamed(e)
+	if ok && id == "" {
+		w.fail(e, "read a step as steps.ID or steps[\"ID\"], with the id written out")
+	}
+	return id, ok
+}
+
+// stepNamed is stepRef without the problem: ("", true) for steps[x].
+func stepNamed(e ast.Expr) (string, bool) {
 	switch e.Kind() {
 	case ast.SelectKind:
 		s := e.AsSelect()
@@ -240,11 +298,8 @@ func (w *refWalker) stepRef(e ast.Expr) (string, bool) {
 	case ast.CallKind:
 		c := e.AsCall()
 		if (c.FunctionName() == operators.Index || c.FunctionName() == operators.OptIndex) && len(c.Args()) == 2 && isIdent(c.Args()[0], "steps") {
-			if id, ok := stringLiteral(c.Args()[1]); ok {
-				return id, true
-			}
-			w.fail(e, "read a step as steps.ID or steps[\"ID\"], with the id written out")
-			return "", true
+			id, _ := stringLiteral(c.Args()[1])
+			return id, true
 		}
 	}
 	return "", false
@@ -272,6 +327,9 @@ func (w *refWalker) stepField(e ast.Expr, id, field string) {
 func (w *refWalker) walk(e ast.Expr) {
 	if e == nil {
 		return
+	}
+	if p, ok := outputPath(e); ok {
+		w.outputs = append(w.outputs, p)
 	}
 	if id, ok := w.stepRef(e); ok {
 		if id != "" {

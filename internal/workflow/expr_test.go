@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,34 @@ func BenchmarkExprCompile(b *testing.B) {
 		if _, problems := compileExpr("size(steps.plan.output.tasks) > 0 && steps.review.status == 'succeeded'", "when"); problems != nil {
 			b.Fatal(problems)
 		}
+	}
+}
+
+// TestExprOutputs: the parts of step outputs an expression reads by name
+// are known at load, the longest chain written only, however it is
+// spelled; a status, an input or a dynamic index adds none.
+func TestExprOutputs(t *testing.T) {
+	tests := []struct {
+		src  string
+		want [][]string
+	}{
+		{`steps.review.output.approved`, [][]string{{"review", "approved"}}},
+		{`steps["review"]["output"]["approved"] && steps.plan.status == "succeeded"`, [][]string{{"review", "approved"}}},
+		{`size(steps.plan.output.tasks) > 0 || steps.plan.output.tasks[0] == "x"`, [][]string{{"plan", "tasks"}}},
+		{`steps.a.output.x.y == 1 && steps.a.output.x.z == 2`, [][]string{{"a", "x", "y"}, {"a", "x", "z"}}},
+		{`steps.a.output != null`, [][]string{{"a"}}},
+		{`steps.a.status == "failed" && inputs.n > 1`, nil},
+		{`loop.iteration > 2 && steps.a.output[inputs.key] == 1`, [][]string{{"a"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			x, problems := compileExpr(tt.src, "steps[1].when")
+			if len(problems) > 0 {
+				t.Fatal(problems)
+			}
+			if !slices.EqualFunc(x.Outputs, tt.want, slices.Equal[[]string]) {
+				t.Errorf("Outputs = %q, want %q", x.Outputs, tt.want)
+			}
+		})
 	}
 }
