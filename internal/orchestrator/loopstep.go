@@ -355,12 +355,12 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 	}
 	switch end {
 	case iterationDone:
-		p.sink.Emit(history.Event{Time: now, Type: history.EventIterationEnded, RunID: g.run.ID, Step: path, Attempt: n,
-			Status: checkpoint.StepSucceeded, Message: iterationWhy(d)})
+		p.sink.Emit(history.Event{Status: checkpoint.StepSucceeded, Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
+			Step: path, Attempt: n, Message: iterationWhy(d)})
 	case iterationFailed:
 		// As --follow tells it from the rows.
-		p.sink.Emit(history.Event{Time: now, Type: history.EventIterationEnded, RunID: g.run.ID, Step: path, Attempt: n,
-			Status: checkpoint.StepFailed, Message: "an inner step failed"})
+		p.sink.Emit(history.Event{Status: checkpoint.StepFailed, Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
+			Step: path, Attempt: n, Message: "an inner step failed"})
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterUntil)
 	switch res {
