@@ -15,7 +15,6 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
-	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -457,16 +456,12 @@ const maxReadValue = 256
 
 // outputAt is the part of a step's output at the fields, if it has one.
 func outputAt(v any, fields []string) (any, bool) {
+	var pointer strings.Builder
 	for _, f := range fields {
-		m, ok := v.(jsonvalue.Object)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[f]; !ok {
-			return nil, false
-		}
+		pointer.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(f, "~", "~0"), "/", "~1"))
 	}
-	return v, true
+	v, err := jsonPointer(v, pointer.String())
+	return v, err == nil
 }
 
 // readValue is v as a decision records it: itself, or "(N bytes)".

@@ -32,6 +32,15 @@ const (
 	iterationAwaiting                     // an inner approval gate waits for a person
 )
 
+// iterationInput is what iteration n of a loop starts from: what its
+// expressions read of the steps outside the loop, and the previous
+// iteration's outputs (.Loop.Previous; nil in the first).
+type iterationInput struct {
+	n        int
+	vars     map[string]workflow.StepVars
+	previous map[string]any
+}
+
 // iteration is iteration n of a loop as it ended: how, its inner steps'
 // outputs, and its until decision (taken, not committed yet).
 type iteration struct {
@@ -66,6 +75,12 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[stri
 	// true until, or the last iteration, ended the loop in the same
 	// commit as the decision), or when none started yet.
 	next := last == nil || last.Status == checkpoint.StepSucceeded
+	// The previous iteration's outputs (.Loop.Previous): read from the
+	// state once, on the way in, then kept from the iteration that ended.
+	prev, err := g.previousOutputs(ctx, in, n, next)
+	if err != nil {
+		return 0, nil, err
+	}
 	for {
 		if next {
 			if n >= ws.Loop.MaxIterations {
@@ -78,7 +93,7 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[stri
 			}
 			n++
 		}
-		it, err := g.runIteration(ctx, in, n, vars)
+		it, err := g.runIteration(ctx, in, iterationInput{n: n, vars: vars, previous: prev})
 		switch {
 		case err != nil:
 			return 0, nil, err
@@ -88,6 +103,10 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[stri
 		res, out, err := g.endIteration(ctx, in, it)
 		if err != nil || res != stepRunning {
 			return res, out, err
+		}
+		prev = make(map[string]any, len(it.outputs))
+		for id, o := range it.outputs {
+			prev[id] = map[string]any{"Output": o}
 		}
 		next = true
 	}
@@ -206,22 +225,15 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 // state left it. When it ends with every inner step done, until is
 // evaluated (not committed: endIteration commits it); outputs are the
 // inner steps' outputs, for the loop's own.
-func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int, vars map[string]workflow.StepVars) (iteration, error) {
-	p, ws, path := g.p, in.Step, in.StepPath()
+func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, at iterationInput) (iteration, error) {
+	p, ws, path, n := g.p, in.Step, in.StepPath(), at.n
 	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
-	ig.prefix, ig.iteration, ig.inputs = iterationPath(path, n)+"/", n, g.inputs
+	ig.prefix, ig.iteration, ig.inputs, ig.previous = iterationPath(path, n)+"/", n, g.inputs, at.previous
 	for id, out := range in.Outputs {
 		ig.outputs[id] = out
 	}
-	for id, v := range vars {
+	for id, v := range at.vars {
 		ig.vars[id] = v
-	}
-	if n > 1 {
-		prev, err := g.iterationOutputs(ctx, ws, iterationPath(path, n-1))
-		if err != nil {
-			return iteration{}, err
-		}
-		ig.previous = prev
 	}
 	failed, err := ig.read(ctx, nil)
 	if err != nil {
@@ -245,19 +257,29 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, n int, v
 			outputs[inner.ID] = o["Output"]
 		}
 	}
-	d := &history.Decision{At: p.now()}
-	if u := ws.Loop.Until; u != nil {
-		d.Until = u.Source
-		v, err := u.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: ig.vars, Iteration: n})
-		if err != nil {
-			if !workflow.IsExprError(err) {
-				return iteration{}, err
-			}
-			return iteration{n: n, end: iterationFailed}, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
+	u := ws.Loop.Until // required: the loader refuses a loop without one
+	v, err := u.Eval(ctx, workflow.ExprVars{Inputs: g.inputs, Steps: ig.vars, Iteration: n})
+	if err != nil {
+		if !workflow.IsExprError(err) {
+			return iteration{}, err
 		}
-		d.Value, d.Read = &v, ig.readBy(u)
+		return iteration{n: n, end: iterationFailed}, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
 	}
+	d := &history.Decision{Until: u.Source, Value: &v, Read: ig.readBy(u), At: p.now()}
 	return iteration{n: n, end: iterationDone, outputs: outputs, decision: d}, nil
+}
+
+// previousOutputs reads what .Loop.Previous is for the iteration that
+// runs next: the outputs of iteration n when a new one starts (next),
+// else of iteration n-1; nil for the first iteration.
+func (g *graph) previousOutputs(ctx context.Context, in *attempt.Instance, n int, next bool) (map[string]any, error) {
+	if !next {
+		n--
+	}
+	if n < 1 {
+		return nil, nil
+	}
+	return g.iterationOutputs(ctx, in.Step, iterationPath(in.StepPath(), n))
 }
 
 // iterationOutputs reads the outputs of an ended iteration's inner
@@ -304,9 +326,9 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 	switch {
 	case end == iterationFailed:
 		res, msg = stepFailed, fmt.Sprintf("iteration %d failed", n)
-	case d.Value != nil && *d.Value:
+	case *d.Value:
 		res, msg = stepDone, fmt.Sprintf("until %s is true after %s", d.Until, history.Count(n, "iteration", "iterations"))
-	case n >= ws.Loop.MaxIterations && ws.Loop.OnExhausted == workflow.OnContinue || n >= ws.Loop.MaxIterations && d.Value == nil:
+	case n >= ws.Loop.MaxIterations && ws.Loop.OnExhausted == workflow.OnContinue:
 		res, msg = stepDone, fmt.Sprintf("%s used", history.Count(n, "iteration", "iterations"))
 	case n >= ws.Loop.MaxIterations:
 		res, msg = stepFailed, fmt.Sprintf("until %s is still false after max_iterations %d", d.Until, n)
@@ -374,10 +396,7 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 
 // iterationWhy says what an iteration's until gave.
 func iterationWhy(d *history.Decision) string {
-	switch {
-	case d.Value == nil:
-		return "ended (the loop has no until)"
-	case *d.Value:
+	if *d.Value {
 		return "until " + d.Until + " is true"
 	}
 	return "until " + d.Until + " is false"
