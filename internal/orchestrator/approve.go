@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,7 +47,15 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := checkpoint.Open(ctx, history.StateTarget(abs, a.State))
+	target := history.StateTarget(abs, a.State)
+	if !checkpoint.IsPostgresURL(target) {
+		// An answer never creates a state: a project with none has no
+		// run, and a mistyped directory is not made one.
+		if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("no run in %s (no state at %s): nothing waits for approval", abs, target)
+		}
+	}
+	store, err := checkpoint.Open(ctx, target)
 	if err != nil {
 		return nil, err
 	}

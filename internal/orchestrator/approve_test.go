@@ -87,6 +87,20 @@ func TestAnswerGateNamesWhatWaits(t *testing.T) {
 	}
 }
 
+// TestAnswerGateWithoutState: an answer in a directory with no state is
+// refused and creates none.
+func TestAnswerGateWithoutState(t *testing.T) {
+	dir := t.TempDir()
+	_, err := AnswerGate(context.Background(), Answer{Dir: dir, Step: "gate", Decision: checkpoint.Approved, By: "ana", At: time.Now()})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "nothing waits for approval") {
+		t.Fatalf("err = %v, want a usage error saying nothing waits", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CadenceDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the answer left %s behind (%v)", CadenceDir, err)
+	}
+}
+
 // TestDecisionReadValues: a decision records the parts of outputs its
 // expression read, each as it was, or as its size past maxReadValue; a
 // part the output lacks is not recorded.
