@@ -211,13 +211,10 @@ func (g *graph) gateDecided(ctx context.Context, in *attempt.Instance, a *checkp
 		return 0, nil, fmt.Errorf("record the answer to gate %s: %w", u.StepID, err)
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterGateDecided)
-	who := "by " + a.By
-	if a.Comment != "" {
-		who += ": " + a.Comment
-	}
+	who := "by " + a.By + commentSuffix(a.Comment)
 	p.sink.Emit(history.Event{Time: now, Type: history.EventGateDecided, RunID: in.Run.ID, Step: u.StepID, Status: a.Decision, Message: who})
 	if !succeeds {
-		p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: u.StepID, Message: "rejected by " + a.By + commentSuffix(a.Comment)})
+		p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: u.StepID, Message: "rejected " + who})
 		return stepFailed, nil, nil
 	}
 	v, err := jsonvalue.Decode(data)
@@ -227,6 +224,7 @@ func (g *graph) gateDecided(ctx context.Context, in *attempt.Instance, a *checkp
 	return stepDone, v, nil
 }
 
+// commentSuffix is ": comment", or nothing without one.
 func commentSuffix(c string) string {
 	if c == "" {
 		return ""

@@ -50,7 +50,7 @@ type graph struct {
 	// steps whose decision was committed before this process.
 	order   []*workflow.Step
 	decided map[string]bool
-	// outputs says the workflow has command steps, which read the
+	// keepOutputs says the workflow has command steps, which read the
 	// outputs of the steps before them from CADENCE_OUTPUTS_DIR.
 	keepOutputs bool
 	// failed is the first step whose failure fails the run; stop the
@@ -77,6 +77,9 @@ type stepEnd struct {
 // read back on resume instead of being taken again.
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
 	g := newGraph(p, run, p.wf.Order(), &announced{seen: map[string]bool{}})
+	for _, ws := range p.wf.All() {
+		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
+	}
 	var err error
 	if g.inputs, err = inputsOf(run); err != nil {
 		return nil, err
@@ -118,12 +121,8 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 
 // newGraph is the graph of steps, in order, of run.
 func newGraph(p *project, run *checkpoint.Run, order []*workflow.Step, gates *announced) *graph {
-	g := &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
+	return &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
 		running: map[string]bool{}, parked: map[string]bool{}, order: order, decided: map[string]bool{}, gates: gates}
-	for _, ws := range p.wf.All() {
-		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
-	}
-	return g
 }
 
 // runAll starts the steps as the graph allows until none runs: every
