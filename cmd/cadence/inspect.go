@@ -234,7 +234,13 @@ func ts(t *time.Time) string {
 
 func printSummary(w io.Writer, rep *history.Report) {
 	r := rep.Run
-	fmt.Fprintf(w, "run      %s  %s\n", r.ID, r.Status)
+	fmt.Fprintf(w, "run      %s  %s\n", r.ID, runStatus(r.Status, r.Holder))
+	switch {
+	case r.Status == checkpoint.RunRunning && r.Holder == nil:
+		fmt.Fprintf(w, "         no cadence process holds it (it was killed or the machine stopped): cadence resume continues it\n")
+	case r.Holder != nil:
+		fmt.Fprintf(w, "         held by pid %d on host %s\n", r.Holder.PID, r.Holder.Host)
+	}
 	fmt.Fprintf(w, "workflow %s (sha256 %s)\n", r.Workflow, short(r.WorkflowSHA256))
 	fmt.Fprintf(w, "started  %s  finished %s\n", r.StartedAt.UTC().Format(time.RFC3339), ts(r.FinishedAt))
 	cost := fmt.Sprintf("$%.4f", r.CostUSD)

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -43,10 +44,20 @@ func (c *runsCmd) Run(e *env) error {
 		if r.DurationMS != nil {
 			took = (time.Duration(*r.DurationMS) * time.Millisecond).Round(100 * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, runStatus(r.Status, r.Holder), r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			took, costText(r.CostUSD, r.CostUnknown), dash(r.FailedStep))
 	}
 	return tw.Flush()
+}
+
+// runStatus is a run's status as people read it: a run that the state
+// says is running but that no process holds any more (its process was
+// killed) is "stopped", for `cadence resume` to continue.
+func runStatus(status string, h *history.Holder) string {
+	if status == checkpoint.RunRunning && h == nil {
+		return "stopped"
+	}
+	return status
 }
 
 // costText shows a cost in dollars; attempts whose agent reported none make

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/holder"
 )
 
 // Report is the machine-readable history of one run: the shape of
@@ -43,6 +44,10 @@ type RunReport struct {
 	// Deliveries are the run's notifications (SPEC §17), one per event
 	// and target, in the order of the events; absent when there are none.
 	Deliveries []DeliveryReport `json:"deliveries,omitempty"`
+	// Holder is the process working the run; null for a finished run and
+	// for a running one that no process holds any more (its process was
+	// killed: `cadence resume` continues it).
+	Holder *Holder `json:"holder"`
 }
 
 // DeliveryReport is one notification of a run to one target.
@@ -245,6 +250,9 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
 			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD,
 			Inputs: json.RawMessage(run.InputsJSON)}
+		if rep.Run.Holder, err = runHolder(tx, run, holder.Self()); err != nil {
+			return err
+		}
 		deliveries, err := tx.RunDeliveries(run.ID)
 		if err != nil {
 			return err

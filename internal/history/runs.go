@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/holder"
 )
 
 // RunSummary is one line of `cadence runs`: what a run is, how it ended and
@@ -28,6 +29,10 @@ type RunSummary struct {
 	CostUnknown int `json:"cost_unknown_attempts"`
 	// FailedStep is the step that failed, for a failed run; "" otherwise.
 	FailedStep string `json:"failed_step"`
+	// Holder is the process working the run; null for a finished run and
+	// for a running one that no process holds any more (its process was
+	// killed: `cadence resume` continues it).
+	Holder *Holder `json:"holder"`
 }
 
 // ListRuns returns the runs of the project in dir, newest first, at most
@@ -40,6 +45,7 @@ func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, 
 		if err != nil {
 			return err
 		}
+		self := holder.Self()
 		slices.Reverse(runs) // oldest first from the store
 		if limit > 0 && len(runs) > limit {
 			runs = runs[:limit]
@@ -51,6 +57,9 @@ func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, 
 				sum.DurationMS = &ms
 			}
 			if sum.CostUSD, sum.CostUnknown, err = tx.RunCost(r.ID); err != nil {
+				return err
+			}
+			if sum.Holder, err = runHolder(tx, &r, self); err != nil {
 				return err
 			}
 			if r.Status == checkpoint.RunFailed {
@@ -112,7 +121,17 @@ func Output(ctx context.Context, dir, state, runID, stepID string) (*StepOutput,
 		}
 		var step *checkpoint.Step
 		if stepID == "" {
-			step = &steps[len(steps)-1]
+			// The workflow's last step: rows inside loops (implement/2/review)
+			// come after their loop's row in the table, but the run's
+			// result is its last top-level step's.
+			for i := range steps {
+				if parentOf(steps[i].ID) == "" {
+					step = &steps[i]
+				}
+			}
+			if step == nil {
+				return fmt.Errorf("run %s has no steps: %w", run.ID, ErrNoOutput)
+			}
 		} else {
 			for i := range steps {
 				if steps[i].ID == stepID {

@@ -20,23 +20,17 @@ package orchestrator
 // runs every item itself.
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/holder"
 )
 
 // DefaultLeaseTTL is how long a lease lasts without renewal: how soon
@@ -63,116 +57,24 @@ type leases struct {
 	ttl, every time.Duration
 }
 
-// identity names this process in the leases it takes.
-type identity struct {
-	// owner is unique: where the process runs (machine), its pid and a
-	// random part.
-	owner string
-	// machine is the host name and the pid namespace: two containers
-	// may share a host name, but a pid means the same process only
-	// within one namespace.
-	machine string
-	host    string
-	pid     int
-}
+// identity names this process in the leases it takes (holder.Identity),
+// and judges the holders of leases other processes took.
+type identity struct{ holder.Identity }
 
-func newIdentity() identity {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown-host"
-	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		ns = "pid:[?]"
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	pid := os.Getpid()
-	machine := host + "/" + ns
-	// The process's start time tells this process from a later one that
-	// gets its pid: a holder whose pid runs again, started at another
-	// time, is dead.
-	_, start := processStat(pid)
-	if start == "" {
-		start = "?"
-	}
-	owner := fmt.Sprintf("%s/%d/%s/%s", machine, pid, start, hex.EncodeToString(b[:]))
-	return identity{owner: owner, machine: machine, host: host, pid: pid}
-}
-
-// processStat returns the state of process pid (field 3 of
-// /proc/PID/stat: "Z" for a zombie) and its start time in clock ticks
-// after boot (field 22), or "" for both when they cannot be read.
-func processStat(pid int) (state, start string) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", ""
-	}
-	// The command name (field 2) is in parentheses and may hold spaces
-	// and parentheses itself: the fields that follow start after the
-	// last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state), so field 22 is f[19].
-	if len(f) < 20 {
-		return "", ""
-	}
-	return f[0], f[19]
-}
-
-// ownerStart returns the start time an owner name recorded for its
-// process, or "" when it recorded none (an older cadence's lease).
-func ownerStart(owner, machine string) string {
-	rest, ok := strings.CutPrefix(owner, machine+"/")
-	if !ok {
-		return ""
-	}
-	f := strings.Split(rest, "/")
-	if len(f) != 3 || f[1] == "?" {
-		return ""
-	}
-	return f[1]
-}
+func newIdentity() identity { return identity{holder.Self()} }
 
 // lease returns a lease template naming this process as its holder.
 func (id identity) lease() checkpoint.Lease {
-	return checkpoint.Lease{Owner: id.owner, Host: id.host, PID: id.pid}
+	return checkpoint.Lease{Owner: id.Owner, Host: id.Host, PID: id.PID}
 }
 
-// gone reports whether the holder of a lease is known to be dead: a
-// process on this machine (and pid namespace) whose pid no longer runs,
-// is a zombie, or runs a process that started at another time than the
-// holder (the pid was reused). A holder elsewhere is only ever known by
-// its lease's expiry.
-func (id identity) gone(h checkpoint.Lease) bool {
-	if !id.local(h) || h.PID <= 0 {
-		return false
-	}
-	if !processAlive(h.PID) {
-		return true
-	}
-	state, start := processStat(h.PID)
-	if state == "Z" {
-		return true
-	}
-	want := ownerStart(h.Owner, id.machine)
-	return want != "" && start != "" && start != want
-}
+// gone reports whether the holder of a lease is known to be dead
+// (holder.Identity.Gone).
+func (id identity) gone(h checkpoint.Lease) bool { return id.Gone(h.Owner, h.PID) }
 
 // local reports whether the holder of a lease ran on this machine, in
 // this pid namespace, so that its pids mean the same processes here.
-func (id identity) local(h checkpoint.Lease) bool {
-	return strings.HasPrefix(h.Owner, id.machine+"/")
-}
-
-// processAlive reports whether a process with this pid exists.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+func (id identity) local(h checkpoint.Lease) bool { return id.Local(h.Owner) }
 
 func (ls *leases) shared() bool { return ls.store.Shared() }
 
@@ -477,7 +379,7 @@ func (ls *leases) heldByOther(tx *checkpoint.Tx, runID string) error {
 	if err != nil {
 		return err
 	}
-	if l != nil && l.Owner != ls.id.owner && !ls.id.gone(*l) {
+	if l != nil && l.Owner != ls.id.Owner && !ls.id.gone(*l) {
 		return &checkpoint.LeaseHeldError{Holder: *l}
 	}
 	return nil

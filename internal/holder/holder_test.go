@@ -1,4 +1,4 @@
-package orchestrator
+package holder
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
 
 // TestHolderGoneByPidAndStartTime checks how a process tells whether the
@@ -16,13 +14,13 @@ import (
 // start time its owner name recorded, so that a later process that got
 // the holder's pid is not taken for the holder.
 func TestHolderGoneByPidAndStartTime(t *testing.T) {
-	id := newIdentity()
+	id := Self()
 	_, start := processStat(os.Getpid())
 	if start == "" {
 		t.Fatal("cannot read this process's start time from /proc")
 	}
-	if !strings.Contains(id.owner, "/"+start+"/") {
-		t.Fatalf("owner %q does not record the start time %s", id.owner, start)
+	if !strings.Contains(id.Owner, "/"+start+"/") {
+		t.Fatalf("owner %q does not record the start time %s", id.Owner, start)
 	}
 	// A child that exited and was not waited for yet: a zombie, dead
 	// although its pid answers signals.
@@ -43,23 +41,22 @@ func TestHolderGoneByPidAndStartTime(t *testing.T) {
 			t.Fatalf("child %d did not become a zombie (state %q)", zombie, state)
 		}
 	}
-	other := newIdentity() // another process's view of this machine
+	other := Self() // another process's view of this machine
 	for _, tc := range []struct {
 		name  string
 		owner string
 		pid   int
 		gone  bool
 	}{
-		{"the live holder", id.owner, os.Getpid(), false},
-		{"its pid reused by a later process", id.machine + "/" + strconv.Itoa(os.Getpid()) + "/1/abc", os.Getpid(), true},
-		{"a dead pid", id.machine + "/999999999/1/abc", 999999999, true},
-		{"a zombie", id.machine + "/" + strconv.Itoa(zombie) + "/" + zombieStart + "/abc", zombie, true},
-		{"an older owner without start time, pid alive", id.machine + "/" + strconv.Itoa(os.Getpid()) + "/abc", os.Getpid(), false},
+		{"the live holder", id.Owner, os.Getpid(), false},
+		{"its pid reused by a later process", id.Machine + "/" + strconv.Itoa(os.Getpid()) + "/1/abc", os.Getpid(), true},
+		{"a dead pid", id.Machine + "/999999999/1/abc", 999999999, true},
+		{"a zombie", id.Machine + "/" + strconv.Itoa(zombie) + "/" + zombieStart + "/abc", zombie, true},
+		{"an older owner without start time, pid alive", id.Machine + "/" + strconv.Itoa(os.Getpid()) + "/abc", os.Getpid(), false},
 		{"a holder on another machine", "elsewhere/pid:[1]/" + strconv.Itoa(os.Getpid()) + "/1/abc", os.Getpid(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := checkpoint.Lease{Owner: tc.owner, PID: tc.pid}
-			if got := other.gone(h); got != tc.gone {
+			if got := other.Gone(tc.owner, tc.pid); got != tc.gone {
 				t.Fatalf("gone(%q) = %v, want %v", tc.owner, got, tc.gone)
 			}
 		})
