@@ -183,7 +183,7 @@ type dlqRetryCmd struct {
 	Dir      string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	RunID    string        `name:"run" help:"Run id (default: the latest run)."`
 	Step     string        `help:"Only the dead items of this map step."`
-	Key      []string      `help:"Key of a dead item to reopen (repeatable)."`
+	Key      []string      `sep:"none" help:"Key of a dead item to reopen (repeatable)."`
 	All      bool          `help:"Reopen every dead item (of --step, if given)."`
 	Workflow string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
 	MaxWait  time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`

@@ -15,7 +15,7 @@ type resumeCmd struct {
 	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
 	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	WaitApproval bool          `help:"When only approval gates are left, wait for their answers (cadence approve / reject from another terminal) instead of exiting 5."`
-	Input        []string      `placeholder:"NAME=VALUE" help:"Refused: a run keeps the inputs it started with (see them with cadence inspect)."`
+	Input        []string      `sep:"none" placeholder:"NAME=VALUE" help:"Refused: a run keeps the inputs it started with (see them with cadence inspect)."`
 	output
 	leaseFlag
 	stateFlag

@@ -217,6 +217,12 @@ func humanLine(ev history.Event) (string, bool) {
 			if cause := clean(ev.Stderr, maxQuote); cause != "" {
 				s += " (stderr: " + cause + ")"
 			}
+			for _, line := range strings.Split(ev.Tail, "\n") {
+				indent := len(line) - len(strings.TrimLeft(line, " "))
+				if line = clean(line, maxQuote); line != "" {
+					s += "\n    " + strings.Repeat(" ", indent) + line
+				}
+			}
 		}
 		if len(ev.Repairs) > 0 {
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -74,16 +75,29 @@ func (t *try) judgeCommand(res *agent.Result, runErr error, src handoffSource, s
 	ws := t.in.Step
 	if runErr != nil || res.Stop != agent.StopNone || res.ExitCode != 0 || res.Signal != 0 {
 		j := t.r.judge(ws, res, runErr, src)
-		if j.ok || j.class.IsHandoffFailure() {
-			// A valid handoff does not make a failed command succeed.
+		if j.ok || j.class.IsHandoffFailure() || j.class == handoff.ClassExitNonzero {
+			// A valid handoff does not make a failed command succeed, and
+			// a command is no agent: its failure is told in its own words,
+			// with the last lines it printed on both streams, where a
+			// build or a test run says what went wrong.
 			msg := fmt.Sprintf("the command exited with code %d", res.ExitCode)
 			if res.Signal != 0 {
 				msg = "the command was ended by signal " + res.Signal.String()
 			}
-			if res.StderrTail != "" {
-				msg += "\nstderr: " + res.StderrTail
+			var tail string
+			if lines := lastLines(res.StderrTail, commandTailLines); lines != "" {
+				tail += "stderr (last lines):\n" + lines + "\n"
 			}
-			j = judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg)}
+			if stdout != nil { // nil for a command with a handoff: its stdout is judged as an agent's
+				if lines := lastLines(stdout.String(), commandTailLines); lines != "" {
+					tail += "stdout (last lines):\n" + lines + "\n"
+				}
+			}
+			tail = strings.TrimSuffix(tail, "\n")
+			if tail != "" {
+				msg += "\n" + tail
+			}
+			j = judgement{class: handoff.ClassExitNonzero, diag: handoff.Diagnose(handoff.ClassExitNonzero, msg), tail: tail}
 		}
 		return j
 	}
@@ -95,6 +109,31 @@ func (t *try) judgeCommand(res *agent.Result, runErr error, src handoffSource, s
 		Stdout   string `json:"stdout"`
 	}{0, stdout.String()})
 	return judgement{ok: true, result: handoff.Result{OK: true, JSON: out, Repairs: []string{}}}
+}
+
+// commandTailLines is how many of the last lines of each of its streams a
+// failed command's diagnosis quotes.
+const commandTailLines = 10
+
+// lastLines returns the last n non-empty-ended lines of s, each indented,
+// at most 2 KiB of them (from the end).
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	if len(s) > 2<<10 {
+		s = s[len(s)-2<<10:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		}
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -260,6 +260,9 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	c.r.Failpoint.Hit(FailAfterOutcomeCommit)
 	ev := c.event(history.EventAttemptFinished)
 	ev.Until, ev.Stderr, ev.Warning = a.NextRetryAt, stderrCause(c.j.class, c.res), ""
+	if c.j.tail != "" {
+		ev.Stderr, ev.Tail = "", c.j.tail
+	}
 	c.r.Sink.Emit(ev)
 	switch c.d.Decision {
 	case WaitLogin:

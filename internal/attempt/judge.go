@@ -36,6 +36,9 @@ type judgement struct {
 	helpContext string
 	// warning says what was wrong with an attempt accepted anyway.
 	warning string
+	// tail is a failed command's last output lines, as its diagnosis
+	// quotes them: what the live line shows under the failure.
+	tail string
 }
 
 // helpRequest decides whether an attempt asked for help: a help marker in

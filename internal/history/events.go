@@ -39,6 +39,11 @@ type Event struct {
 	// attempt that failed because the agent exited with an error: usually
 	// why it did. Agent output, as written: a view must clean it.
 	Stderr string `json:"stderr,omitempty"`
+	// Tail is a failed command step's last output lines, stderr's then
+	// stdout's, each part headed by its stream's name: where a build or a
+	// test run says what went wrong. Command output, as written: a view
+	// must clean it.
+	Tail string `json:"tail,omitempty"`
 }
 
 // Kinds of the audit log's events that the statistics read: the run was
