@@ -119,3 +119,26 @@ func TestTestDepsInstallsWhatIsMissing(t *testing.T) {
 		t.Errorf("with everything installed, apt-get ran: %s", got)
 	}
 }
+
+// TestExamplesIgnoreTheirState: every example's .cadence/.gitignore is the
+// one cadence init writes, so that what a run of an example leaves
+// (state.db, attempts/, reports/, worktrees/ …) is never committed.
+func TestExamplesIgnoreTheirState(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", ".cadence"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 5 {
+		t.Fatalf("found %d examples, want at least 5: %v", len(dirs), dirs)
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ".gitignore"))
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+			continue
+		}
+		if string(b) != gitignore {
+			t.Errorf("%s/.gitignore differs from what cadence init writes:\n%s", d, b)
+		}
+	}
+}
