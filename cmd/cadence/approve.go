@@ -17,8 +17,15 @@ type answerFlags struct {
 	Dir    string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	Run    string `placeholder:"RUN" help:"The run whose gate is answered (default: the latest run)."`
 	By     string `placeholder:"NAME" help:"Who answers (default: user@host)."`
-	Resume bool   `help:"Then continue the run in this command, as cadence resume does."`
+	Resume bool   `help:"Then continue the run in this command, as cadence resume does; the flags below are resume's."`
 	stateFlag
+	// What --resume passes on to resume.
+	Workflow     string        `help:"With --resume: the workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	AllowChanged bool          `help:"With --resume: continue even though the workflow changed since the run started."`
+	MaxWait      time.Duration `help:"With --resume: exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
+	WaitApproval bool          `help:"With --resume: when only approval gates are left, wait for their answers instead of exiting 5."`
+	output
+	leaseFlag
 }
 
 type approveCmd struct {
@@ -51,13 +58,17 @@ func (c *answerFlags) answer(e *env, decision, comment string) error {
 		}
 		return runOutcome(e, c.Dir, nil, err)
 	}
-	fmt.Fprintf(e.stdout, "gate %s of run %s %s by %s\n", done.Gate, done.RunID, decision, by)
+	said := e.stdout
+	if c.JSON {
+		said = e.stderr // stdout carries only the resumed run's JSON Lines
+	}
+	fmt.Fprintf(said, "gate %s of run %s %s by %s\n", done.Gate, done.RunID, decision, by)
 	if !c.Resume {
 		fmt.Fprintf(e.stderr, "a run waiting with --wait-approval goes on by itself; otherwise continue it with: cadence resume %s\n", c.Dir)
 		return nil
 	}
-	r := &resumeCmd{Dir: c.Dir}
-	r.State = c.State
+	r := &resumeCmd{Dir: c.Dir, Workflow: c.Workflow, AllowChanged: c.AllowChanged, MaxWait: c.MaxWait,
+		WaitApproval: c.WaitApproval, output: c.output, leaseFlag: c.leaseFlag, stateFlag: c.stateFlag}
 	return r.Run(e)
 }
 

@@ -132,7 +132,7 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			return &match[i], nil
 		}
 	}
-	if len(match) > 0 {
+	if len(match) > 0 && match[len(match)-1].Decided() {
 		// Every gate of that name was answered: the first answer stands.
 		last := match[len(match)-1]
 		when := ""
