@@ -27,6 +27,8 @@ type CLI struct {
 	CleanBranches cleanBranchesCmd `cmd:"" name:"clean-branches" help:"Delete the git branches a finished run's worktree map steps left (cadence/RUN/…)."`
 	Worker        workerCmd        `cmd:"" help:"Run map items of the runs in a shared PostgreSQL state database, from this machine's checkout."`
 	Version       versionCmd       `cmd:"" help:"Print version and build information."`
+
+	VersionFlag versionFlag `name:"version" help:"Print version and build information, as cadence version does."`
 }
 
 // output holds the flags shared by the commands that show a run.

@@ -57,11 +57,10 @@ func orchestratorOptions(e *env, dir, wf string, maxWait time.Duration, out outp
 		return orchestrator.Options{}, nil, fmt.Errorf("find the cadence binary: %w", err)
 	}
 	v := newView(e.stdout, e.stderr, out)
-	level := slog.LevelWarn
+	logger := slog.New(newWarnHandler(e.stderr, slog.LevelWarn))
 	if os.Getenv("CADENCE_DEBUG") != "" {
-		level = slog.LevelDebug
+		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	return orchestrator.Options{
 		Dir:          dir,
 		WorkflowPath: wf,

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/alecthomas/kong"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3"; a
@@ -13,6 +16,24 @@ var version = "dev"
 type versionCmd struct{}
 
 func (c *versionCmd) Run(e *env) error {
+	printVersion(e.stdout)
+	return nil
+}
+
+// versionFlag is --version: what `cadence version` prints, then exit 0.
+type versionFlag bool
+
+// BeforeReset prints the version as soon as the flag is seen, before any
+// command's arguments are required.
+func (versionFlag) BeforeReset(app *kong.Kong) error {
+	printVersion(app.Stdout)
+	app.Exit(0)
+	return nil
+}
+
+// printVersion writes the version, the commit it was built from (when
+// known) and the Go toolchain and platform.
+func printVersion(w io.Writer) {
 	v, rev, modified := version, "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -27,13 +48,12 @@ func (c *versionCmd) Run(e *env) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "cadence %s\n", v)
+	fmt.Fprintf(w, "cadence %s\n", v)
 	if rev != "" {
 		if modified {
 			rev += " (modified)"
 		}
-		fmt.Fprintf(e.stdout, "commit %s\n", rev)
+		fmt.Fprintf(w, "commit %s\n", rev)
 	}
-	fmt.Fprintf(e.stdout, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
+	fmt.Fprintf(w, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
