@@ -75,6 +75,11 @@ type eventScanner struct {
 	capDepth int // the stack depth at which the captured value began
 	capFrom  int // index in the current chunk where its bytes resume, or -1
 	capBuf   []byte
+	// capMore holds what a long captured value adds past capBuf's first
+	// capChunk bytes, in blocks of capChunk that are never copied while
+	// the value grows: a final answer that turns out too large is dropped
+	// having cost what it kept, not twice that in growing copies.
+	capMore  [][]byte
 	capSize  int64
 	capSlash int64 // backslashes in the captured value so far
 	capElem  int
@@ -100,7 +105,7 @@ func (e *eventScanner) reset() {
 		e.fields[i] = e.fields[i][:0]
 	}
 	e.st, e.stack, e.esc = scTop, e.stack[:0], false
-	e.cap, e.capFrom, e.capBuf, e.capSize = -1, -1, e.capBuf[:0], 0
+	e.cap, e.capFrom, e.capBuf, e.capMore, e.capSize = -1, -1, e.capBuf[:0], nil, 0
 	e.kept = 0
 }
 
@@ -295,7 +300,7 @@ func (e *eventScanner) beginValue(p []byte, i int) {
 	for n, c := range e.caps {
 		if samePath(c.path, e.pathBuf) {
 			e.cap, e.capDepth, e.capFrom, e.capElem = n, len(e.stack), i, elem
-			e.capBuf, e.capSize, e.capSlash = e.capBuf[:0], 0, 0
+			e.capBuf, e.capMore, e.capSize, e.capSlash = e.capBuf[:0], nil, 0, 0
 			return
 		}
 	}
@@ -322,11 +327,24 @@ func (e *eventScanner) endValue(p []byte, i int) {
 		e.keep(p[e.capFrom:i])
 	}
 	// The field takes the buffer over; short ones are copied so that the
-	// buffer is reused for the many small fields of a transcript.
+	// buffer is reused for the many small fields of a transcript. A long
+	// one is joined once, at its final size.
 	raw := e.capBuf
-	if cap(raw) <= 4<<10 {
+	switch {
+	case len(e.capMore) > 0:
+		n := len(raw)
+		for _, c := range e.capMore {
+			n += len(c)
+		}
+		raw = make([]byte, 0, n)
+		raw = append(raw, e.capBuf...)
+		for _, c := range e.capMore {
+			raw = append(raw, c...)
+		}
+		e.capMore = nil
+	case cap(raw) <= 4<<10:
 		raw = append([]byte(nil), raw...)
-	} else {
+	default:
 		e.capBuf = nil
 	}
 	f := field{raw: raw, over: e.capSize > int64(len(raw)), size: e.capSize, elem: e.capElem}
@@ -344,16 +362,48 @@ func (e *eventScanner) keep(b []byte) {
 		// decodes to more than c.decoded whatever follows.
 		e.capSlash += int64(bytes.Count(b, []byte{'\\'}))
 		if e.capSize-2-5*e.capSlash > c.decoded {
-			e.kept -= len(e.capBuf)
-			e.capBuf = nil
+			e.kept -= e.capKept()
+			e.capBuf, e.capMore = nil, nil
 			return
 		}
 	}
-	room := min(c.limit-len(e.capBuf), e.budget-e.kept)
-	if n := min(len(b), room); n > 0 {
-		e.capBuf = append(e.capBuf, b[:n]...)
-		e.kept += n
+	room := min(c.limit-e.capKept(), e.budget-e.kept)
+	n := min(len(b), room)
+	if n <= 0 {
+		return
 	}
+	e.kept += n
+	b = b[:n]
+	for len(b) > 0 {
+		if len(e.capMore) == 0 {
+			// The first capChunk bytes (or what a reused buffer holds)
+			// grow as one slice.
+			if room := max(cap(e.capBuf), capChunk) - len(e.capBuf); room > 0 {
+				k := min(room, len(b))
+				e.capBuf, b = append(e.capBuf, b[:k]...), b[k:]
+				continue
+			}
+		}
+		last := len(e.capMore) - 1
+		if last < 0 || len(e.capMore[last]) == capChunk {
+			e.capMore = append(e.capMore, make([]byte, 0, capChunk))
+			last++
+		}
+		k := min(capChunk-len(e.capMore[last]), len(b))
+		e.capMore[last], b = append(e.capMore[last], b[:k]...), b[k:]
+	}
+}
+
+// capChunk is the size of the blocks a long captured value is kept in.
+const capChunk = 1 << 20
+
+// capKept is how many bytes of the value in progress are kept.
+func (e *eventScanner) capKept() int {
+	n := len(e.capBuf)
+	for _, c := range e.capMore {
+		n += len(c)
+	}
+	return n
 }
 
 func samePath(a, b []string) bool {

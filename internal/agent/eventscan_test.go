@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -244,4 +245,71 @@ func valuesAt(t *testing.T, line []byte) map[string][]string {
 	}
 	walk(nil)
 	return out
+}
+
+// TestEventScannerLongValue: a captured value longer than one block is
+// kept whole, byte for byte, however its line is cut into writes, and one
+// past its limit keeps exactly the limit; an answer sure to decode past
+// its decoded bound is dropped as it streams, leaving nothing kept.
+func TestEventScannerLongValue(t *testing.T) {
+	body := func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			b.WriteString(strconv.Itoa(i))
+			b.WriteByte(' ')
+		}
+		return b.String()[:n]
+	}
+	for _, tc := range []struct {
+		name    string
+		size    int
+		limit   int
+		decoded int64
+		piece   int
+		want    int // bytes of the value kept (with its quotes); -1: dropped
+	}{
+		{"empty", 0, 8 << 20, 0, 64 << 10, 2},
+		{"one byte under a block", capChunk - 3, 8 << 20, 0, 64 << 10, capChunk - 1},
+		{"exactly a block", capChunk - 2, 8 << 20, 0, 7, capChunk},
+		{"one byte over a block", capChunk - 1, 8 << 20, 0, 1 << 20, capChunk + 1},
+		{"three and a half blocks in odd pieces", 7 << 19, 8 << 20, 0, 65521, 7<<19 + 2},
+		{"in one write", 5 << 20, 8 << 20, 0, 1 << 30, 5<<20 + 2},
+		{"cut at the limit", 3 << 20, 2<<20 + 5, 0, 65536, 2<<20 + 5},
+		{"under the decoded bound", 3 << 20, 8 << 20, 3 << 20, 65536, 3<<20 + 2},
+		{"past the decoded bound", 3 << 20, 8 << 20, 2 << 20, 65536, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value := `"` + body(tc.size) + `"`
+			line := []byte(`{"type":"result","result":` + value + `,"n":1}`)
+			caps := []capture{{path: []string{"result"}, limit: tc.limit, decoded: tc.decoded}}
+			e := newEventScanner(caps, 1<<30)
+			for p := line; len(p) > 0; {
+				k := min(tc.piece, len(p))
+				e.write(p[:k])
+				p = p[k:]
+			}
+			if !e.ok() {
+				t.Fatal("the line was not read as one object")
+			}
+			f, ok := e.get(0)
+			if !ok {
+				t.Fatal("nothing captured")
+			}
+			if f.size != int64(len(value)) {
+				t.Fatalf("size %d, want %d", f.size, len(value))
+			}
+			if tc.want < 0 {
+				if len(f.raw) != 0 || !f.over || e.kept != 0 {
+					t.Fatalf("kept %d bytes (over %v, line kept %d), want the value dropped", len(f.raw), f.over, e.kept)
+				}
+				return
+			}
+			if len(f.raw) != tc.want || string(f.raw) != value[:tc.want] {
+				t.Fatalf("kept %d bytes, want the value's first %d", len(f.raw), tc.want)
+			}
+			if f.over != (tc.want < len(value)) {
+				t.Fatalf("over %v with %d of %d bytes kept", f.over, tc.want, len(value))
+			}
+		})
+	}
 }
