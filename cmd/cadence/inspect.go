@@ -234,9 +234,9 @@ func ts(t *time.Time) string {
 
 func printSummary(w io.Writer, rep *history.Report) {
 	r := rep.Run
-	fmt.Fprintf(w, "run      %s  %s\n", r.ID, runStatus(r.Status, r.Holder))
+	fmt.Fprintf(w, "run      %s  %s\n", r.ID, runStatus(r.Status, r.Holder, len(r.WaitingFor) > 0))
 	switch {
-	case r.Status == checkpoint.RunRunning && r.Holder == nil:
+	case r.Status == checkpoint.RunRunning && r.Holder == nil && len(r.WaitingFor) == 0:
 		fmt.Fprintf(w, "         no cadence process holds it (it was killed or the machine stopped): cadence resume continues it\n")
 	case r.Holder != nil:
 		fmt.Fprintf(w, "         held by pid %d on host %s\n", r.Holder.PID, r.Holder.Host)

@@ -39,6 +39,15 @@ const (
 		COALESCE(SUM(cost_usd), 0) AS cost,
 		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown
 		FROM attempts WHERE run_id = ?`
+	// runUsageQuery adds the token counts to runCostQuery's, for the
+	// listing of runs.
+	runUsageQuery = `SELECT
+		COALESCE(SUM(cost_usd), 0) AS cost,
+		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown,
+		COALESCE(SUM(input_tokens), 0) AS input_tokens,
+		COALESCE(SUM(cached_tokens), 0) AS cached_tokens,
+		COALESCE(SUM(output_tokens), 0) AS output_tokens
+		FROM attempts WHERE run_id = ?`
 )
 
 // CreateRun inserts a new run and its steps.
@@ -128,6 +137,26 @@ func (t *Tx) oneRun(what, query string, args ...any) (*Run, error) {
 	}
 	r := row.run()
 	return &r, nil
+}
+
+// RunUsage is what a run's attempts spent, summed over all of them.
+type RunUsage struct {
+	CostUSD float64 `db:"cost"`
+	// CostUnknown counts the finished attempts whose agent reported no
+	// cost: CostUSD is then a lower bound.
+	CostUnknown  int   `db:"unknown"`
+	InputTokens  int64 `db:"input_tokens"`
+	CachedTokens int64 `db:"cached_tokens"` // the part of InputTokens served from a cache
+	OutputTokens int64 `db:"output_tokens"`
+}
+
+// RunUsage returns what the attempts of run runID spent.
+func (t *Tx) RunUsage(runID string) (RunUsage, error) {
+	var u RunUsage
+	if err := t.getRow(&u, runUsageQuery, runID); err != nil {
+		return RunUsage{}, fmt.Errorf("read the usage of run %s: %w", runID, err)
+	}
+	return u, nil
 }
 
 // RunCost returns the sum of the run's attempt costs and the number of

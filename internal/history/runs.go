@@ -5,20 +5,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/holder"
+	"github.com/goccy/go-yaml"
 )
 
 // RunSummary is one line of `cadence runs`: what a run is, how it ended and
 // what it cost. Field names are stable (`cadence runs --json`).
 type RunSummary struct {
-	ID         string     `json:"id"`
-	Status     string     `json:"status"`
+	ID string `json:"id"`
+	// Status is the run's status as the state stores it: running,
+	// interrupted, succeeded, failed or abandoned.
+	Status string `json:"status"`
+	// State is the status as people read it: Status, except that an
+	// unfinished run waiting for a person at an approval gate is
+	// "waiting", and one that the state says is running but that no
+	// process holds any more (its process was killed) is "stopped".
+	State string `json:"state"`
+	// Workflow is the file the run was started from, relative to the
+	// project; Name is that workflow's name: key ("" without one).
 	Workflow   string     `json:"workflow"`
+	Name       string     `json:"name"`
 	StartedAt  time.Time  `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	// DurationMS is from start to finish; nil while the run is unfinished.
@@ -26,19 +38,37 @@ type RunSummary struct {
 	CostUSD    float64 `json:"cost_usd"`
 	// CostUnknown counts the attempts whose agent reported no cost: the
 	// cost is then a lower bound.
-	CostUnknown int `json:"cost_unknown_attempts"`
+	CostUnknown  int   `json:"cost_unknown_attempts"`
+	InputTokens  int64 `json:"input_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 	// FailedStep is the step that failed, for a failed run; "" otherwise.
 	FailedStep string `json:"failed_step"`
+	// Waiting are the approval gates an unfinished run waits at, in the
+	// order they were reached; absent when none waits.
+	Waiting []string `json:"waiting,omitempty"`
 	// Holder is the process working the run; null for a finished run and
 	// for a running one that no process holds any more (its process was
 	// killed: `cadence resume` continues it).
 	Holder *Holder `json:"holder"`
 }
 
-// ListRuns returns the runs of the project in dir, newest first, at most
-// limit of them (every run when limit <= 0). It reads without the project
-// lock, like Inspect.
-func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, error) {
+// Run states that are not stored statuses (RunSummary.State).
+const (
+	RunWaiting = "waiting"
+	RunStopped = "stopped"
+)
+
+// RunFilter chooses the runs ListRuns returns; a zero field chooses all.
+type RunFilter struct {
+	State    string // a RunSummary.State, or a stored status
+	Workflow string // a workflow file, relative to the project as RunSummary.Workflow is
+	Limit    int    // at most this many, newest first; 0 for all
+}
+
+// ListRuns returns the runs of the project in dir that f chooses, newest
+// first. It reads without the project lock, like Inspect.
+func ListRuns(ctx context.Context, dir, state string, f RunFilter) ([]RunSummary, error) {
 	var out []RunSummary
 	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
 		runs, err := tx.Runs()
@@ -47,32 +77,19 @@ func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, 
 		}
 		self := holder.Self()
 		slices.Reverse(runs) // oldest first from the store
-		if limit > 0 && len(runs) > limit {
-			runs = runs[:limit]
-		}
 		for _, r := range runs {
-			sum := RunSummary{ID: r.ID, Status: r.Status, Workflow: r.WorkflowPath, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
-			if r.FinishedAt != nil {
-				ms := r.FinishedAt.Sub(r.StartedAt).Milliseconds()
-				sum.DurationMS = &ms
+			if f.Limit > 0 && len(out) == f.Limit {
+				break
 			}
-			if sum.CostUSD, sum.CostUnknown, err = tx.RunCost(r.ID); err != nil {
+			if f.Workflow != "" && filepath.Clean(r.WorkflowPath) != filepath.Clean(f.Workflow) {
+				continue
+			}
+			sum, err := summarize(tx, &r, self)
+			if err != nil {
 				return err
 			}
-			if sum.Holder, err = runHolder(tx, &r, self); err != nil {
-				return err
-			}
-			if r.Status == checkpoint.RunFailed {
-				steps, err := tx.Steps(r.ID)
-				if err != nil {
-					return err
-				}
-				for _, s := range steps {
-					if s.Status == checkpoint.StepFailed {
-						sum.FailedStep = s.ID
-						break
-					}
-				}
+			if f.State != "" && sum.State != f.State && sum.Status != f.State {
+				continue
 			}
 			out = append(out, sum)
 		}
@@ -85,6 +102,67 @@ func ListRuns(ctx context.Context, dir, state string, limit int) ([]RunSummary, 
 		return nil, ErrNoRuns
 	}
 	return out, nil
+}
+
+// summarize reads what RunSummary says of run r.
+func summarize(tx *checkpoint.Tx, r *checkpoint.Run, self holder.Identity) (RunSummary, error) {
+	sum := RunSummary{ID: r.ID, Status: r.Status, State: r.Status, Workflow: r.WorkflowPath, Name: workflowName(r.WorkflowYAML),
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+	if r.FinishedAt != nil {
+		ms := r.FinishedAt.Sub(r.StartedAt).Milliseconds()
+		sum.DurationMS = &ms
+	}
+	u, err := tx.RunUsage(r.ID)
+	if err != nil {
+		return sum, err
+	}
+	sum.CostUSD, sum.CostUnknown = u.CostUSD, u.CostUnknown
+	sum.InputTokens, sum.CachedTokens, sum.OutputTokens = u.InputTokens, u.CachedTokens, u.OutputTokens
+	if sum.Holder, err = runHolder(tx, r, self); err != nil {
+		return sum, err
+	}
+	switch r.Status {
+	case checkpoint.RunFailed:
+		steps, err := tx.Steps(r.ID)
+		if err != nil {
+			return sum, err
+		}
+		for _, s := range steps {
+			if s.Status == checkpoint.StepFailed {
+				sum.FailedStep = s.ID
+				break
+			}
+		}
+	case checkpoint.RunRunning, checkpoint.RunInterrupted:
+		gates, err := tx.Approvals(r.ID)
+		if err != nil {
+			return sum, err
+		}
+		for _, g := range gates {
+			if !g.Decided() {
+				sum.Waiting = append(sum.Waiting, g.Unit.StepID)
+			}
+		}
+		switch {
+		case len(sum.Waiting) > 0:
+			sum.State = RunWaiting
+		case r.Status == checkpoint.RunRunning && sum.Holder == nil:
+			sum.State = RunStopped
+		}
+	}
+	return sum, nil
+}
+
+// workflowName is the name: of a workflow file as stored with its run, ""
+// when it has none (or cannot be read: the listing goes on).
+func workflowName(src []byte) string {
+	var top struct {
+		Name string `yaml:"name"`
+	}
+	if err := yaml.Unmarshal(src, &top); err != nil {
+		return ""
+	}
+	return top.Name
 }
 
 // StepOutput is the accepted result of one step of a run, for `cadence
