@@ -25,6 +25,7 @@ type CLI struct {
 	Circuit       circuitCmd       `cmd:"" help:"Inspect or reset circuit breakers."`
 	Dlq           dlqCmd           `cmd:"" name:"dlq" help:"The dead-letter queue of map items: list, show, retry."`
 	Report        reportCmd        `cmd:"" help:"Write a self-contained HTML report of a run: timeline, failures, costs."`
+	Prune         pruneCmd         `cmd:"" help:"Remove finished runs older than --older-than, with every row and file they own (never an unfinished run)."`
 	CleanBranches cleanBranchesCmd `cmd:"" name:"clean-branches" help:"Delete the git branches a finished run's worktree map steps left (cadence/RUN/…)."`
 	Worker        workerCmd        `cmd:"" help:"Run map items of the runs in a shared PostgreSQL state database, from this machine's checkout."`
 	Version       versionCmd       `cmd:"" help:"Print version and build information."`

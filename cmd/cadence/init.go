@@ -28,6 +28,7 @@ outputs/
 out/
 worktrees/
 reports/
+pruning/
 `
 
 func (c *initCmd) Run(e *env) error {

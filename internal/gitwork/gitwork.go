@@ -295,6 +295,18 @@ func (r Repo) Remove(ctx context.Context, path string) error {
 	return err
 }
 
+// PruneWorktrees makes git forget the worktrees whose directories were
+// removed, so that their branches may be deleted.
+func (r Repo) PruneWorktrees(ctx context.Context) error {
+	unlock, err := r.lockWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = r.run(ctx, r.Dir, "worktree", "prune")
+	return err
+}
+
 // MergeResult is how a merge of an item's branch ended.
 type MergeResult int
 
