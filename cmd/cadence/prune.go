@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/prune"
 )
 
@@ -29,7 +31,8 @@ func (c *pruneCmd) Run(e *env) error {
 	if !isProject(dir) && c.State == "" {
 		return noRuns(dir)
 	}
-	res, err := prune.Prune(e.ctx, prune.Options{Dir: dir, State: c.State, Before: time.Now().Add(-age), DryRun: c.DryRun})
+	res, err := prune.Prune(e.ctx, prune.Options{Dir: dir, State: c.State, Before: time.Now().Add(-age), DryRun: c.DryRun,
+		Failpoint: attempt.ParseFailpoint(os.Getenv("CADENCE_FAILPOINT"))})
 	if errors.Is(err, prune.ErrShared) {
 		return withCode(exitUsage, err)
 	}

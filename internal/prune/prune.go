@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
 	"github.com/cadence-dev/cadence/internal/history"
@@ -49,7 +50,14 @@ type Options struct {
 	State  string    // --state, as for history.StateTarget
 	Before time.Time // runs that ended before this are removed
 	DryRun bool      // report what would go, remove nothing
+	// Failpoint, for tests, kills the process at FailAfterCommit (see
+	// SPEC §7's crash points).
+	Failpoint *attempt.Failpoint
 }
+
+// FailAfterCommit is the crash point between a run's rows going and its
+// files going.
+const FailAfterCommit = "after-prune-commit"
 
 // Run is one run removed (or, in a dry run, that would be).
 type Run struct {
@@ -143,6 +151,7 @@ func Prune(ctx context.Context, o Options) (*Result, error) {
 			for _, n := range pruned {
 				pr.Rows += n
 			}
+			o.Failpoint.Hit(FailAfterCommit)
 			_, werr := os.Stat(filepath.Join(cdir, "worktrees", r.ID))
 			hadWorktrees := werr == nil
 			if err := removeAll(paths); err != nil {
