@@ -82,15 +82,18 @@ func (g *graph) runGate(ctx context.Context, in *attempt.Instance) (stepResult, 
 		case err != nil:
 			return 0, nil, fmt.Errorf("read the approval of gate %s: %w", u.StepID, err)
 		}
-		if a.Decided() {
+		if a.Decided() && inTime(a) {
 			g.gates.answered(u.StepID)
 			return g.gateDecided(ctx, in, a)
 		}
-		if g.gates.first(u.StepID) {
+		now := p.now()
+		if !a.Decided() && g.gates.first(u.StepID) {
 			p.sink.Emit(gateWaitingEvent(in, a))
 		}
-		now := p.now()
-		if a.TimeoutAt != nil && !now.Before(*a.TimeoutAt) {
+		if a.Decided() || a.TimeoutAt != nil && !now.Before(*a.TimeoutAt) {
+			// Past its deadline the gate is timed out, whatever answer
+			// came after it (cadence approve refuses one; a state
+			// written before it did may hold one).
 			g.gates.answered(u.StepID)
 			why := fmt.Sprintf("no answer within the gate's timeout %s (it waited since %s)", in.Step.Approval.Timeout, a.RequestedAt.Format(time.RFC3339))
 			if err := p.attempts.StopStep(ctx, in, handoff.ClassTimeout, why, checkpoint.KindInitial); err != nil {
@@ -113,6 +116,11 @@ func (g *graph) runGate(ctx context.Context, in *attempt.Instance) (stepResult, 
 		case <-t.C:
 		}
 	}
+}
+
+// inTime reports whether a gate's answer came before its deadline.
+func inTime(a *checkpoint.Approval) bool {
+	return a.TimeoutAt == nil || a.DecidedAt != nil && a.DecidedAt.Before(*a.TimeoutAt)
 }
 
 // reachGate commits a gate reached: waiting, with its prompt rendered
