@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -127,7 +128,10 @@ func newGraph(p *project, run *checkpoint.Run, order []*workflow.Step, gates *an
 
 // runAll starts the steps as the graph allows until none runs: every
 // step has ended, or a failure or an error stopped new starts, or what
-// is left waits for a person.
+// is left waits for a person. Under --wait-approval the workflow's graph
+// looks at what waits for a person again every gatePoll instead, until
+// it is answered or times out (an iteration's graph leaves that to it:
+// its loop waits parked, taking no slot).
 func (g *graph) runAll(ctx context.Context) {
 	ends := make(chan stepEnd)
 	for {
@@ -136,11 +140,40 @@ func (g *graph) runAll(ctx context.Context) {
 				g.stop = err
 			}
 		}
-		if len(g.running) == 0 {
-			return
+		polls := g.prefix == "" && g.p.opts.WaitApproval && len(g.parked) > 0 && g.failed == "" && g.stop == nil
+		if !polls {
+			if len(g.running) == 0 {
+				return
+			}
+			g.take(<-ends)
+			continue
 		}
-		g.take(<-ends)
+		t := time.NewTimer(gatePoll)
+		select {
+		case e := <-ends:
+			g.take(e)
+		case <-t.C:
+			clear(g.parked) // looked at again
+		case <-ctx.Done():
+			for id := range g.parked {
+				g.stopAt = id
+			}
+			g.stop = ctx.Err()
+		}
+		t.Stop()
 	}
+}
+
+// slotsTaken is how many of max_parallel_steps the running steps take:
+// a gate takes none, whether it waits for a person or takes an answer.
+func (g *graph) slotsTaken() int {
+	n := 0
+	for _, ws := range g.order {
+		if g.running[ws.ID] && ws.Approval == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // rowID is the id of the rows of step ws in this graph.
@@ -225,13 +258,14 @@ func (g *graph) ready(ws *workflow.Step) bool {
 
 // startReady starts, in the graph's order, each step whose needs have
 // ended and whose decision says it runs, while fewer than
-// max_parallel_steps run; a step skipped on the way may make the steps
-// after it ready in the same pass.
+// max_parallel_steps take a slot (an approval gate takes none); a step
+// skipped on the way may make the steps after it ready in the same pass.
 func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 	p := g.p
+	taken := g.slotsTaken()
 	for _, ws := range g.order {
-		if len(g.running) >= p.wf.MaxParallelSteps {
-			return nil
+		if ws.Approval == nil && taken >= p.wf.MaxParallelSteps {
+			continue
 		}
 		if g.ended[ws.ID] != "" || g.running[ws.ID] || g.parked[ws.ID] || !g.ready(ws) {
 			continue
@@ -252,6 +286,9 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 			vars = maps.Clone(g.vars)
 		}
 		g.running[ws.ID] = true
+		if ws.Approval == nil {
+			taken++
+		}
 		go func() {
 			e := stepEnd{ws: ws}
 			e.res, e.out, e.err = g.runStep(ctx, in, vars)
