@@ -117,7 +117,31 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 		}
 		return p.finish(run.ID, checkpoint.RunInterrupted, res)
 	}
-	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded, Message: g.skipped()})
+}
+
+// skipped names the workflow's steps that were skipped, in file order,
+// for the line that ends a run that succeeded: a gate skipped (because a
+// step before it was) passed without asking anyone, which the run says.
+func (g *graph) skipped() string {
+	var names []string
+	for _, ws := range g.p.wf.Steps {
+		if g.ended[ws.ID] != checkpoint.StepSkipped {
+			continue
+		}
+		switch {
+		case ws.Approval != nil:
+			names = append(names, ws.ID+" (an approval gate, not asked)")
+		case ws.Loop != nil && ws.Loop.HoldsGate():
+			names = append(names, ws.ID+" (a loop with an approval gate, not asked)")
+		default:
+			names = append(names, ws.ID)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return history.Count(len(names), "step", "steps") + " skipped: " + strings.Join(names, ", ")
 }
 
 // newGraph is the graph of steps, in order, of run.
