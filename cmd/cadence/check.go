@@ -66,6 +66,7 @@ func (c *checkCmd) Run(e *env) error {
 		errs = append(errs, checkProblem{File: name, Message: err.Error()})
 	}
 	if wf != nil {
+		warns = append(warns, silentSkips(wf)...)
 		pos := newLocator(wf.Raw)
 		for _, agent := range orchestrator.UnsetAPIKeys(wf, os.Environ()) {
 			key := "agents." + agent + ".api_key_env"
@@ -109,6 +110,29 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "%s is ready to run: %s, %s\n", filepath.Join(dir, filepath.FromSlash(name)), steps, plural(len(wf.Agents), "agent", "agents"))
 	return nil
+}
+
+// silentSkips warns of the gates, and the steps after a gate, that the
+// skip of a step before them would skip without asking anyone (SPEC
+// §16.4): the run would succeed all the same.
+func silentSkips(wf *workflow.Workflow) []checkProblem {
+	var out []checkProblem
+	for _, sk := range wf.SilentSkips() {
+		what, anyway := "an approval gate, is skipped without asking", "asks anyway"
+		if len(sk.Gates) > 0 {
+			anyway = "runs it anyway"
+		}
+		switch {
+		case sk.Step.Loop != nil:
+			what = "a loop that holds an approval gate, is skipped without asking"
+		case len(sk.Gates) > 0:
+			what = "after approval gate " + strings.Join(sk.Gates, ", ") + ", is skipped"
+		}
+		out = append(out, checkProblem{File: wf.Path, Line: sk.Line, Column: sk.Column, Key: sk.Key,
+			Message: fmt.Sprintf("step %s, %s whenever %s is skipped (a step that needs a skipped step is skipped too): "+
+				"give it a when of its own to decide whether it runs (when: 'true' %s)", sk.Step.ID, what, strings.Join(sk.Because, " or "), anyway)})
+	}
+	return out
 }
 
 // where is "file:line:col: key", the form editors turn into a link.

@@ -21,7 +21,7 @@ type dlqCmd struct {
 type dlqListCmd struct {
 	Dir   string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	RunID string `name:"run" help:"Run id (default: the latest run)."`
-	Step  string `help:"Only the dead items of this map step."`
+	Step  string `help:"Only the dead items of this map step: its id, or its path inside a loop (LOOP/N/STEP)."`
 	JSON  bool   `help:"Print the items as a JSON array."`
 	stateFlag
 }
@@ -37,13 +37,21 @@ func deadOf(e *env, dir, state, runID, step string) (*history.Report, []history.
 	}
 	var out []history.DeadReport
 	known := false
-	for _, s := range rep.Steps {
-		if step != "" && s.ID != step {
-			continue
+	// Map steps at any depth: one inside a loop has a row in each
+	// iteration (LOOP/N/STEP), named by its path or by its id.
+	var walk func(steps []history.StepReport)
+	walk = func(steps []history.StepReport) {
+		for _, s := range steps {
+			if step == "" || s.ID == step || history.StepName(s.ID) == step {
+				known = true
+				out = append(out, s.Dead...)
+			}
+			for _, it := range s.Iterations {
+				walk(it.Steps)
+			}
 		}
-		known = true
-		out = append(out, s.Dead...)
 	}
+	walk(rep.Steps)
 	if step != "" && !known {
 		return nil, nil, withCode(exitUsage, fmt.Errorf("run %s has no step %q", rep.Run.ID, step))
 	}
@@ -129,12 +137,7 @@ func (c *dlqShowCmd) Run(e *env) error {
 		return withCode(exitUsage, fmt.Errorf("dead items of steps %s have the key %q: choose one with --step", strings.Join(steps, ", "), c.Key))
 	}
 	d := hits[0]
-	var step *history.StepReport
-	for i := range rep.Steps {
-		if rep.Steps[i].ID == d.Step {
-			step = &rep.Steps[i]
-		}
-	}
+	step := rep.Find(d.Step)
 	item := itemAsStep(step, d.Key)
 	if c.JSON {
 		var value any

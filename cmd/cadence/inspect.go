@@ -254,6 +254,9 @@ func printSummary(w io.Writer, rep *history.Report) {
 	if len(r.Inputs) > 0 {
 		fmt.Fprintf(w, "inputs   %s\n", r.Inputs)
 	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped  %s\n", strings.Join(r.Skipped, ", "))
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tAGENT\tATTEMPTS\tNEXT RETRY\tLAST ERROR")

@@ -17,7 +17,7 @@ import (
 type runCmd struct {
 	Dir          string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	Workflow     string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
-	New          bool          `help:"Abandon an unfinished run and start a new one."`
+	New          bool          `help:"Abandon an unfinished run (its attempts left running end interrupted) and start a new one."`
 	MaxWait      time.Duration `help:"Exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	Input        []string      `short:"i" sep:"none" placeholder:"NAME=VALUE" help:"Give the workflow's input NAME (repeatable). VALUE is read as JSON unless the input's type is string."`
 	WaitApproval bool          `help:"When only approval gates are left, wait for their answers (cadence approve / reject from another terminal) instead of exiting 5."`

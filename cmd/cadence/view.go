@@ -285,6 +285,10 @@ func humanLine(ev history.Event) (string, bool) {
 	case history.EventStepFailed:
 		return fmt.Sprintf("%s FAILED: %s", step, firstLine(ev.Message)), true
 	case history.EventRunFinished:
+		if ev.Status == "succeeded" && ev.Message != "" {
+			// The steps it skipped: a gate among them was not asked.
+			return fmt.Sprintf("run %s %s; %s", ev.RunID, ev.Status, ev.Message), true
+		}
 		return fmt.Sprintf("run %s %s", ev.RunID, ev.Status), true
 	case history.EventRunInterrupted:
 		if ev.Message == "" || ev.Message == "interrupted" {

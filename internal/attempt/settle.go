@@ -271,3 +271,62 @@ func (r *Runner) killOrphan(ctx context.Context, pid int, idemKey string) {
 		r.Log.Info("killed an agent left over from the interrupted run", "pgid", pid)
 	}
 }
+
+// Abandon settles an attempt that a dead process left running, as its
+// run is abandoned (cadence run --new). Its agent is killed first if it
+// survived on this machine for that very attempt (G6); the function it
+// returns ends the attempt in the caller's transaction, the one that
+// abandons the run: interrupted, as settling it would make it, with the
+// checks it was running; a half-open circuit trial it held counts as
+// failed, and its step goes back to pending. Its handoff is not adopted:
+// nothing runs after it. Once committed, the attempt no longer takes a
+// place under its agent's max_concurrent. An attempt no longer running
+// by then is left as it is.
+func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt) func(tx *checkpoint.Tx, now time.Time) error {
+	r.init()
+	if a.PID != nil {
+		r.killOrphan(ctx, *a.PID, a.Unit().String())
+	}
+	return func(tx *checkpoint.Tx, now time.Time) error {
+		if err := stillRunning(tx, a); err != nil {
+			if errors.Is(err, errSettledElsewhere) {
+				return nil
+			}
+			return err
+		}
+		u := a.Unit()
+		checks, err := tx.Checks(u.RunID, u.StepID, u.Item, a.N)
+		if err != nil {
+			return err
+		}
+		for _, c := range checks {
+			if c.Status == checkpoint.CheckRunning {
+				c.Status, c.FinishedAt = checkpoint.CheckInterrupted, &now
+				if err := tx.UpdateCheck(c); err != nil {
+					return err
+				}
+			}
+		}
+		s, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		a.Class, a.Error, a.FinishedAt = string(handoff.ClassInterrupted), "interrupted: its run was abandoned (cadence run --new)", &now
+		if err := tx.AttemptInterrupted(a); err != nil {
+			return err
+		}
+		name := a.Agent
+		if name == "" {
+			name = s.Agent
+		}
+		if _, known := r.Workflow.Agents[name]; known {
+			// (An agent the workflow no longer has keeps its breaker as
+			// it was: no configuration says how to move it.)
+			t := &try{r: r, row: a, plan: attemptPlan{agent: name}}
+			if err := t.recordCircuit(tx, ending{crashed: true}, now); err != nil {
+				return err
+			}
+		}
+		return tx.StepInterrupted(s, now)
+	}
+}

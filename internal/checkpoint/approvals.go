@@ -118,10 +118,15 @@ func (t *Tx) Approvals(runID string) ([]Approval, error) {
 // already answered: the first decision stands.
 var ErrAlreadyDecided = fmt.Errorf("already decided")
 
+// ErrPastDeadline is returned by DecideApproval for an answer given at or
+// after the gate's deadline: the gate timed out, whatever came later.
+var ErrPastDeadline = fmt.Errorf("past the gate's deadline")
+
 // DecideApproval records a person's answer to a waiting gate, once. It
 // needs no hold on the run: it writes only the approval row, which the
 // run's process reads. A gate never reached is ErrNotFound; one already
-// answered is ErrAlreadyDecided, and keeps its first decision.
+// answered is ErrAlreadyDecided, and keeps its first decision; an answer
+// at or after the gate's timeout_at is ErrPastDeadline.
 func (t *Tx) DecideApproval(a Approval) error {
 	what := "approval of " + unitName(a.Unit)
 	if err := t.mustWrite("decide " + what); err != nil {
@@ -136,6 +141,9 @@ func (t *Tx) DecideApproval(a Approval) error {
 	}
 	if cur.Decided() {
 		return fmt.Errorf("decide %s: %w", what, ErrAlreadyDecided)
+	}
+	if cur.TimeoutAt != nil && (a.DecidedAt == nil || !a.DecidedAt.Before(*cur.TimeoutAt)) {
+		return fmt.Errorf("decide %s: %w", what, ErrPastDeadline)
 	}
 	return t.execOne(what, decideApprovalQuery, approvalToRow(a))
 }

@@ -8,7 +8,8 @@ import (
 
 // A gate reached is waiting with its prompt; the first decision is
 // recorded with who and when; a second one is refused and the first
-// stands; a gate never reached cannot be decided.
+// stands; a gate never reached cannot be decided, nor one at or after its
+// deadline.
 func TestApprovalDecidedOnce(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := e.newStore(t)
@@ -39,6 +40,14 @@ func TestApprovalDecidedOnce(t *testing.T) {
 			}
 			return nil
 		})
+		for _, late := range []time.Time{timeout, timeout.Add(time.Second)} {
+			err := s.Update(t.Context(), func(tx *Tx) error {
+				return tx.DecideApproval(Approval{Unit: u, Decision: Approved, By: "late", DecidedAt: &late})
+			})
+			if !errors.Is(err, ErrPastDeadline) {
+				t.Fatalf("a decision at %s, the deadline being %s: err = %v, want ErrPastDeadline", late, timeout, err)
+			}
+		}
 		at := t0.Add(time.Hour)
 		first := Approval{Unit: u, Decision: Approved, Comment: "ship it", By: "ana@laptop", DecidedAt: &at}
 		update(t, s, func(tx *Tx) error { return tx.DecideApproval(first) })

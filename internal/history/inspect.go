@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -41,6 +42,10 @@ type RunReport struct {
 	// WaitingFor are the approval gates the run waits on (SPEC §16.6), in
 	// the order they were reached; absent when none waits.
 	WaitingFor []WaitingReport `json:"waiting_for,omitempty"`
+	// Skipped are the workflow's steps that were skipped (SPEC §16.4), in
+	// the order of the steps: a gate among them was not asked. Absent
+	// when none was.
+	Skipped []string `json:"skipped,omitempty"`
 	// Deliveries are the run's notifications (SPEC §17), one per event
 	// and target, in the order of the events; absent when there are none.
 	Deliveries []DeliveryReport `json:"deliveries,omitempty"`
@@ -367,6 +372,9 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 				}
 			}
 			rep.Steps = append(rep.Steps, sr)
+			if s.Status == checkpoint.StepSkipped && !strings.Contains(s.ID, "/") {
+				rep.Run.Skipped = append(rep.Run.Skipped, s.ID)
+			}
 		}
 		circuits, err := tx.Circuits()
 		if err != nil {

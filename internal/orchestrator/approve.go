@@ -75,6 +75,9 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 			return err
 		}
 		at := a.At.UTC()
+		if err := answeredInTime(tx, run, gate, at); err != nil {
+			return err
+		}
 		rec := checkpoint.Approval{Unit: gate.Unit, Decision: a.Decision, Comment: a.Comment, By: a.By, DecidedAt: &at}
 		if err := tx.DecideApproval(rec); err != nil {
 			return err
@@ -93,6 +96,26 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 		return nil, err
 	}
 	return done, nil
+}
+
+// answeredInTime refuses an answer to a gate whose deadline passed: one given at
+// or after the gate's timeout_at, or to a gate a run already failed (its
+// deadline passed by that run's clock). The deadline is decided once: an
+// answer that arrives late never passes the gate.
+func answeredInTime(tx *checkpoint.Tx, run *checkpoint.Run, gate *checkpoint.Approval, at time.Time) error {
+	if gate.TimeoutAt == nil {
+		return nil
+	}
+	st, err := tx.Unit(gate.Unit)
+	if err != nil {
+		return err
+	}
+	if at.Before(*gate.TimeoutAt) && st.Status != checkpoint.StepFailed {
+		return nil
+	}
+	return usagef("gate %s of run %s timed out at %s (it waited since %s): an answer after its deadline is not taken; "+
+		"cadence resume fails the gate with class timeout, then cadence resume --retry-failed asks again",
+		gate.Unit.StepID, run.ID, gate.TimeoutAt.UTC().Format(time.RFC3339), gate.RequestedAt.UTC().Format(time.RFC3339))
 }
 
 // answerRun is the run named, or the latest one.

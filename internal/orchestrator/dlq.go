@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // DeadRetry selects the dead-lettered items `cadence dlq retry` reopens.
@@ -62,7 +63,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 	var picked []checkpoint.DeadLetter
 	found := map[string]bool{}
 	for _, d := range dead {
-		if sel.Step != "" && d.StepID != sel.Step {
+		if sel.Step != "" && d.StepID != sel.Step && history.StepName(d.StepID) != sel.Step {
 			continue
 		}
 		if sel.All || slices.Contains(sel.Keys, d.ItemKey) {
@@ -85,9 +86,19 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 	steps := map[string]bool{}
 	for _, d := range picked {
 		u := checkpoint.Unit{RunID: runID, StepID: d.StepID, Item: d.ItemKey}
-		ws := p.wf.Step(d.StepID)
+		ws, _ := p.wf.AtPath(d.StepID) // a map step at any depth: LOOP/N/STEP inside a loop
 		if ws == nil || ws.Map == nil {
 			return usagef("step %s of run %s is no longer a map step in the workflow", d.StepID, runID)
+		}
+		if it := enclosing(d.StepID); it != "" {
+			row, err := tx.Step(runID, it)
+			if err != nil {
+				return err
+			}
+			if row.Status == checkpoint.StepSucceeded {
+				return usagef("item %q of step %s died in iteration %s, which has ended (the loop went on within max_failures): "+
+					"a finished iteration never runs again, so its dead items can be shown, not retried", d.ItemKey, d.StepID, it)
+			}
 		}
 		if err := tx.RemoveDeadLetter(u); err != nil {
 			return err
@@ -123,17 +134,32 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		steps[d.StepID] = true
 	}
 	for id := range steps {
-		s, err := tx.Step(runID, id)
-		if err != nil {
-			return err
-		}
-		if s.Status == checkpoint.StepFailed {
-			if err := tx.StepReopened(s, now); err != nil {
+		// The map step, and, for one inside a loop, the iteration and
+		// the loop it failed (LOOP/N/STEP: LOOP/N, then LOOP, and so on
+		// up): the loop goes on in the iteration the item died in.
+		for path := id; path != ""; path = enclosing(path) {
+			s, err := tx.Step(runID, path)
+			if err != nil {
 				return err
+			}
+			if s.Status == checkpoint.StepFailed {
+				if err := tx.StepReopened(s, now); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// enclosing is the row that holds the row at path: LOOP/N holds
+// LOOP/N/STEP, and LOOP holds LOOP/N; "" for a top-level step.
+func enclosing(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
 }
 
 // reopenDeadOfFailedMaps reopens every dead item of each map step that

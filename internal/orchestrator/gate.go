@@ -20,7 +20,7 @@ import (
 )
 
 // gatePoll is how often a process kept waiting by --wait-approval looks
-// for the answer to a gate.
+// again at the gates that wait (for their answers, and their deadlines).
 const gatePoll = 250 * time.Millisecond
 
 // announced holds the gates a process showed waiting, so that a gate
@@ -60,59 +60,53 @@ func (a *announced) waiting() []string {
 	return slices.Clone(a.open)
 }
 
-// runGate runs an approval gate (SPEC §16.6): reached, it is committed
-// waiting with its rendered prompt, then shown; once a person answered
-// (cadence approve or reject, which write the decision in the state),
-// the answer is committed as the gate's output, or fails it. A gate not
-// answered is stepAwaiting, unless --wait-approval keeps this process
-// looking for the answer; past its timeout it fails with class timeout.
+// runGate looks at an approval gate (SPEC §16.6): reached, it is
+// committed waiting with its rendered prompt, then shown; once a person
+// answered (cadence approve or reject, which write the decision in the
+// state), the answer is committed as the gate's output, or fails it;
+// past its timeout it fails with class timeout. A gate not answered is
+// stepAwaiting: it takes no slot of max_parallel_steps while it waits,
+// and the graph looks at it again (polling, under --wait-approval).
 func (g *graph) runGate(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	p, u := g.p, in.Unit()
-	for {
-		var a *checkpoint.Approval
-		err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
-			a, err = tx.Approval(u)
-			return err
-		})
-		switch {
-		case errors.Is(err, checkpoint.ErrNotFound):
-			if a, err = g.reachGate(ctx, in); err != nil {
-				return 0, nil, err
-			}
-		case err != nil:
-			return 0, nil, fmt.Errorf("read the approval of gate %s: %w", u.StepID, err)
+	var a *checkpoint.Approval
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		a, err = tx.Approval(u)
+		return err
+	})
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		if a, err = g.reachGate(ctx, in); err != nil {
+			return 0, nil, err
 		}
-		if a.Decided() {
-			g.gates.answered(u.StepID)
-			return g.gateDecided(ctx, in, a)
-		}
-		if g.gates.first(u.StepID) {
-			p.sink.Emit(gateWaitingEvent(in, a))
-		}
-		now := p.now()
-		if a.TimeoutAt != nil && !now.Before(*a.TimeoutAt) {
-			g.gates.answered(u.StepID)
-			why := fmt.Sprintf("no answer within the gate's timeout %s (it waited since %s)", in.Step.Approval.Timeout, a.RequestedAt.Format(time.RFC3339))
-			if err := p.attempts.StopStep(ctx, in, handoff.ClassTimeout, why, checkpoint.KindInitial); err != nil {
-				return 0, nil, err
-			}
-			return stepFailed, nil, nil
-		}
-		if !p.opts.WaitApproval {
-			return stepAwaiting, nil, nil
-		}
-		wait := gatePoll
-		if a.TimeoutAt != nil && a.TimeoutAt.Sub(now) < wait {
-			wait = max(a.TimeoutAt.Sub(now), time.Millisecond)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return 0, nil, ctx.Err()
-		case <-t.C:
-		}
+	case err != nil:
+		return 0, nil, fmt.Errorf("read the approval of gate %s: %w", u.StepID, err)
 	}
+	if a.Decided() && inTime(a) {
+		g.gates.answered(u.StepID)
+		return g.gateDecided(ctx, in, a)
+	}
+	now := p.now()
+	if !a.Decided() && g.gates.first(u.StepID) {
+		p.sink.Emit(gateWaitingEvent(in, a))
+	}
+	if a.Decided() || a.TimeoutAt != nil && !now.Before(*a.TimeoutAt) {
+		// Past its deadline the gate is timed out, whatever answer came
+		// after it (cadence approve refuses one; a state written before
+		// it did may hold one).
+		g.gates.answered(u.StepID)
+		why := fmt.Sprintf("no answer within the gate's timeout %s (it waited since %s)", in.Step.Approval.Timeout, a.RequestedAt.Format(time.RFC3339))
+		if err := p.attempts.StopStep(ctx, in, handoff.ClassTimeout, why, checkpoint.KindInitial); err != nil {
+			return 0, nil, err
+		}
+		return stepFailed, nil, nil
+	}
+	return stepAwaiting, nil, nil
+}
+
+// inTime reports whether a gate's answer came before its deadline.
+func inTime(a *checkpoint.Approval) bool {
+	return a.TimeoutAt == nil || a.DecidedAt != nil && a.DecidedAt.Before(*a.TimeoutAt)
 }
 
 // reachGate commits a gate reached: waiting, with its prompt rendered

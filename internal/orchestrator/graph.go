@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -116,7 +117,31 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 		}
 		return p.finish(run.ID, checkpoint.RunInterrupted, res)
 	}
-	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded})
+	return p.finish(run.ID, checkpoint.RunSucceeded, &Result{RunID: run.ID, Status: StatusSucceeded, Message: g.skipped()})
+}
+
+// skipped names the workflow's steps that were skipped, in file order,
+// for the line that ends a run that succeeded: a gate skipped (because a
+// step before it was) passed without asking anyone, which the run says.
+func (g *graph) skipped() string {
+	var names []string
+	for _, ws := range g.p.wf.Steps {
+		if g.ended[ws.ID] != checkpoint.StepSkipped {
+			continue
+		}
+		switch {
+		case ws.Approval != nil:
+			names = append(names, ws.ID+" (an approval gate, not asked)")
+		case ws.Loop != nil && ws.Loop.HoldsGate():
+			names = append(names, ws.ID+" (a loop with an approval gate, not asked)")
+		default:
+			names = append(names, ws.ID)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return history.Count(len(names), "step", "steps") + " skipped: " + strings.Join(names, ", ")
 }
 
 // newGraph is the graph of steps, in order, of run.
@@ -127,7 +152,10 @@ func newGraph(p *project, run *checkpoint.Run, order []*workflow.Step, gates *an
 
 // runAll starts the steps as the graph allows until none runs: every
 // step has ended, or a failure or an error stopped new starts, or what
-// is left waits for a person.
+// is left waits for a person. Under --wait-approval the workflow's graph
+// looks at what waits for a person again every gatePoll instead, until
+// it is answered or times out (an iteration's graph leaves that to it:
+// its loop waits parked, taking no slot).
 func (g *graph) runAll(ctx context.Context) {
 	ends := make(chan stepEnd)
 	for {
@@ -136,11 +164,40 @@ func (g *graph) runAll(ctx context.Context) {
 				g.stop = err
 			}
 		}
-		if len(g.running) == 0 {
-			return
+		polls := g.prefix == "" && g.p.opts.WaitApproval && len(g.parked) > 0 && g.failed == "" && g.stop == nil
+		if !polls {
+			if len(g.running) == 0 {
+				return
+			}
+			g.take(<-ends)
+			continue
 		}
-		g.take(<-ends)
+		t := time.NewTimer(gatePoll)
+		select {
+		case e := <-ends:
+			g.take(e)
+		case <-t.C:
+			clear(g.parked) // looked at again
+		case <-ctx.Done():
+			for id := range g.parked {
+				g.stopAt = id
+			}
+			g.stop = ctx.Err()
+		}
+		t.Stop()
 	}
+}
+
+// slotsTaken is how many of max_parallel_steps the running steps take:
+// a gate takes none, whether it waits for a person or takes an answer.
+func (g *graph) slotsTaken() int {
+	n := 0
+	for _, ws := range g.order {
+		if g.running[ws.ID] && ws.Approval == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // rowID is the id of the rows of step ws in this graph.
@@ -225,13 +282,14 @@ func (g *graph) ready(ws *workflow.Step) bool {
 
 // startReady starts, in the graph's order, each step whose needs have
 // ended and whose decision says it runs, while fewer than
-// max_parallel_steps run; a step skipped on the way may make the steps
-// after it ready in the same pass.
+// max_parallel_steps take a slot (an approval gate takes none); a step
+// skipped on the way may make the steps after it ready in the same pass.
 func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 	p := g.p
+	taken := g.slotsTaken()
 	for _, ws := range g.order {
-		if len(g.running) >= p.wf.MaxParallelSteps {
-			return nil
+		if ws.Approval == nil && taken >= p.wf.MaxParallelSteps {
+			continue
 		}
 		if g.ended[ws.ID] != "" || g.running[ws.ID] || g.parked[ws.ID] || !g.ready(ws) {
 			continue
@@ -252,6 +310,9 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 			vars = maps.Clone(g.vars)
 		}
 		g.running[ws.ID] = true
+		if ws.Approval == nil {
+			taken++
+		}
 		go func() {
 			e := stepEnd{ws: ws}
 			e.res, e.out, e.err = g.runStep(ctx, in, vars)

@@ -42,12 +42,14 @@ type iterationInput struct {
 }
 
 // iteration is iteration n of a loop as it ended: how, its inner steps'
-// outputs, and its until decision (taken, not committed yet).
+// outputs, and its until decision (taken, not committed yet), or the
+// until that could not be evaluated (which failed it).
 type iteration struct {
 	n        int
 	end      iterationEnd
 	outputs  map[string]any
 	decision *history.Decision
+	untilErr error
 }
 
 // runLoop runs a loop step's iterations from where the committed state
@@ -264,7 +266,7 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, at itera
 		if !workflow.IsExprError(err) {
 			return iteration{}, err
 		}
-		return iteration{n: n, end: iterationFailed}, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
+		return iteration{n: n, end: iterationFailed, untilErr: err}, p.attempts.StopStep(ctx, in, handoff.ClassExpression, err.Error(), checkpoint.KindInitial)
 	}
 	d := &history.Decision{Until: u.Source, Value: &v, Read: ig.readBy(u), At: p.now()}
 	return iteration{n: n, end: iterationDone, outputs: outputs, decision: d}, nil
@@ -325,6 +327,10 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 		envJSON []byte
 	)
 	switch {
+	case end == iterationFailed && it.untilErr != nil:
+		// Not the agents': the expression. A fixed one decides again.
+		res, msg = stepFailed, fmt.Sprintf("until %s could not be evaluated after iteration %d: edit it, then %s decides again with it",
+			ws.Loop.Until.Source, n, resumeChanged)
 	case end == iterationFailed:
 		res, msg = stepFailed, fmt.Sprintf("iteration %d failed", n)
 	case *d.Value:
@@ -332,7 +338,7 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 	case n >= ws.Loop.MaxIterations && ws.Loop.OnExhausted == workflow.OnContinue:
 		res, msg = stepDone, fmt.Sprintf("%s used", history.Count(n, "iteration", "iterations"))
 	case n >= ws.Loop.MaxIterations:
-		res, msg = stepFailed, fmt.Sprintf("until %s is still false after max_iterations %d", d.Until, n)
+		res, msg = stepFailed, fmt.Sprintf("until %s is still false after max_iterations %d: %s", d.Until, n, moreIterations)
 	}
 	if res == stepDone {
 		var env handoff.Envelope
@@ -382,8 +388,12 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 			Step: path, Attempt: n, Message: iterationWhy(d)})
 	case iterationFailed:
 		// As --follow tells it from the rows.
+		why := "an inner step failed"
+		if it.untilErr != nil {
+			why = "its until could not be evaluated"
+		}
 		p.sink.Emit(history.Event{Status: checkpoint.StepFailed, Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
-			Step: path, Attempt: n, Message: "an inner step failed"})
+			Step: path, Attempt: n, Message: why})
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterUntil)
 	switch res {
@@ -440,6 +450,14 @@ func (g *graph) exhausted(ctx context.Context, in *attempt.Instance, n int) (ste
 		return 0, nil, fmt.Errorf("record loop %s failed: %w", path, err)
 	}
 	p.sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: g.run.ID, Step: path,
-		Message: fmt.Sprintf("max_iterations %d used up and until %s was never true", n, in.Step.Loop.Until.Source)})
+		Message: fmt.Sprintf("max_iterations %d used up and until %s was never true: %s", n, in.Step.Loop.Until.Source, moreIterations)})
 	return stepFailed, nil, nil
 }
+
+// resumeChanged is the command that applies an edited loop (its until,
+// its max_iterations) to a loop that failed.
+const resumeChanged = "cadence resume --retry-failed --allow-changed"
+
+// moreIterations says how to give a loop whose iterations are used up
+// more of them.
+const moreIterations = "raise max_iterations, then " + resumeChanged + " gives it more"

@@ -309,9 +309,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for i, s := range p.wf.Steps {
 		steps[i] = newStepRow(run.ID, s, now)
 	}
+	var abandon *abandonment
+	if existing != nil {
+		abandon = &abandonment{p: p, runID: existing.ID}
+		if err := abandon.prepare(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if existing != nil {
 			if err := p.takeRun(tx, existing.ID); err != nil {
+				return err
+			}
+			// Its attempts are settled with it: no process resumes it.
+			if err := abandon.commit(tx, now); err != nil {
 				return err
 			}
 			old := *existing

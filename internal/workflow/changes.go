@@ -20,8 +20,9 @@ import (
 func Changes(old, new []byte) []string { return changes(old, new, false) }
 
 // GraphChanges lists the changes among Changes' that alter the graph a
-// run was started with: a step's kind, needs, when, run, loop (its keys
-// and inner steps) or approval, and the inputs. The run's committed state
+// run was started with: a step's kind, needs, when, run, loop (its inner
+// steps, session and on_exhausted; not until and max_iterations, which
+// take the loop's next decision) or approval, and the inputs. The run's committed state
 // (which steps ran, were skipped, which iteration a loop is in, what a
 // gate decided) was taken under the old graph and cannot be carried over
 // to another: `resume --allow-changed` must refuse these, and say so,
@@ -222,8 +223,10 @@ func (s *Step) settings() []setting {
 		{key: "allow_failure", val: strconv.FormatBool(s.AllowFailure)},
 		{key: "run", val: run, long: true, graph: true},
 		{key: "run.handoff", val: strconv.FormatBool(runHandoff), graph: true},
-		{key: "loop.until", val: until, long: true, graph: true},
-		{key: "loop.max_iterations", val: strconv.Itoa(loop.MaxIterations), graph: true},
+		// An edited until or max_iterations takes the loop's next
+		// decision: what was decided stands, so neither changes the graph.
+		{key: "loop.until", val: until, long: true},
+		{key: "loop.max_iterations", val: strconv.Itoa(loop.MaxIterations)},
 		{key: "loop.session", val: text(loop.Session), graph: true},
 		{key: "loop.on_exhausted", val: text(loop.OnExhausted), graph: true},
 		{key: "approval.prompt", val: gate.Prompt, long: true, graph: true},
