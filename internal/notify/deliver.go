@@ -181,10 +181,11 @@ func (d *Deliverer) loop() {
 	}
 }
 
-// Pass sends every row due now, one after the other, and returns when the
-// soonest row still pending is due (zero when none is). Each try is
-// claimed in the state before it begins (its attempts counted, its next
-// try moved past its timeout) and its outcome recorded after.
+// Pass sends every row due now and returns when the soonest row still
+// pending is due (zero when none is). Each try is claimed in the state
+// before it begins (its attempts counted, its next try moved past its
+// timeout) and its outcome recorded after. Targets are sent to at the
+// same time (see sendAll): one that never answers delays no other.
 func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 	d.init()
 	first := true
@@ -229,21 +230,8 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, fmt.Errorf("take the deliveries due: %w", err)
 		}
-		for i, r := range due {
-			if ctx.Err() != nil {
-				// Not tried: give the claimed tries back.
-				if err := d.record(ctx, due[i:], nil, true); err != nil {
-					return time.Time{}, err
-				}
-				return time.Time{}, ctx.Err()
-			}
-			sendErr := d.send(ctx, r)
-			if sendErr != nil && ctx.Err() != nil {
-				sendErr = errors.New("cut short: cadence was exiting")
-			}
-			if err := d.record(ctx, due[i:i+1], sendErr, false); err != nil {
-				return time.Time{}, err
-			}
+		if err := d.sendAll(ctx, due); err != nil {
+			return time.Time{}, err
 		}
 		if len(due) < batch {
 			break
@@ -261,6 +249,57 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return *next, nil
+}
+
+// sendAll tries the claimed rows, each target on its own: the rows of one
+// target one after the other, in their order, and the targets at the
+// same time, each try bounded by the Deliverer's timeout. A webhook that
+// never answers therefore holds up only its own rows, never a command or
+// another webhook. Each outcome is recorded as soon as it is known; rows
+// left untried when ctx ends are given back. It returns ctx's error if ctx
+// ended, or the first error recording an outcome.
+func (d *Deliverer) sendAll(ctx context.Context, due []checkpoint.Delivery) error {
+	var order []string
+	byTarget := map[string][]checkpoint.Delivery{}
+	for _, r := range due {
+		k := string(r.TargetJSON)
+		if _, ok := byTarget[k]; !ok {
+			order = append(order, k)
+		}
+		byTarget[k] = append(byTarget[k], r)
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, k := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.sendTarget(ctx, byTarget[k])
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// sendTarget tries the rows of one target, in order, recording each
+// outcome; the rows not tried when ctx ends are given back, due at once.
+func (d *Deliverer) sendTarget(ctx context.Context, rows []checkpoint.Delivery) error {
+	for i, r := range rows {
+		if ctx.Err() != nil {
+			return d.record(ctx, rows[i:], nil, true)
+		}
+		sendErr := d.send(ctx, r)
+		if sendErr != nil && ctx.Err() != nil {
+			sendErr = errors.New("cut short: cadence was exiting")
+		}
+		if err := d.record(ctx, rows[i:i+1], sendErr, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // record writes the outcome of a try of each row: delivered when sendErr
