@@ -29,6 +29,7 @@ type hook struct {
 
 type received struct {
 	status int
+	path   string
 	key    string
 	ctype  string
 	body   Body
@@ -48,7 +49,7 @@ func newHook(t *testing.T, statuses ...int) *hook {
 		if len(h.statuses) > 0 {
 			status, h.statuses = h.statuses[0], h.statuses[1:]
 		}
-		h.got = append(h.got, received{status: status, key: r.Header.Get("Idempotency-Key"), ctype: r.Header.Get("Content-Type"), body: b, raw: string(raw)})
+		h.got = append(h.got, received{status: status, path: r.URL.Path, key: r.Header.Get("Idempotency-Key"), ctype: r.Header.Get("Content-Type"), body: b, raw: string(raw)})
 		h.mu.Unlock()
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, "answer "+http.StatusText(status)+"\n")
