@@ -32,7 +32,8 @@ const (
 	DefaultFirstBackoff = 5 * time.Second
 	// claimMargin is added to the timeout when a try begins: a process that
 	// dies during the try leaves the row due again that much later, for the
-	// next process to send.
+	// next process to send; sooner when that process can tell the holder
+	// is dead (Deliverer.Gone).
 	claimMargin = 30 * time.Second
 	// batch is how many due rows one pass takes.
 	batch = 32
@@ -67,6 +68,13 @@ type Deliverer struct {
 	// Poll is how often the background loop looks for rows that another
 	// process added (a worker on a shared state); 0 means 30s.
 	Poll time.Duration
+	// Holder names this process (Owner, Host, PID, as in a lease) in the
+	// claim of each try it begins, and Gone tells whether the holder of
+	// another claim is dead: a row claimed by a dead process is taken at
+	// once rather than when its claim runs out. Without them claims run
+	// out by time alone.
+	Holder checkpoint.Lease
+	Gone   func(holder checkpoint.Lease) bool
 
 	kick chan struct{}
 	stop chan struct{}
@@ -188,6 +196,10 @@ func (d *Deliverer) loop() {
 // same time (see sendAll): one that never answers delays no other.
 func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 	d.init()
+	gone := d.gone
+	if d.Gone == nil {
+		gone = nil
+	}
 	first := true
 	for {
 		if err := ctx.Err(); err != nil {
@@ -199,7 +211,7 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		var peek []checkpoint.Delivery
 		if err := d.Store.View(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			var err error
-			peek, err = tx.DueDeliveries(now, 1)
+			peek, err = tx.DueDeliveries(now, 1, gone)
 			return err
 		}); err != nil {
 			return time.Time{}, fmt.Errorf("look for deliveries due: %w", err)
@@ -212,14 +224,19 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		}
 		first = false
 		err := d.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-			rows, err := tx.DueDeliveries(now, batch)
+			rows, err := tx.DueDeliveries(now, batch, gone)
 			if err != nil {
 				return err
 			}
 			due = due[:0]
 			for _, r := range rows {
+				if r.Claim.Owner != "" {
+					d.Log.Info("notification taken over: another process began its try and did not finish it", "event", r.Event,
+						"run", r.RunID, "target", r.Target, "pid", r.Claim.PID, "host", r.Claim.Host)
+				}
 				r.Attempts++
 				r.NextTryAt = now.Add(d.Timeout + claimMargin)
+				r.Claim = checkpoint.Lease{Owner: d.Holder.Owner, Host: d.Holder.Host, PID: d.Holder.PID}
 				if err := tx.UpdateDelivery(r); err != nil {
 					return err
 				}
@@ -309,6 +326,7 @@ func (d *Deliverer) record(ctx context.Context, rows []checkpoint.Delivery, send
 	now := d.Now().UTC()
 	return d.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		for _, r := range rows {
+			r.Claim = checkpoint.Lease{} // the try is over
 			switch {
 			case untried:
 				r.Attempts--
@@ -331,6 +349,12 @@ func (d *Deliverer) record(ctx context.Context, rows []checkpoint.Delivery, send
 		}
 		return nil
 	})
+}
+
+// gone tells DueDeliveries whether the holder of a claim is dead: never
+// this process itself.
+func (d *Deliverer) gone(holder checkpoint.Lease) bool {
+	return d.Gone != nil && holder.Owner != d.Holder.Owner && d.Gone(holder)
 }
 
 // backoff is the wait after failed try n.

@@ -13,7 +13,9 @@
 // on the state. A crash therefore loses no event, and a row marked
 // delivered is never sent again; a crash in the middle of a try (after the
 // target took it, before it was recorded) sends it once more with the same
-// idempotency key, for the receiver to drop.
+// idempotency key, for the receiver to drop. A try is claimed in the
+// state with the process that makes it, so that a process on the same
+// machine takes over at once the try of a process that died.
 package notify
 
 import (
