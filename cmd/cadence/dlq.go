@@ -78,7 +78,7 @@ func (c *dlqListCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tKEY\tCLASS\tATTEMPTS\tLAST\tSIGNATURE")
 	for _, d := range dead {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.Step, d.Key, d.Class, d.Attempts, d.LastAt.UTC().Format(time.RFC3339), clip(d.Signature, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.Step, clean(d.Key, maxQuote), d.Class, d.Attempts, d.LastAt.UTC().Format(time.RFC3339), clip(d.Signature, 80))
 	}
 	tw.Flush()
 	groups := map[string]int{}
@@ -92,7 +92,7 @@ func (c *dlqListCmd) Run(e *env) error {
 	if len(order) < len(dead) {
 		fmt.Fprintln(e.stdout, "\nby signature:")
 		for _, sig := range order {
-			fmt.Fprintf(e.stdout, "  %4d  %s\n", groups[sig], sig)
+			fmt.Fprintf(e.stdout, "  %4d  %s\n", groups[sig], clean(sig, maxErrorLine))
 		}
 	}
 	switch rep.Run.Status {
@@ -157,16 +157,19 @@ func (c *dlqShowCmd) Run(e *env) error {
 }
 
 func printDead(w io.Writer, runID string, d history.DeadReport, step, item *history.StepReport) {
-	fmt.Fprintf(w, "run %s  step %s  item %s  dead\n", runID, d.Step, d.Key)
+	// The key, the item and the errors are the agent's: each is cleaned
+	// for the terminal.
+	key := clean(d.Key, maxQuote)
+	fmt.Fprintf(w, "run %s  step %s  item %s  dead\n", runID, d.Step, key)
 	fmt.Fprintf(w, "class      %s\nsignature  %s\nattempts   %d\nfirst      %s\nlast       %s\ndead since %s\n",
-		d.Class, d.Signature, d.Attempts, d.FirstAt.UTC().Format(time.RFC3339), d.LastAt.UTC().Format(time.RFC3339), d.DeadAt.UTC().Format(time.RFC3339))
+		d.Class, clean(d.Signature, maxErrorLine), d.Attempts, d.FirstAt.UTC().Format(time.RFC3339), d.LastAt.UTC().Format(time.RFC3339), d.DeadAt.UTC().Format(time.RFC3339))
 	for _, it := range step.Items {
 		if it.Key == d.Key {
 			fmt.Fprintf(w, "item       %s\n", clip(string(it.Item), 500))
 		}
 	}
 	if d.Error != "" {
-		fmt.Fprintf(w, "\nerror:\n%s\n", indent(d.Error))
+		fmt.Fprintf(w, "\nerror:\n%s\n", indent(cleanLines(d.Error)))
 	}
 	fmt.Fprintln(w)
 	printStep(w, item)
@@ -179,7 +182,7 @@ func printDead(w io.Writer, runID string, d history.DeadReport, step, item *hist
 	if len(records) > 0 {
 		fmt.Fprintf(w, "\nfailed-handoff records:\n  %s\n", strings.Join(records, "\n  "))
 	}
-	fmt.Fprintf(w, "\none attempt in full: cadence inspect --step %s --item %s --attempt N\n", d.Step, d.Key)
+	fmt.Fprintf(w, "\none attempt in full: cadence inspect --step %s --item %s --attempt N\n", d.Step, key)
 }
 
 type dlqRetryCmd struct {

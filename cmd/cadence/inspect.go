@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
@@ -145,7 +146,7 @@ func (c *inspectCmd) iteration(e *env, rep *history.Report, step *history.StepRe
 	}
 	fmt.Fprintf(e.stdout, "loop step %s  iteration %d  %s\n", step.ID, it.Iteration, it.Status)
 	if len(it.Until) > 0 {
-		fmt.Fprintf(e.stdout, "decision  %s\n", untilText(it.Until))
+		fmt.Fprintf(e.stdout, "decision  %s\n", clean(untilText(it.Until), maxErrorLine))
 	}
 	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -209,7 +210,7 @@ func stateHint(err error) error {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonSafe{w})
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -222,7 +223,7 @@ func writeReport(w io.Writer, v any) error {
 	if isTerminal(w) {
 		return writeJSON(w, v)
 	}
-	return json.NewEncoder(w).Encode(v)
+	return json.NewEncoder(jsonSafe{w}).Encode(v)
 }
 
 func ts(t *time.Time) string {
@@ -273,7 +274,7 @@ func printSummary(w io.Writer, rep *history.Report) {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tCLASS\tATTEMPTS\tSIGNATURE")
 		for _, d := range s.Dead {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", d.Key, d.Class, d.Attempts, clip(d.Signature, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", clean(d.Key, maxQuote), d.Class, d.Attempts, clip(d.Signature, 80))
 		}
 		tw.Flush()
 	}
@@ -469,7 +470,7 @@ func printStep(w io.Writer, s *history.StepReport) {
 		fmt.Fprintln(tw, "KEY\tSTATUS\tATTEMPTS\tNEXT RETRY\tLAST ERROR")
 		for _, it := range s.Items {
 			lastErr := lastError(it.Status, it.Attempts)
-			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", it.Key, it.Status, it.AttemptsUsed, it.MaxAttempts, ts(it.NextRetryAt), clip(lastErr, 70))
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", clean(it.Key, maxQuote), it.Status, it.AttemptsUsed, it.MaxAttempts, ts(it.NextRetryAt), clip(lastErr, 70))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "\none item's attempts: cadence inspect --step %s --item KEY\n", s.ID)
@@ -483,9 +484,9 @@ func printStep(w io.Writer, s *history.StepReport) {
 		printGate(w, s)
 		return
 	}
-	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", s.ID, s.Status, dash(s.Agent), s.AttemptsUsed, s.MaxAttempts, dash(s.SessionID))
+	fmt.Fprintf(w, "step %s  %s  agent %s  attempts %d/%d  session %s\n", clean(s.ID, maxQuote), s.Status, dash(s.Agent), s.AttemptsUsed, s.MaxAttempts, dash(s.SessionID))
 	if len(s.Decision) > 0 {
-		fmt.Fprintf(w, "decision %s\n", decisionLine(s.Decision))
+		fmt.Fprintf(w, "decision %s\n", clean(decisionLine(s.Decision), maxErrorLine))
 	}
 	if s.Handoff != "" {
 		fmt.Fprintf(w, "handoff %s\n", s.Handoff)
@@ -527,7 +528,7 @@ func printLoop(w io.Writer, s *history.StepReport) {
 		fmt.Fprintf(w, "handoff %s\n", s.Handoff)
 	}
 	if msg := lastError(s.Status, s.Attempts); msg != "" {
-		fmt.Fprintf(w, "error   %s\n", msg)
+		fmt.Fprintf(w, "error   %s\n", clean(msg, maxErrorLine))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -575,7 +576,7 @@ func printGate(w io.Writer, s *history.StepReport) {
 }
 
 func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.AttemptReport) {
-	fmt.Fprintf(w, "run %s  step %s  attempt %d (%s)  %s\n", runID, s.ID, a.N, a.Kind, a.Status)
+	fmt.Fprintf(w, "run %s  step %s  attempt %d (%s)  %s\n", runID, clean(s.ID, maxQuote), a.N, a.Kind, a.Status)
 	fmt.Fprintf(w, "started   %s\nfinished  %s\n", a.StartedAt.UTC().Format(time.RFC3339), ts(a.FinishedAt))
 	if a.PID != nil {
 		fmt.Fprintf(w, "pid       %d\n", *a.PID)
@@ -597,18 +598,18 @@ func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.At
 		fmt.Fprintf(w, "record    %s\n", a.FailedHandoff)
 	}
 	if a.Warning != "" {
-		fmt.Fprintf(w, "warning   %s\n", a.Warning)
+		fmt.Fprintf(w, "warning   %s\n", clean(a.Warning, maxErrorLine))
 	}
 	if a.NextRetryAt != nil {
 		fmt.Fprintf(w, "retry at  %s (delay %s)\n", ts(a.NextRetryAt), time.Duration(*a.DelayMS)*time.Millisecond)
 	}
 	if a.Error != "" {
-		fmt.Fprintf(w, "\nerror:\n%s\n", indent(a.Error))
+		fmt.Fprintf(w, "\nerror:\n%s\n", indent(cleanLines(a.Error)))
 	}
 	if a.Details != "" {
 		var d struct{ Details string }
 		if json.Unmarshal([]byte(a.Details), &d) == nil && d.Details != "" && d.Details != a.Error {
-			fmt.Fprintf(w, "\ndiagnosis:\n%s\n", indent(d.Details))
+			fmt.Fprintf(w, "\ndiagnosis:\n%s\n", indent(cleanLines(d.Details)))
 		}
 	}
 	if len(a.Checks) > 0 {
@@ -626,11 +627,11 @@ func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.At
 			took := (time.Duration(c.DurationMS) * time.Millisecond).String()
 			fmt.Fprintf(w, "  check %s  %s  %s  %s  %s\n    %s\n", c.Name, c.Status, how, took, dash(c.OutputFile), c.Command)
 			if c.Tail != "" && c.Status == "failed" {
-				fmt.Fprintf(w, "%s\n", "    "+strings.ReplaceAll(strings.TrimRight(c.Tail, "\n"), "\n", "\n    "))
+				fmt.Fprintf(w, "%s\n", "    "+strings.ReplaceAll(cleanLines(c.Tail), "\n", "\n    "))
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nprompt:\n%s\n", indent(a.Prompt))
+	fmt.Fprintf(w, "\nprompt:\n%s\n", indent(cleanLines(a.Prompt)))
 }
 
 func indent(s string) string {
@@ -644,11 +645,14 @@ func dash(s string) string {
 	return s
 }
 
+// clip makes s a table cell of at most n characters: cleaned for the
+// terminal (clean), on one line, the rest cut.
 func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
+	s = strings.ReplaceAll(s, "\n", " ")
+	if c := clean(s, n); utf8.RuneCountInString(c) <= n {
+		return c
 	}
-	return s[:n-1] + "…"
+	return clean(s, n-1) // and "…"
 }
 
 func short(s string) string {
@@ -678,11 +682,13 @@ func decisionLine(raw json.RawMessage) string {
 }
 
 // cleanLines cleans each line of a text for a terminal, as clean does,
-// keeping its lines; a line longer than a screenful is cut.
+// keeping its lines and their indentation; a line longer than a
+// screenful is cut.
 func cleanLines(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = clean(l, 2000)
+		text := strings.TrimLeft(l, " \t")
+		lines[i] = strings.Repeat(" ", len(l)-len(text)) + clean(text, 2000)
 	}
 	return strings.Join(lines, "\n")
 }

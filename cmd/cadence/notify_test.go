@@ -5,7 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,5 +161,62 @@ func TestNotifyRetriedAfter500(t *testing.T) {
 	d = p.inspect().Run.Deliveries[0]
 	if d.Status != "delivered" || d.Attempts != 2 || d.LastError != "" || d.DeliveredAt == nil {
 		t.Errorf("after the retry: %+v", d)
+	}
+}
+
+// TestNotifyTakenOverAfterKillMidDelivery: cadence is killed (SIGKILL)
+// while a command target is running with the run's run_succeeded, so the
+// delivery stays claimed by a process that is gone. The resume typed right
+// after takes the claim at once and delivers it (the same key, a second
+// try), instead of leaving it until the claim would have run out (the
+// try's timeout and a margin: 40 s).
+func TestNotifyTakenOverAfterKillMidDelivery(t *testing.T) {
+	p := newProject(t, simWorkflow(`{max_attempts: 1}`, `
+  - {id: one, prompt: go}
+notify:
+  - command: [/bin/sh, ./page.sh]
+    on: [run_succeeded]
+`), map[string]string{"scenario.yaml": `
+steps:
+  one: [{answer: '{"ok": true}'}]
+`, "page.sh": `if [ -e tried ]; then cat > delivered.tmp && mv delivered.tmp delivered.json; exit 0; fi
+echo $$ > tried.tmp && mv tried.tmp tried
+exec sleep 120
+`})
+	tried := filepath.Join(p.dir, "tried")
+	t.Cleanup(func() {
+		// The first try's sleep, if cadence's death left it running.
+		if b, err := os.ReadFile(tried); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	p.killWhen(t, "run", func() bool {
+		_, err := os.Stat(tried)
+		return err == nil
+	})
+	killed := time.Now()
+	d := p.inspect().Run.Deliveries
+	if len(d) != 1 || d[0].Status != "pending" || d[0].Attempts != 1 || d[0].NextTryAt == nil || d[0].NextTryAt.Before(killed) {
+		t.Fatalf("after the kill: %+v, want one pending delivery whose try is under way", d)
+	}
+
+	p.cadence(nil, "resume").exits(t, 2) // nothing to resume; the outbox is sent
+	took := time.Since(killed)
+	raw, err := os.ReadFile(filepath.Join(p.dir, "delivered.json"))
+	if err != nil {
+		t.Fatalf("the resume right after the kill did not deliver the notification: %v", err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil || body["event"] != "run_succeeded" || body["idempotency_key"] != d[0].IdempotencyKey {
+		t.Errorf("the command read %s (%v)", raw, err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("delivered %s after the kill", took)
+	}
+	got := p.inspect().Run.Deliveries[0]
+	if got.Status != "delivered" || got.Attempts != 2 || got.DeliveredAt == nil {
+		t.Errorf("delivery after the resume = %+v, want delivered on its second try", got)
 	}
 }

@@ -36,6 +36,6 @@ func (c *outputCmd) Run(e *env) error {
 		return fmt.Errorf("step %s of run %s: stored data: %w", out.Step, out.RunID, err)
 	}
 	buf.WriteByte('\n')
-	_, err = e.stdout.Write(buf.Bytes())
+	_, err = jsonSafe{e.stdout}.Write(buf.Bytes())
 	return err
 }

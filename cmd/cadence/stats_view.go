@@ -158,7 +158,8 @@ func statsTally(m map[string]int) string {
 	names := history.ByCount(m)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+		// A dead item's signature quotes its error: cleaned.
+		parts[i] = fmt.Sprintf("%s %d", clean(k, maxErrorLine), m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -166,7 +167,7 @@ func statsTally(m map[string]int) string {
 // statsJSON writes `inspect --stats --json`: the Stats value as one indented
 // JSON object.
 func statsJSON(w io.Writer, s *history.Stats) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonSafe{w})
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {
 		return fmt.Errorf("write stats as JSON: %w", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,7 +40,7 @@ func newView(stdout, stderr io.Writer, o output) *view {
 		quiet: o.Quiet,
 		color: tty && !o.NoColor && os.Getenv("NO_COLOR") == "" && !o.JSON,
 		live:  tty && !o.JSON && !o.Quiet,
-		enc:   json.NewEncoder(stdout),
+		enc:   json.NewEncoder(jsonSafe{stdout}),
 	}
 }
 
@@ -89,7 +90,7 @@ func (v *view) Tick(step, what string, d time.Duration) {
 	if !v.live {
 		return
 	}
-	fmt.Fprintf(v.out, "\r\x1b[K%-12s %s: %s left", step, what, d.Round(time.Second))
+	fmt.Fprintf(v.out, "\r\x1b[K%-12s %s: %s left", clean(step, maxQuote), clean(what, maxErrorLine), d.Round(time.Second))
 	v.liveText = true
 }
 
@@ -102,12 +103,16 @@ func (v *view) startTicker(ev history.Event) {
 	started := ev.Time
 	name := ev.Step
 	if ev.Item != "" {
-		name += "[" + ev.Item + "]"
+		// Cleaned before it is padded, for the padding to count what
+		// is shown.
+		name += "[" + clean(ev.Item, maxQuote) + "]"
 	}
 	label := fmt.Sprintf("%-12s attempt %d (%d of %d), agent %s", name, ev.Attempt, ev.Counted, ev.MaxAttempts, ev.Agent)
 	if ev.Kind == "help" {
 		label = fmt.Sprintf("%-12s help round %d, advisor %s", name, ev.HelpRound, ev.Agent)
 	}
+	// The item's key is the agent's: the label is cleaned as every line is.
+	label = cleanLines(label)
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
@@ -153,11 +158,21 @@ func (v *view) close() {
 	v.clearLive()
 }
 
-// humanLine renders one event; important lines survive --quiet.
+// humanLine renders one event; important lines survive --quiet. Each of
+// its lines is cleaned for the terminal (cleanLines): an event quotes what
+// agents wrote, in a map item's key, an error, a decision's value.
 func humanLine(ev history.Event) (string, bool) {
+	line, important := eventText(ev)
+	return cleanLines(line), important
+}
+
+// eventText is the text of humanLine, before it is cleaned.
+func eventText(ev history.Event) (string, bool) {
 	name := ev.Step
 	if ev.Item != "" {
-		name += "[" + ev.Item + "]"
+		// Cleaned before it is padded, for the padding to count what
+		// is shown.
+		name += "[" + clean(ev.Item, maxQuote) + "]"
 	}
 	step := fmt.Sprintf("%-12s", name)
 	clock := func(t *time.Time) string {
@@ -348,6 +363,35 @@ func clean(s string, n int) string {
 		runes++
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// jsonSafe writes JSON safe for a terminal, with the same value:
+// encoding/json escapes the C0 controls in strings, but writes DEL and the
+// C1 controls (U+0080 to U+009F, among them U+009B, a CSI) as they are,
+// and a terminal may act on them. jsonSafe writes those as \u escapes.
+// Outside strings JSON has neither, and in valid UTF-8 the bytes C2 80 to
+// C2 9F are exactly the C1 controls. Each Write must hold whole UTF-8
+// sequences, as json.Encoder's do (one value per Write).
+type jsonSafe struct{ w io.Writer }
+
+func (j jsonSafe) Write(p []byte) (int, error) {
+	i := bytes.IndexFunc(p, func(r rune) bool { return r == 0x7f || (r >= 0x80 && r <= 0x9f) })
+	if i < 0 {
+		return j.w.Write(p)
+	}
+	b := make([]byte, 0, len(p)+16)
+	b = append(b, p[:i]...)
+	for _, r := range string(p[i:]) {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			b = fmt.Appendf(b, `\u%04x`, r)
+			continue
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	if _, err := j.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // answerHint is how a person answers the approval gate whose row is step.

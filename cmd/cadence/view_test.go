@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -66,11 +67,48 @@ func TestHumanLine(t *testing.T) {
 			"implement/2/gate WAITING FOR APPROVAL\n    Ship it?\n    answer with: …"},
 		{"gate decided", history.Event{Type: history.EventGateDecided, Step: "merge-gate", Status: "rejected",
 			Message: "by bob@laptop: tests \x1b[31mred\x1b[0m\nsee CI"}, "merge-gate   rejected (by bob@laptop: tests red see CI)"},
+		// A map item's key and an item's errors are the agent's.
+		{"hostile item key", history.Event{Type: history.EventAttemptStarted, Step: "fix", Item: "\x1b]0;pwned\x07a\u009b2J", Attempt: 1,
+			Kind: "initial", Counted: 1, MaxAttempts: 1, Agent: "sim"},
+			"fix[a2J]     attempt 1 started (initial, 1 of 1, agent sim)"},
+		{"hostile dead item", history.Event{Type: history.EventItemDead, Step: "fix", Item: "b\x07", Message: "sent to the dead-letter queue",
+			Error: "schema: \x1b[2Jgot: \x1b]8;;http://e\x1b\\x\x1b]8;;\x1b\\"},
+			"fix[b]       DEAD: sent to the dead-letter queue: schema: got: x"},
+		{"hostile step failure", history.Event{Type: history.EventStepFailed, Step: "fix", Message: "1 dead item: \x1bc\u0085k"},
+			"fix          FAILED: 1 dead item: k"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := humanLine(tc.ev); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCleanLinesKeepsIndentation: a diagnosis or a prompt keeps its lines
+// and their indentation, each line cleaned.
+func TestCleanLinesKeepsIndentation(t *testing.T) {
+	in := "violations:\n  /a: \x1b[31mbad\x1b[0m\n\t/b:\x07 worse\n"
+	want := "violations:\n  /a: bad\n /b: worse"
+	if got := cleanLines(in); got != want {
+		t.Errorf("cleanLines(%q) = %q, want %q", in, got, want)
+	}
+}
+
+// TestJSONSafe: JSON written for a terminal has DEL and the C1 controls as
+// \u escapes, and decodes to the same value.
+func TestJSONSafe(t *testing.T) {
+	for _, v := range []string{"plain", "csi \u009b2J", "nel \u0085 del \x7f", "é ü \u00a0 €", "esc \x1b bel \x07"} {
+		var b strings.Builder
+		if err := json.NewEncoder(jsonSafe{&b}).Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if at, r, ok := terminalUnsafe(strings.TrimSuffix(b.String(), "\n")); !ok {
+			t.Errorf("%q written as %q: %U at %d", v, b.String(), r, at)
+		}
+		var back string
+		if err := json.Unmarshal([]byte(b.String()), &back); err != nil || back != v {
+			t.Errorf("%q written as %q reads back as %q (%v)", v, b.String(), back, err)
+		}
 	}
 }

@@ -41,10 +41,21 @@ type Delivery struct {
 	LastError      string // why the last try failed
 	NextTryAt      time.Time
 	DeliveredAt    *time.Time
+	// Claim names the process trying the delivery now (its Owner, Host
+	// and PID, as a lease's holder does), until NextTryAt; zero when no
+	// try is under way. A row claimed by a process known to be dead is
+	// due at once (DueDeliveries), not at NextTryAt.
+	Claim Lease
 }
 
 const deliveryColumns = `run_id, seq, target_idx, event, subject, target, target_json, body_json, idempotency_key,
 	created_at, status, attempts, last_error, next_try_at, delivered_at`
+
+// deliveryClaimColumns are read and written only by the process that
+// sends (DueDeliveries, UpdateDelivery), which migrates the state first:
+// the reads of inspect do without them, so that an older state is still
+// read as it is.
+const deliveryClaimColumns = `claim_owner, claim_host, claim_pid`
 
 const (
 	insertDeliveryQuery = `INSERT INTO deliveries (` + deliveryColumns + `) VALUES (:run_id, :seq, :target_idx, :event,
@@ -52,13 +63,18 @@ const (
 		:next_try_at, :delivered_at)`
 	// Only a pending row changes: a delivered or failed one is final.
 	updateDeliveryQuery = `UPDATE deliveries SET status = :status, attempts = :attempts, last_error = :last_error,
-		next_try_at = :next_try_at, delivered_at = :delivered_at
+		next_try_at = :next_try_at, delivered_at = :delivered_at, claim_owner = :claim_owner, claim_host = :claim_host,
+		claim_pid = :claim_pid
 		WHERE run_id = :run_id AND seq = :seq AND target_idx = :target_idx AND status = 'pending'`
 	nextDeliverySeqQuery = `SELECT COALESCE(MAX(seq), 0) + 1 FROM deliveries WHERE run_id = ?`
 	deliverySubjectQuery = `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
 		WHERE run_id = ? AND event = ? AND subject = ? LIMIT 1) d`
-	dueDeliveriesQuery = `SELECT ` + deliveryColumns + ` FROM deliveries
+	dueDeliveriesQuery = `SELECT ` + deliveryColumns + `, ` + deliveryClaimColumns + ` FROM deliveries
 		WHERE status = 'pending' AND next_try_at <= ? ORDER BY next_try_at, run_id, seq, target_idx LIMIT ?`
+	// claimedDeliveriesQuery finds the rows whose try is under way (not
+	// due yet), for DueDeliveries to take those of dead holders.
+	claimedDeliveriesQuery = `SELECT ` + deliveryColumns + `, ` + deliveryClaimColumns + ` FROM deliveries
+		WHERE status = 'pending' AND claim_owner <> '' AND next_try_at > ? ORDER BY next_try_at, run_id, seq, target_idx`
 	nextDeliveryAtQuery = `SELECT MIN(next_try_at) FROM deliveries WHERE status = 'pending'`
 	runDeliveriesQuery  = `SELECT ` + deliveryColumns + ` FROM deliveries WHERE run_id = ? ORDER BY seq, target_idx`
 )
@@ -79,20 +95,32 @@ type deliveryRow struct {
 	LastError      string   `db:"last_error"`
 	NextTryAt      dbTime   `db:"next_try_at"`
 	DeliveredAt    nullTime `db:"delivered_at"`
+	ClaimOwner     string   `db:"claim_owner"`
+	ClaimHost      string   `db:"claim_host"`
+	ClaimPID       int64    `db:"claim_pid"`
 }
 
 func deliveryToRow(d Delivery) deliveryRow {
 	return deliveryRow{RunID: d.RunID, Seq: int64(d.Seq), TargetIdx: int64(d.TargetIdx), Event: d.Event, Subject: d.Subject,
 		Target: cleanText(d.Target), TargetJSON: cleanText(string(d.TargetJSON)), BodyJSON: cleanText(string(d.BodyJSON)),
 		IdempotencyKey: d.IdempotencyKey, CreatedAt: dbTime(d.CreatedAt), Status: d.Status, Attempts: int64(d.Attempts),
-		LastError: cleanText(d.LastError), NextTryAt: dbTime(d.NextTryAt), DeliveredAt: toNullTime(d.DeliveredAt)}
+		LastError: cleanText(d.LastError), NextTryAt: dbTime(d.NextTryAt), DeliveredAt: toNullTime(d.DeliveredAt),
+		ClaimOwner: d.Claim.Owner, ClaimHost: d.Claim.Host, ClaimPID: int64(d.Claim.PID)}
 }
 
 func (r deliveryRow) delivery() Delivery {
 	return Delivery{RunID: r.RunID, Seq: int(r.Seq), TargetIdx: int(r.TargetIdx), Event: r.Event, Subject: r.Subject,
 		Target: r.Target, TargetJSON: []byte(r.TargetJSON), BodyJSON: []byte(r.BodyJSON), IdempotencyKey: r.IdempotencyKey,
 		CreatedAt: time.Time(r.CreatedAt), Status: r.Status, Attempts: int(r.Attempts), LastError: r.LastError,
-		NextTryAt: time.Time(r.NextTryAt), DeliveredAt: r.DeliveredAt.t}
+		NextTryAt: time.Time(r.NextTryAt), DeliveredAt: r.DeliveredAt.t, Claim: r.claim()}
+}
+
+// claim is the holder of the row's try under way, zero when there is none.
+func (r deliveryRow) claim() Lease {
+	if r.ClaimOwner == "" {
+		return Lease{}
+	}
+	return Lease{RunID: r.RunID, Owner: r.ClaimOwner, Host: r.ClaimHost, PID: int(r.ClaimPID), ExpiresAt: time.Time(r.NextTryAt)}
 }
 
 func deliveryName(d Delivery) string {
@@ -139,7 +167,8 @@ func (t *Tx) AddDelivery(d Delivery) error {
 }
 
 // UpdateDelivery records a try of a pending delivery: its attempts, its
-// last error, when it is tried next, and its new status. A delivery that
+// last error, when it is tried next, who is trying it (Claim), and its
+// new status. A delivery that
 // is no longer pending (delivered, or given up) is never changed again:
 // updating one is ErrInvalidTransition, so a delivery marked delivered is
 // never sent twice by this store.
@@ -164,16 +193,34 @@ func (t *Tx) UpdateDelivery(d Delivery) error {
 	return err
 }
 
-// DueDeliveries returns at most limit pending deliveries whose next try is
-// due at now, soonest first.
-func (t *Tx) DueDeliveries(now time.Time, limit int) ([]Delivery, error) {
+// DueDeliveries returns at most limit pending deliveries due at now: first
+// those whose try is under way in a process that gone says is dead (a
+// process killed during the try, whose claim would otherwise hold the
+// row until its NextTryAt), then those whose next try is due, soonest
+// first. gone is called with each claim's holder (as AcquireLease's is);
+// nil takes no claim early.
+func (t *Tx) DueDeliveries(now time.Time, limit int, gone func(holder Lease) bool) ([]Delivery, error) {
+	var out []Delivery
+	if gone != nil {
+		var claimed []deliveryRow
+		if err := t.selectRows(&claimed, claimedDeliveriesQuery, formatTime(now)); err != nil {
+			return nil, fmt.Errorf("read the deliveries under way: %w", err)
+		}
+		for _, r := range claimed {
+			if d := r.delivery(); len(out) < limit && gone(d.Claim) {
+				out = append(out, d)
+			}
+		}
+	}
+	if len(out) == limit {
+		return out, nil
+	}
 	var rows []deliveryRow
-	if err := t.selectRows(&rows, dueDeliveriesQuery, formatTime(now), limit); err != nil {
+	if err := t.selectRows(&rows, dueDeliveriesQuery, formatTime(now), limit-len(out)); err != nil {
 		return nil, fmt.Errorf("read the deliveries due: %w", err)
 	}
-	out := make([]Delivery, len(rows))
-	for i, r := range rows {
-		out[i] = r.delivery()
+	for _, r := range rows {
+		out = append(out, r.delivery())
 	}
 	return out, nil
 }

@@ -32,7 +32,8 @@ const (
 	DefaultFirstBackoff = 5 * time.Second
 	// claimMargin is added to the timeout when a try begins: a process that
 	// dies during the try leaves the row due again that much later, for the
-	// next process to send.
+	// next process to send; sooner when that process can tell the holder
+	// is dead (Deliverer.Gone).
 	claimMargin = 30 * time.Second
 	// batch is how many due rows one pass takes.
 	batch = 32
@@ -67,6 +68,13 @@ type Deliverer struct {
 	// Poll is how often the background loop looks for rows that another
 	// process added (a worker on a shared state); 0 means 30s.
 	Poll time.Duration
+	// Holder names this process (Owner, Host, PID, as in a lease) in the
+	// claim of each try it begins, and Gone tells whether the holder of
+	// another claim is dead: a row claimed by a dead process is taken at
+	// once rather than when its claim runs out. Without them claims run
+	// out by time alone.
+	Holder checkpoint.Lease
+	Gone   func(holder checkpoint.Lease) bool
 
 	kick chan struct{}
 	stop chan struct{}
@@ -181,12 +189,17 @@ func (d *Deliverer) loop() {
 	}
 }
 
-// Pass sends every row due now, one after the other, and returns when the
-// soonest row still pending is due (zero when none is). Each try is
-// claimed in the state before it begins (its attempts counted, its next
-// try moved past its timeout) and its outcome recorded after.
+// Pass sends every row due now and returns when the soonest row still
+// pending is due (zero when none is). Each try is claimed in the state
+// before it begins (its attempts counted, its next try moved past its
+// timeout) and its outcome recorded after. Targets are sent to at the
+// same time (see sendAll): one that never answers delays no other.
 func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 	d.init()
+	gone := d.gone
+	if d.Gone == nil {
+		gone = nil
+	}
 	first := true
 	for {
 		if err := ctx.Err(); err != nil {
@@ -198,7 +211,7 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		var peek []checkpoint.Delivery
 		if err := d.Store.View(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			var err error
-			peek, err = tx.DueDeliveries(now, 1)
+			peek, err = tx.DueDeliveries(now, 1, gone)
 			return err
 		}); err != nil {
 			return time.Time{}, fmt.Errorf("look for deliveries due: %w", err)
@@ -211,14 +224,19 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		}
 		first = false
 		err := d.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-			rows, err := tx.DueDeliveries(now, batch)
+			rows, err := tx.DueDeliveries(now, batch, gone)
 			if err != nil {
 				return err
 			}
 			due = due[:0]
 			for _, r := range rows {
+				if r.Claim.Owner != "" {
+					d.Log.Info("notification taken over: another process began its try and did not finish it", "event", r.Event,
+						"run", r.RunID, "target", r.Target, "pid", r.Claim.PID, "host", r.Claim.Host)
+				}
 				r.Attempts++
 				r.NextTryAt = now.Add(d.Timeout + claimMargin)
+				r.Claim = checkpoint.Lease{Owner: d.Holder.Owner, Host: d.Holder.Host, PID: d.Holder.PID}
 				if err := tx.UpdateDelivery(r); err != nil {
 					return err
 				}
@@ -229,21 +247,8 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, fmt.Errorf("take the deliveries due: %w", err)
 		}
-		for i, r := range due {
-			if ctx.Err() != nil {
-				// Not tried: give the claimed tries back.
-				if err := d.record(ctx, due[i:], nil, true); err != nil {
-					return time.Time{}, err
-				}
-				return time.Time{}, ctx.Err()
-			}
-			sendErr := d.send(ctx, r)
-			if sendErr != nil && ctx.Err() != nil {
-				sendErr = errors.New("cut short: cadence was exiting")
-			}
-			if err := d.record(ctx, due[i:i+1], sendErr, false); err != nil {
-				return time.Time{}, err
-			}
+		if err := d.sendAll(ctx, due); err != nil {
+			return time.Time{}, err
 		}
 		if len(due) < batch {
 			break
@@ -263,6 +268,57 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 	return *next, nil
 }
 
+// sendAll tries the claimed rows, each target on its own: the rows of one
+// target one after the other, in their order, and the targets at the
+// same time, each try bounded by the Deliverer's timeout. A webhook that
+// never answers therefore holds up only its own rows, never a command or
+// another webhook. Each outcome is recorded as soon as it is known; rows
+// left untried when ctx ends are given back. It returns ctx's error if ctx
+// ended, or the first error recording an outcome.
+func (d *Deliverer) sendAll(ctx context.Context, due []checkpoint.Delivery) error {
+	var order []string
+	byTarget := map[string][]checkpoint.Delivery{}
+	for _, r := range due {
+		k := string(r.TargetJSON)
+		if _, ok := byTarget[k]; !ok {
+			order = append(order, k)
+		}
+		byTarget[k] = append(byTarget[k], r)
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, k := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.sendTarget(ctx, byTarget[k])
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// sendTarget tries the rows of one target, in order, recording each
+// outcome; the rows not tried when ctx ends are given back, due at once.
+func (d *Deliverer) sendTarget(ctx context.Context, rows []checkpoint.Delivery) error {
+	for i, r := range rows {
+		if ctx.Err() != nil {
+			return d.record(ctx, rows[i:], nil, true)
+		}
+		sendErr := d.send(ctx, r)
+		if sendErr != nil && ctx.Err() != nil {
+			sendErr = errors.New("cut short: cadence was exiting")
+		}
+		if err := d.record(ctx, rows[i:i+1], sendErr, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // record writes the outcome of a try of each row: delivered when sendErr
 // is nil, else its error and the next try after backoff, or failed for
 // good after the last try. untried gives claimed tries back, due at once.
@@ -270,6 +326,7 @@ func (d *Deliverer) record(ctx context.Context, rows []checkpoint.Delivery, send
 	now := d.Now().UTC()
 	return d.Store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 		for _, r := range rows {
+			r.Claim = checkpoint.Lease{} // the try is over
 			switch {
 			case untried:
 				r.Attempts--
@@ -292,6 +349,12 @@ func (d *Deliverer) record(ctx context.Context, rows []checkpoint.Delivery, send
 		}
 		return nil
 	})
+}
+
+// gone tells DueDeliveries whether the holder of a claim is dead: never
+// this process itself.
+func (d *Deliverer) gone(holder checkpoint.Lease) bool {
+	return d.Gone != nil && holder.Owner != d.Holder.Owner && d.Gone(holder)
 }
 
 // backoff is the wait after failed try n.

@@ -13,7 +13,9 @@
 // on the state. A crash therefore loses no event, and a row marked
 // delivered is never sent again; a crash in the middle of a try (after the
 // target took it, before it was recorded) sends it once more with the same
-// idempotency key, for the receiver to drop.
+// idempotency key, for the receiver to drop. A try is claimed in the
+// state with the process that makes it, so that a process on the same
+// machine takes over at once the try of a process that died.
 package notify
 
 import (
@@ -39,7 +41,9 @@ type Event struct {
 	// Step, Item and Agent name where it happened, when it happened in a
 	// step.
 	Step, Item, Agent string
-	// Text is the one-line sentence a person reads (Slack, ntfy).
+	// Text is the one-line sentence a person reads (Slack, ntfy), as
+	// written: each target's body has it escaped for the chat service
+	// it posts to (markup.go).
 	Text string
 	At   time.Time
 	// Until is the end of a long wait.
@@ -58,7 +62,8 @@ type Event struct {
 
 // Body is the JSON body sent to every target: the webhook's request body
 // and the command's standard input. Field names are stable; new ones may
-// be added.
+// be added. Text is escaped for the service the target posts to (no
+// markup, no mentions: see markup.go); the other fields are raw.
 type Body struct {
 	Event          string     `json:"event"`
 	RunID          string     `json:"run_id"`
@@ -116,12 +121,16 @@ func Enqueue(tx *checkpoint.Tx, wf *workflow.Workflow, ev Event) (int, error) {
 		u := ev.Until.UTC()
 		body.Until = &u
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, fmt.Errorf("encode the %s event of run %s: %w", ev.Name, ev.RunID, err)
-	}
+	text := body.Text
 	for _, i := range wants {
 		t := wf.Notify[i]
+		// Each target reads the text in its own markup (markup.go); the
+		// other fields are the same for all.
+		body.Text = escapeText(textFormat(t.Webhook), text)
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, fmt.Errorf("encode the %s event of run %s: %w", ev.Name, ev.RunID, err)
+		}
 		tj, err := json.Marshal(target{Webhook: t.Webhook, Command: t.Command})
 		if err != nil {
 			return 0, fmt.Errorf("encode notify target %d: %w", i, err)

@@ -29,6 +29,7 @@ type hook struct {
 
 type received struct {
 	status int
+	path   string
 	key    string
 	ctype  string
 	body   Body
@@ -48,7 +49,7 @@ func newHook(t *testing.T, statuses ...int) *hook {
 		if len(h.statuses) > 0 {
 			status, h.statuses = h.statuses[0], h.statuses[1:]
 		}
-		h.got = append(h.got, received{status: status, key: r.Header.Get("Idempotency-Key"), ctype: r.Header.Get("Content-Type"), body: b, raw: string(raw)})
+		h.got = append(h.got, received{status: status, path: r.URL.Path, key: r.Header.Get("Idempotency-Key"), ctype: r.Header.Get("Content-Type"), body: b, raw: string(raw)})
 		h.mu.Unlock()
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, "answer "+http.StatusText(status)+"\n")
@@ -325,5 +326,66 @@ func TestStopIsBounded(t *testing.T) {
 	r := deliveries(t, s)[0]
 	if r.Status != checkpoint.DeliveryPending || r.LastError != "cut short: cadence was exiting" {
 		t.Errorf("row = %+v, want pending, cut short", r)
+	}
+}
+
+// TestSilentWebhookDelaysNoOtherTarget: a webhook that takes the request
+// and never answers holds up only its own delivery; a command target of
+// the same event gets it at once, long before the webhook's try times out.
+func TestSilentWebhookDelaysNoOtherTarget(t *testing.T) {
+	release := make(chan struct{})
+	taken := make(chan struct{}, 1)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case taken <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); silent.Close() })
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "page.sh"), []byte("#!/bin/sh\ncat > paged.json.tmp && mv paged.json.tmp paged.json\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newState(t)
+	// The silent webhook comes first in the list, as in the workflow that
+	// showed the defect.
+	wf := &workflow.Workflow{Name: "w", Notify: []*workflow.NotifyTarget{
+		{Webhook: silent.URL + "/hook", On: []string{workflow.EventRunSucceeded}},
+		{Command: []string{"./page.sh"}, On: []string{workflow.EventRunSucceeded}},
+	}}
+	enqueue(t, s, wf, Event{Name: workflow.EventRunSucceeded, RunID: "r1", At: time.Now(), Text: "run r1 succeeded"})
+	const timeout = 4 * time.Second
+	d := &Deliverer{Store: s, Dir: dir, Timeout: timeout, FirstBackoff: time.Hour}
+	start := time.Now()
+	d.Start(t.Context())
+	paged := filepath.Join(dir, "paged.json")
+	waitFor(t, "the command target to get the event", func() bool {
+		_, err := os.Stat(paged)
+		return err == nil
+	})
+	took := time.Since(start)
+	<-taken // the webhook was tried too, and is still waiting
+	d.Stop(100 * time.Millisecond)
+	if took >= timeout/2 {
+		t.Errorf("the command target got the event after %s: it waited for the silent webhook (timeout %s)", took, timeout)
+	}
+	raw, err := os.ReadFile(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Body
+	if err := json.Unmarshal(raw, &b); err != nil || b.Event != workflow.EventRunSucceeded || b.IdempotencyKey != "r1/run_succeeded/1" {
+		t.Errorf("the command read %s (%v)", raw, err)
+	}
+	rows := deliveries(t, s)
+	if rows[1].Status != checkpoint.DeliveryDelivered {
+		t.Errorf("command row = %+v, want delivered", rows[1])
+	}
+	if rows[0].Status != checkpoint.DeliveryPending || rows[0].LastError != "cut short: cadence was exiting" {
+		t.Errorf("webhook row = %+v, want pending, cut short by Stop", rows[0])
 	}
 }

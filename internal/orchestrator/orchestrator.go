@@ -241,7 +241,7 @@ func (p *project) setDefaults() {
 	failpoint := p.attempts.Failpoint
 	p.notes = notifications{wf: p.wf, store: p.store, name: cmp.Or(p.wf.Name, filepath.Base(p.dir)),
 		sender: &notify.Deliverer{Store: p.store, Dir: p.dir, Env: p.env, SelfExe: p.opts.SelfExe, Log: p.log, Now: p.now,
-			BeforePass: func() { failpoint.Hit(notify.FailBeforeDelivery) }}}
+			BeforePass: func() { failpoint.Hit(notify.FailBeforeDelivery) }, Holder: p.leases.id.lease(), Gone: p.leases.id.gone}}
 }
 
 func (p *project) close() {
