@@ -26,8 +26,9 @@ func Funcs() template.FuncMap {
 	}
 }
 
-// shq quotes a scalar for /bin/sh (POSIX single quotes, each ' written as
-// '\”), so that a shell reads it as exactly one word, whatever it holds.
+// shq quotes a scalar for /bin/sh in POSIX single quotes, a quote inside
+// closing them, escaped, then reopening them, so that a shell reads it as
+// exactly one word, whatever it holds.
 func shq(v any) (string, error) {
 	var s string
 	switch x := v.(type) {
