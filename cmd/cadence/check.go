@@ -66,6 +66,9 @@ func (c *checkCmd) Run(e *env) error {
 		errs = append(errs, checkProblem{File: name, Message: err.Error()})
 	}
 	if wf != nil {
+		for _, w := range wf.Warnings {
+			warns = append(warns, checkProblem{File: w.File, Line: w.Line, Column: w.Column, Key: w.Key, Message: w.Msg})
+		}
 		pos := newLocator(wf.Raw)
 		for _, agent := range orchestrator.UnsetAPIKeys(wf, os.Environ()) {
 			key := "agents." + agent + ".api_key_env"

@@ -107,6 +107,12 @@ func decode(raw []byte, name, dir string) *loader {
 	return l
 }
 
+// warn records a setting that loads but will not do what it says, in
+// Workflow.Warnings.
+func (l *loader) warn(a at, format string, args ...any) {
+	l.w.Warnings = append(l.w.Warnings, &Error{File: l.decoder.file, Line: a.line, Column: a.col, Key: a.key, Msg: fmt.Sprintf(format, args...)})
+}
+
 // Hash returns the hash of a workflow whose own file hashes to rawSHA256
 // and which names files (path → sha256, as Workflow.Files): rawSHA256
 // itself when it names none, so that the hash of such a workflow is what
