@@ -67,6 +67,9 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	if wf != nil {
 		warns = append(warns, silentSkips(wf)...)
+		for _, w := range wf.Warnings {
+			warns = append(warns, checkProblem{File: w.File, Line: w.Line, Column: w.Column, Key: w.Key, Message: w.Msg})
+		}
 		pos := newLocator(wf.Raw)
 		for _, agent := range orchestrator.UnsetAPIKeys(wf, os.Environ()) {
 			key := "agents." + agent + ".api_key_env"

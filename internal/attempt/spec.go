@@ -97,8 +97,13 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	switch proto {
 	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream:
 		// A stream CLI announces itself at once; a text agent may be
-		// silent until it answers.
+		// silent until it answers, so only a start_timeout the file sets
+		// applies to it.
 		start = ws.StartTimeout
+	default:
+		if ws.StartTimeoutSet {
+			start = ws.StartTimeout
+		}
 	}
 	return agent.Spec{
 		StartTimeout: start,

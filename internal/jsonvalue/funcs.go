@@ -15,13 +15,31 @@ import (
 //	join SEP LIST        the elements of a list, strings as they are, the rest as JSON
 //	default DEF VALUE    VALUE, or DEF when VALUE is null, false, 0, "" or empty
 //	indent N TEXT        TEXT with every line indented by N spaces
+//	shq VALUE            a string, number or boolean quoted as one /bin/sh word
 func Funcs() template.FuncMap {
 	return template.FuncMap{
 		"json":    toJSON,
 		"join":    join,
 		"default": orDefault,
 		"indent":  indent,
+		"shq":     shq,
 	}
+}
+
+// shq quotes a scalar for /bin/sh in POSIX single quotes, a quote inside
+// closing them, escaped, then reopening them, so that a shell reads it as
+// exactly one word, whatever it holds.
+func shq(v any) (string, error) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number, bool, int, int64, float64:
+		s = fmt.Sprint(x)
+	default:
+		return "", fmt.Errorf("shq: want a string, number or boolean, got %s", Kind(v))
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", nil
 }
 
 func toJSON(v any) (string, error) {

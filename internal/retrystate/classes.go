@@ -1,5 +1,7 @@
 package retrystate
 
+import "slices"
+
 // Failure classes that the retry policy treats specially. The full list of
 // classes is owned by the handoff and agent packages; these names are part of
 // the workflow file format (retry.on, retry.never) and so cannot change.
@@ -26,19 +28,26 @@ const (
 	ClassAuth = "auth"
 )
 
+// Classes are the failure classes a step attempt can end with (SPEC
+// section 5's diagnosis classes and the ones cadence adds for its own
+// failures), in the SPEC's order: the names retry.on and retry.never may
+// use. The workflow loader checks those lists against this one, so that a
+// file it accepts is a policy Validate accepts.
+var Classes = []string{
+	"missing", "empty", "invalid_json", "truncated", "schema",
+	"exit_nonzero", "transient", "timeout", "stuck", ClassTooLarge,
+	"interrupted", ClassHelp, ClassBudget, "check",
+	ClassConfig, ClassExpression, ClassAuth,
+}
+
 // knownClass reports whether class is one a step attempt can end with. It
 // is used only to reject misspelt names in retry.on and retry.never.
 func knownClass(class string) bool {
-	switch class {
-	case "missing", "empty", "invalid_json", "truncated", "schema",
-		"transient", "exit_nonzero", "timeout", "stuck", "interrupted",
-		ClassBudget, ClassHelp, ClassTooLarge, ClassConfig, ClassExpression, ClassAuth:
-		return true
-	}
-	return false
+	return slices.Contains(Classes, class)
 }
 
-// terminal reports whether class ends a step no matter what the policy says.
-func terminal(class string) bool {
+// Terminal reports whether class ends a step no matter what the policy
+// says, so that naming it in retry.on is a mistake.
+func Terminal(class string) bool {
 	return class == ClassBudget || class == ClassHelp || class == ClassConfig || class == ClassExpression || class == ClassAuth
 }

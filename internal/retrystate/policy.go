@@ -78,7 +78,7 @@ func (p Policy) Validate() error {
 		if !knownClass(c) {
 			return &PolicyError{"on", c, "unknown failure class"}
 		}
-		if terminal(c) {
+		if Terminal(c) {
 			return &PolicyError{"on", c, "is terminal and never retried"}
 		}
 	}
@@ -95,7 +95,7 @@ func (p Policy) Validate() error {
 // class is a success and is never retried.
 func (p Policy) Retryable(class string) bool {
 	switch {
-	case class == "" || terminal(class):
+	case class == "" || Terminal(class):
 		return false
 	case slices.Contains(p.Never, class):
 		return false

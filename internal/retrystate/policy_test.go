@@ -19,6 +19,7 @@ func TestValidate(t *testing.T) {
 		{"zero backoff and jitter", func(p *Policy) { p.Backoff, p.Jitter = "", "" }, ""},
 		{"single attempt", func(p *Policy) { p.MaxAttempts = 1 }, ""},
 		{"known classes", func(p *Policy) { p.On, p.Never = []string{"schema", "too_large"}, []string{"budget"} }, ""},
+		{"check, as the workflow file names it", func(p *Policy) { p.On, p.Never = []string{"check"}, []string{"check", "auth"} }, ""},
 		{"fixed ignores multiplier", func(p *Policy) { p.Backoff, p.Multiplier = Fixed, 0 }, ""},
 		{"no attempts", func(p *Policy) { p.MaxAttempts = 0 }, "max_attempts"},
 		{"negative initial", func(p *Policy) { p.Initial = -time.Second }, "initial"},

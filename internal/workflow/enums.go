@@ -8,12 +8,4 @@ var (
 	backoffs     = []string{"fixed", "linear", "exponential"}
 	jitters      = []string{"none", "full", "equal"}
 	handoffFroms = []string{"stdout", "file"}
-
-	// failureClasses are SPEC section 5's diagnosis classes, the values
-	// retry.on and retry.never may name.
-	failureClasses = []string{
-		"missing", "empty", "invalid_json", "truncated", "schema",
-		"exit_nonzero", "transient", "timeout", "stuck", "too_large",
-		"interrupted", "help", "budget", "check",
-	}
 )

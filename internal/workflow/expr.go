@@ -6,15 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/ast"
+	celenv "github.com/google/cel-go/common/env"
 	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/cadence-dev/cadence/internal/jsonvalue"
 )
@@ -29,6 +37,16 @@ const (
 	// condition over a handoff of thousands of items, and about 30 ms of
 	// work at most on one core (a 2000³ comprehension stops there).
 	ExprCostLimit = 100_000
+	// MaxExprScanBytes bounds the string a regular expression scans
+	// (matches()): a pattern's work grows with the string, and one call
+	// runs to its end before the cost limit is counted, so a longer
+	// string is an evaluation error, never minutes of work.
+	MaxExprScanBytes = 64 << 10
+	// MaxExprPatternSize bounds a matches() pattern, in the instructions
+	// it compiles to (about one per character, one per copy of a repeat:
+	// [a-z]{1,100} is 200): the work of a match is the string's length
+	// times this, at most a few seconds.
+	MaxExprPatternSize = 1000
 )
 
 // Step statuses an expression sees as steps.ID.status.
@@ -97,7 +115,14 @@ func (e *ExprError) Unwrap() error { return e.err }
 // map of {output, status}) and loop ({iteration}). It is built once: it is
 // immutable and safe for concurrent use.
 var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
+	// CEL's standard library, but matches() of its own: the standard one
+	// scans a string of any size.
+	std := &celenv.LibrarySubset{ExcludeFunctions: []*celenv.Function{{Name: overloads.Matches}}}
+	return cel.NewCustomEnv(
+		cel.StdLib(cel.StdLibSubset(std)),
+		cel.Function(overloads.Matches,
+			cel.Overload(globalMatches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatches)),
+			cel.MemberOverload(overloads.MatchesString, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatches))),
 		cel.Variable("inputs", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("steps", cel.MapType(cel.StringType, cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable(loopVar, cel.MapType(cel.StringType, cel.IntType)),
@@ -105,6 +130,67 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.ParserExpressionSizeLimit(MaxExprBytes),
 	)
 })
+
+// globalMatches is the overload id of matches(s, re): the standard id is
+// the function's name, which a function of our own cannot reuse.
+const globalMatches = "matches_global"
+
+// boundedMatches is matches(): whether the regular expression (RE2
+// syntax) matches part of the string, for a string of at most
+// MaxExprScanBytes. The overload ids are the standard ones, so that CEL
+// counts its cost as it counts the standard matches().
+func boundedMatches(str, pattern ref.Val) ref.Val {
+	s, ok := str.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(str)
+	}
+	p, ok := pattern.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(pattern)
+	}
+	if len(s) > MaxExprScanBytes {
+		return types.NewErr("matches() scans strings of at most %d bytes, and this one is %d bytes long", MaxExprScanBytes, len(s))
+	}
+	re, err := regexp.Compile(string(p))
+	if err != nil {
+		return types.NewErr("matches(): %v", err)
+	}
+	if n := patternSize(string(p)); n > MaxExprPatternSize {
+		return types.NewErr("matches(): the pattern compiles to %d instructions (want at most %d: a repeat such as {1,100} counts each copy)", n, MaxExprPatternSize)
+	}
+	return types.Bool(re.MatchString(string(s)))
+}
+
+// patternSize is the number of instructions the pattern p, which
+// compiles, compiles to, as package regexp compiles it.
+func patternSize(p string) int {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
+}
+
+// matchesCost is the cost of a matches() call, as CEL counts the
+// standard one (the string's length times the pattern's, scaled), or
+// nothing for a call refused by its size, whose error says more than the
+// cost limit would.
+func matchesCost(args []ref.Val, result ref.Val) *uint64 {
+	var c uint64 = 1
+	if types.IsError(result) || len(args) != 2 {
+		return &c
+	}
+	s, _ := args[0].(types.String)
+	p, _ := args[1].(types.String)
+	str := uint64(math.Ceil((1 + float64(utf8.RuneCountInString(string(s)))) * common.StringTraversalCostFactor))
+	re := uint64(math.Ceil(float64(utf8.RuneCountInString(string(p))) * common.RegexStringLengthCostFactor))
+	c += str * re
+	return &c
+}
 
 // loopVar is the name the loop variable is declared under: loop is a
 // reserved word of CEL, so renameLoop writes loop.iteration as
@@ -207,7 +293,10 @@ func compileExpr(src, key string) (*Expr, []exprProblem) {
 	slices.Sort(x.Inputs)
 	x.Inputs = slices.Compact(x.Inputs)
 	x.Outputs = longestPaths(w.outputs)
-	prg, err := env.Program(a, cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(100))
+	prg, err := env.Program(a, cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(100),
+		cel.CostTrackerOptions(
+			interpreter.OverloadCostTracker(overloads.MatchesString, matchesCost),
+			interpreter.OverloadCostTracker(globalMatches, matchesCost)))
 	if err != nil {
 		return nil, []exprProblem{{msg: fmt.Sprintf("expression cannot be planned: %v", err)}}
 	}
@@ -419,9 +508,11 @@ func (w *refWalker) walk(e ast.Expr) {
 }
 
 // Eval evaluates the expression over vars. A field the data lacks, a value
-// of the wrong type, a result that is not a boolean, the cost limit or the
-// end of ctx is an *ExprError naming the expression (and the field, when
-// one is missing).
+// of the wrong type, a result that is not a boolean, the cost limit or a
+// bound of matches() is an *ExprError naming the expression (and the
+// field, when one is missing). The end of ctx ends Eval at once, even
+// within one long call, with an error wrapping ctx's cause that is not an
+// *ExprError: the expression is not at fault.
 func (x *Expr) Eval(ctx context.Context, vars ExprVars) (bool, error) {
 	fail := func(field, msg string, err error) (bool, error) {
 		return false, &ExprError{Key: x.Key, Source: x.Source, Field: field, Msg: msg, err: err}
@@ -443,14 +534,35 @@ func (x *Expr) Eval(ctx context.Context, vars ExprVars) (bool, error) {
 		"steps":  steps,
 		loopVar:  map[string]any{"iteration": int64(vars.Iteration)},
 	}
-	out, _, err := x.prg.ContextEval(ctx, act)
+	// CEL checks ctx between the steps of a comprehension only, not
+	// within one call: the evaluation runs aside, and its end or ctx's,
+	// whichever comes first, ends Eval. An evaluation left running when
+	// ctx ends is bounded (ExprCostLimit, MaxExprScanBytes) and its result
+	// dropped.
+	type result struct {
+		out ref.Val
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, _, err := x.prg.ContextEval(ctx, act)
+		done <- result{out, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		// Not an ExprError: the expression is not at fault, and a resume
+		// evaluates it again.
+		return false, fmt.Errorf("%s %q: evaluation stopped: %w", x.Key, x.Source, context.Cause(ctx))
+	}
+	out, err := r.out, r.err
 	if err != nil {
 		msg := err.Error()
 		if key, ok := strings.CutPrefix(msg, "no such key: "); ok {
 			return fail(key, fmt.Sprintf("field %q is missing", key), err)
-		}
-		if ctx.Err() != nil {
-			return fail("", "evaluation stopped: "+context.Cause(ctx).Error(), err)
 		}
 		return fail("", msg, err)
 	}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -117,8 +118,8 @@ func TestExprBounded(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := x.Eval(ctx, vars); err == nil || !strings.Contains(err.Error(), "context canceled") {
-		t.Errorf("err %v with a cancelled context", err)
+	if _, err := x.Eval(ctx, vars); err == nil || !strings.Contains(err.Error(), "context canceled") || IsExprError(err) {
+		t.Errorf("err %v with a cancelled context, want one saying so that is not the expression's fault", err)
 	}
 
 	long := "true" + strings.Repeat(" && true", MaxExprBytes/8)
@@ -197,6 +198,49 @@ func TestExprOutputs(t *testing.T) {
 			}
 			if !slices.EqualFunc(x.Outputs, tt.want, slices.Equal[[]string]) {
 				t.Errorf("Outputs = %q, want %q", x.Outputs, tt.want)
+			}
+		})
+	}
+}
+
+// TestExprRegexBounds: matches() scans a string of at most
+// MaxExprScanBytes with a pattern of at most MaxExprPatternSize
+// instructions; past either, the evaluation fails at once saying so.
+func TestExprRegexBounds(t *testing.T) {
+	text := func(n int) ExprVars {
+		return ExprVars{Steps: map[string]StepVars{"a": {Output: jsonvalue.Object{"t": strings.Repeat("x", n)}, Status: StatusSucceeded}}}
+	}
+	tests := []struct {
+		src  string
+		size int
+		want string // part of the error; "" for a result of false
+	}{
+		{`steps.a.output.t.matches("y")`, MaxExprScanBytes, ""},
+		{`matches(steps.a.output.t, "y")`, MaxExprScanBytes, ""},
+		{`steps.a.output.t.matches("y")`, MaxExprScanBytes + 1, "matches() scans strings of at most 65536 bytes, and this one is 65537 bytes long"},
+		{`matches(steps.a.output.t, "y")`, 7_000_000, "matches() scans strings of at most 65536 bytes, and this one is 7000000 bytes long"},
+		{`steps.a.output.t.matches("[a-w]{1,1000}y")`, 10, "matches(): the pattern compiles to 2002 instructions (want at most 1000"},
+		{`steps.a.output.t.matches("(")`, 10, "matches(): error parsing regexp: missing closing ): `(`"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tt.src, tt.size), func(t *testing.T) {
+			x, problems := compileExpr(tt.src, "steps[1].when")
+			if problems != nil {
+				t.Fatal(problems)
+			}
+			start := time.Now()
+			got, err := x.Eval(context.Background(), text(tt.size))
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if tt.want == "" {
+				if err != nil || got {
+					t.Errorf("= %v, %v; want false", got, err)
+				}
+				return
+			}
+			if err == nil || !IsExprError(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want an expression error saying %q", err, tt.want)
 			}
 		})
 	}

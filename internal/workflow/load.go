@@ -8,7 +8,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -105,6 +107,12 @@ func decode(raw []byte, name, dir string) *loader {
 	return l
 }
 
+// warn records a setting that loads but will not do what it says, in
+// Workflow.Warnings.
+func (l *loader) warn(a at, format string, args ...any) {
+	l.w.Warnings = append(l.w.Warnings, &Error{File: l.decoder.file, Line: a.line, Column: a.col, Key: a.key, Msg: fmt.Sprintf(format, args...)})
+}
+
 // Hash returns the hash of a workflow whose own file hashes to rawSHA256
 // and which names files (path → sha256, as Workflow.Files): rawSHA256
 // itself when it names none, so that the hash of such a workflow is what
@@ -146,7 +154,7 @@ func (l *loader) parse(raw []byte) ast.Node {
 				a.line, a.col = tk.Position.Line, tk.Position.Column
 			}
 		}
-		l.fail(a, "invalid YAML: %s", msg)
+		l.fail(a, "invalid YAML: %s%s", strings.ReplaceAll(msg, "\t", `\t`), yamlHint(raw, a.line, msg))
 		return nil
 	}
 	var docs []*ast.DocumentNode
@@ -314,4 +322,56 @@ func Parse(dir, name string, raw []byte) (*Workflow, error) {
 		return nil, errs
 	}
 	return w, nil
+}
+
+// plainValue is a line "key: value" (or "- key: value") whose value is
+// not quoted and holds what YAML reads as structure: a flow mapping or
+// list ({, [) or another "key: ".
+var plainValue = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z0-9_.-]+):\s+([^\s'"|>].*)$`)
+
+// yamlHint says what to do about the parse error msg at line of raw, for
+// the slips people make most: a tab in indentation, and a plain value
+// holding {, [ or ": ", which YAML reads as structure.
+func yamlHint(raw []byte, line int, msg string) string {
+	lines := strings.Split(string(raw), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := lines[line-1]
+	indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+	if strings.Contains(indent, "\t") || strings.Contains(msg, "tab character") || strings.Contains(msg, "'\t'") {
+		return " (indent with spaces: YAML does not allow tabs in indentation)"
+	}
+	m := plainValue.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	value := m[2]
+	if !balancedFlow(value) && (strings.ContainsAny(value, "{}[]") || strings.Contains(value, ": ")) {
+		return fmt.Sprintf(" (the value of %s holds {, [ or \": \", which YAML reads as structure: quote it, as %s: '%s', "+
+			"or write it as a block scalar, %s: | with the text on the lines below, indented)", m[1], m[1], strings.ReplaceAll(value, "'", "''"), m[1])
+	}
+	return ""
+}
+
+// balancedFlow reports whether value is one flow mapping or list and
+// nothing after it (a comment aside), which is YAML, not a slip.
+func balancedFlow(value string) bool {
+	if value[0] != '{' && value[0] != '[' {
+		return false
+	}
+	depth := 0
+	for i, c := range value {
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				rest := strings.TrimSpace(value[i+1:])
+				return rest == "" || strings.HasPrefix(rest, "#")
+			}
+		}
+	}
+	return false
 }

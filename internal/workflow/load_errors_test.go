@@ -154,3 +154,38 @@ func loadErrors(t *testing.T, file string) Errors {
 	}
 	return errs
 }
+
+// TestYAMLSlips: the parser's message for the slips people make most is
+// followed by what to do about it, at the parser's position.
+func TestYAMLSlips(t *testing.T) {
+	const tabs = " (indent with spaces: YAML does not allow tabs in indentation)"
+	quote := func(v string) string {
+		return ` (the value of prompt holds {, [ or ": ", which YAML reads as structure: quote it, as prompt: '` + v +
+			`', or write it as a block scalar, prompt: | with the text on the lines below, indented)`
+	}
+	tests := []struct {
+		fixture   string
+		line, col int
+		end       string
+	}{
+		{"yaml_flow_in_plain", 9, 13, quote(`Reply with {"ok": true}`)},
+		{"yaml_colon_in_plain", 9, 13, quote(`Review: then reply`)},
+		{"yaml_tab", 6, 1, tabs},
+		{"yaml_tab_block", 10, 1, tabs},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			errs := loadErrors(t, filepath.Join("errors", tt.fixture+".yaml"))
+			if len(errs) != 1 {
+				t.Fatalf("got %d errors, want 1:\n%v", len(errs), errs)
+			}
+			e := errs[0]
+			if e.Line != tt.line || e.Column != tt.col || !strings.HasPrefix(e.Msg, "invalid YAML: ") || !strings.HasSuffix(e.Msg, tt.end) {
+				t.Errorf("%d:%d %s\nwant %d:%d invalid YAML: … ending %s", e.Line, e.Column, e.Msg, tt.line, tt.col, tt.end)
+			}
+			if strings.Contains(e.Msg, "\t") {
+				t.Errorf("message %q holds a raw tab", e.Msg)
+			}
+		})
+	}
+}

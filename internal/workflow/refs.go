@@ -79,7 +79,8 @@ func (l *loader) refChecker(s *Step, isMap bool) *refChecker {
 }
 
 // commandTemplates parses a command step's templates: each element of the
-// list form, or the shell string, which may read no step output.
+// list form, of which the first, the program, may not come from agent
+// output, or the shell string, which may read no agent output at all.
 func (l *loader) commandTemplates(c *refChecker, s *Step, r *rawRun, path string) {
 	if r.shell {
 		c.shell = true
@@ -96,7 +97,12 @@ func (l *loader) commandTemplates(c *refChecker, s *Step, r *rawRun, path string
 		if seq != nil && i < len(seq.Values) {
 			a = where(seq.Values[i], fmt.Sprintf("%s[%d]", path, i))
 		}
+		c.agentData = false
 		l.template(c, field[string]{v: word, set: true, at: a}, word, func(t *template.Template) { s.Run.Templates[i] = t })
+		if i == 0 && c.agentData {
+			l.fail(a, "the program to run is chosen by what an agent wrote (.Steps, .Item or .Loop.Previous): "+
+				"name the program in the workflow, and pass what the agent wrote as an argument")
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/cadence-dev/cadence/internal/retrystate"
 )
 
 // rawRetry is a retry: mapping as written; unset fields inherit.
@@ -37,24 +39,31 @@ func (d *decoder) retry(n ast.Node, path string) rawRetry {
 		case "jitter":
 			r.jitter = d.enum(e, jitters)
 		case "on":
-			r.on = d.classes(e)
+			r.on = d.classes(e, true)
 		case "never":
-			r.never = d.classes(e)
+			r.never = d.classes(e, false)
 		}
 	})
 	return r
 }
 
-// classes decodes a list of failure class names.
-func (d *decoder) classes(e entry) field[[]string] {
+// classes decodes a list of failure class names, the ones the retry
+// policy knows (retrystate.Classes); retryable says the list is retry.on,
+// which may not name a class that always ends the step.
+func (d *decoder) classes(e entry, retryable bool) field[[]string] {
 	f := d.stringList(e)
 	if !f.set {
 		return f
 	}
 	seq := unwrap(e.val).(*ast.SequenceNode)
 	for i, c := range f.v {
-		if !slices.Contains(failureClasses, c) {
-			d.fail(where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i)), "unknown failure class %q (want %s)", c, alternatives(failureClasses, "or"))
+		a := where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i))
+		switch {
+		case !slices.Contains(retrystate.Classes, c):
+			d.fail(a, "unknown failure class %q (want %s)", c, alternatives(retrystate.Classes, "or"))
+			f.set = false
+		case retryable && retrystate.Terminal(c):
+			d.fail(a, "class %q always ends the step and is never retried; remove it from retry.on", c)
 			f.set = false
 		}
 	}

@@ -116,7 +116,11 @@ func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDef
 	s.Timeout = r.timeout.or(defaults.timeout).get(DefaultTimeout)
 	s.IdleTimeout = r.idleTimeout.or(defaults.idleTimeout).get(DefaultIdleTimeout)
 	s.ExitGrace = r.exitGrace.or(defaults.exitGrace).get(DefaultExitGrace)
-	s.StartTimeout = r.startTimeout.or(defaults.startTimeout).get(DefaultStartTimeout)
+	start := r.startTimeout.or(defaults.startTimeout)
+	s.StartTimeout, s.StartTimeoutSet = start.get(DefaultStartTimeout), start.set
+	if start.set && s.Timeout > 0 && s.StartTimeout >= s.Timeout {
+		l.warn(start.at, "start_timeout %s of step %s is not shorter than its timeout %s, which stops the agent first: it never applies", s.StartTimeout, s.ID, s.Timeout)
+	}
 	s.FallbackAfter = r.fallbackAfter.or(defaults.fallbackAfter).get(0)
 	s.MaxCostUSD = r.maxCost.or(defaults.maxCost).get(0)
 	s.Checks = l.buildChecks(r.checks.or(defaults.checks))

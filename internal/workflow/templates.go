@@ -29,7 +29,10 @@ func newTemplate(name, text string) (*template.Template, error) {
 
 // refChecker checks the data references of one step's templates against
 // what the run loop provides, and records the steps whose outputs they
-// read.
+// read. It decides by what a template can reach, walking its parse tree:
+// the template's data may be read only by naming fields (.Steps.ID.Output,
+// $.Inputs.x), never handed whole to a function, a variable, with or a
+// template, where no walk could follow what is read of it.
 type refChecker struct {
 	step      string          // the step whose templates these are
 	w         *Workflow       // for where a step is, in messages
@@ -38,16 +41,31 @@ type refChecker struct {
 	loop      *Step           // the innermost loop the step is inside, or nil
 	isMap     bool            // a map step: .Item is its work item
 	// shell is set for a command given as a shell string: it may read no
-	// step's output, so that no agent output is interpreted by /bin/sh.
+	// step's output, so that no agent output is interpreted by /bin/sh,
+	// and it may print an input only quoted by shq (see shellAction).
 	shell bool
-	reads []string
-	errs  []string
+	// agentData is set when a reference reads what an agent wrote: a
+	// step's output, a map item or a previous iteration's outputs.
+	agentData bool
+	// readsInputs is set when a reference reads an input.
+	readsInputs bool
+	reads       []string
+	errs        []string
 }
 
-// check walks the main tree of t. The bodies of define and block are
-// skipped: their dot is whatever the caller passes.
+// shellOnly says what a shell string may hold, for messages.
+const shellOnly = "a shell string may hold only {{ .Field }} actions, {{ .Inputs.NAME | shq }} and {{ if }}; " +
+	"give run: as a list, whose elements are passed to the program as they are, for anything more"
+
+// check walks the main tree of t. A prompt's define and block bodies are
+// not walked: their dot is what the template call passes, which the walk
+// of the call has checked. A shell string may define no template.
 func (c *refChecker) check(t *template.Template) {
 	if t == nil || t.Tree == nil {
+		return
+	}
+	if c.shell && len(t.Templates()) > 1 {
+		c.errs = append(c.errs, "a shell string cannot define templates (define, block): "+shellOnly)
 		return
 	}
 	c.node(t.Tree.Root, true)
@@ -65,17 +83,37 @@ func (c *refChecker) node(n parse.Node, rooted bool) {
 			c.node(x, rooted)
 		}
 	case *parse.ActionNode:
+		if c.shell {
+			c.shellAction(n)
+			return
+		}
 		c.node(n.Pipe, rooted)
 	case *parse.IfNode:
 		c.branch(&n.BranchNode, rooted, rooted)
 	case *parse.RangeNode:
+		if c.shell {
+			c.errs = append(c.errs, "a shell string cannot use range: "+shellOnly)
+			return
+		}
 		c.branch(&n.BranchNode, rooted, false)
 	case *parse.WithNode:
+		if c.shell {
+			c.errs = append(c.errs, "a shell string cannot use with: "+shellOnly)
+			return
+		}
 		c.branch(&n.BranchNode, rooted, false)
 	case *parse.TemplateNode:
+		if c.shell {
+			c.errs = append(c.errs, "a shell string cannot call a template: "+shellOnly)
+			return
+		}
 		c.node(n.Pipe, rooted)
 	case *parse.PipeNode:
 		if n == nil {
+			return
+		}
+		if c.shell && len(n.Decl) > 0 {
+			c.errs = append(c.errs, "a shell string cannot declare variables: "+shellOnly)
 			return
 		}
 		for _, cmd := range n.Cmds {
@@ -87,15 +125,53 @@ func (c *refChecker) node(n parse.Node, rooted bool) {
 		}
 	case *parse.ChainNode:
 		c.node(n.Node, rooted)
+	case *parse.DotNode:
+		if rooted {
+			c.whole(".")
+		}
 	case *parse.FieldNode:
 		if rooted {
 			c.ref(n.Ident)
 		}
 	case *parse.VariableNode:
-		if len(n.Ident) > 1 && n.Ident[0] == "$" {
+		switch {
+		case n.Ident[0] != "$":
+			if c.shell {
+				c.errs = append(c.errs, "a shell string cannot use variables: "+shellOnly)
+			}
+		case len(n.Ident) == 1:
+			c.whole("$")
+		default:
 			c.ref(n.Ident[1:])
 		}
 	}
+}
+
+// whole refuses the template's data passed on whole, by dot or $: what is
+// then read of it cannot be known before the run.
+func (c *refChecker) whole(name string) {
+	c.errs = append(c.errs, fmt.Sprintf("a template may read its data only by field (such as .Steps.ID.Output or $.Inputs.NAME), "+
+		"not pass all of it on as %s to a function, variable, with or template: name the fields it reads", name))
+}
+
+// shellAction checks an action of a shell string: what it prints is
+// interpreted by /bin/sh, so an input, which whoever starts the run
+// chooses, must reach it through shq, which quotes it as one word.
+func (c *refChecker) shellAction(a *parse.ActionNode) {
+	before := c.readsInputs
+	c.readsInputs = false
+	defer func() { c.readsInputs = c.readsInputs || before }()
+	n := len(c.errs)
+	c.node(a.Pipe, true)
+	if !c.readsInputs || len(c.errs) > n || len(a.Pipe.Cmds) == 0 {
+		return
+	}
+	last := a.Pipe.Cmds[len(a.Pipe.Cmds)-1]
+	if id, ok := last.Args[0].(*parse.IdentifierNode); ok && id.Ident == "shq" {
+		return
+	}
+	c.errs = append(c.errs, fmt.Sprintf("a shell string prints an input unquoted in {{%s}}: /bin/sh would run what it holds; "+
+		"quote it with shq, as {{%s | shq }}", a.Pipe.String(), a.Pipe.String()))
 }
 
 func (c *refChecker) branch(b *parse.BranchNode, rooted, bodyRooted bool) {
@@ -108,6 +184,14 @@ func (c *refChecker) branch(b *parse.BranchNode, rooted, bodyRooted bool) {
 func (c *refChecker) ref(chain []string) {
 	bad := func() {
 		c.errs = append(c.errs, fmt.Sprintf("template references unknown field .%s (want %s)", strings.Join(chain, "."), promptFields))
+	}
+	switch chain[0] {
+	case "Steps", "Item":
+		c.agentData = true
+	case "Loop":
+		c.agentData = c.agentData || len(chain) < 2 || chain[1] == "Previous"
+	case "Inputs":
+		c.readsInputs = true
 	}
 	switch chain[0] {
 	case "Steps", "Item", "Loop":
@@ -143,6 +227,7 @@ func (c *refChecker) ref(chain []string) {
 		c.loopRef(chain, bad)
 	case "Steps":
 		if len(chain) < 2 {
+			c.errs = append(c.errs, "template reads .Steps whole: name the step it reads, as .Steps.ID.Output, so that it is known to run before this one")
 			return
 		}
 		id := chain[1]

@@ -68,6 +68,9 @@ type Workflow struct {
 	MaxParallelSteps int
 	// Notify lists where the run's events are sent (SPEC 17).
 	Notify []*NotifyTarget
+	// Warnings are settings that load but will not do what they say (a
+	// start_timeout the step's timeout ends first), for cadence check.
+	Warnings Errors
 
 	programs []programRef     // the programs agents and checks start, for CheckPrograms
 	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
@@ -147,7 +150,11 @@ type Step struct {
 	Approval     *Approval
 	// StartTimeout: an agent that sends no event and no output for this
 	// long after it started is stuck (default DefaultStartTimeout).
-	StartTimeout time.Duration
+	// StartTimeoutSet says the file set it (for the step or in defaults):
+	// then it applies to every agent; the default applies only to the
+	// stream protocols, whose CLIs print their first event at once.
+	StartTimeout    time.Duration
+	StartTimeoutSet bool
 	// FallbackAfter: a usage-limit wait longer than this moves the step
 	// to its agent's fallback (default 0: at once).
 	FallbackAfter time.Duration
