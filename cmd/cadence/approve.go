@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -15,12 +16,12 @@ import (
 type answerFlags struct {
 	Step   string `arg:"" help:"The approval gate: its step id, or LOOP/ITERATION/STEP for a gate inside a loop."`
 	Dir    string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
-	Run    string `placeholder:"RUN" help:"The run whose gate is answered (default: the latest run)."`
+	Run    string `placeholder:"RUN" help:"The run whose gate is answered (default: the unfinished run that waits at that gate)."`
 	By     string `placeholder:"NAME" help:"Who answers (default: user@host)."`
 	Resume bool   `help:"Then continue the run in this command, as cadence resume does; the flags below are resume's."`
 	stateFlag
 	// What --resume passes on to resume.
-	Workflow     string        `help:"With --resume: the workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	Workflow     string        `help:"The workflow whose run's gate is answered (default: the run that waits at the gate); with --resume, the file to continue it with (default: the file it was started from)." type:"path"`
 	AllowChanged bool          `help:"With --resume: continue even though the workflow changed since the run started."`
 	MaxWait      time.Duration `help:"With --resume: exit 3 instead of waiting longer than this for a backoff, a circuit or a usage limit (e.g. 10m)."`
 	WaitApproval bool          `help:"With --resume: when only approval gates are left, wait for their answers instead of exiting 5."`
@@ -49,7 +50,15 @@ func (c *answerFlags) answer(e *env, decision, comment string) error {
 	if by == "" {
 		by = whoAmI()
 	}
-	done, err := orchestrator.AnswerGate(e.ctx, orchestrator.Answer{Dir: c.Dir, State: c.State, RunID: c.Run, Step: c.Step,
+	wf := ""
+	if c.Workflow != "" {
+		abs, err := filepath.Abs(c.Dir)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("project directory %s: %w", c.Dir, err))
+		}
+		wf = checkpoint.RelPath(abs, c.Workflow)
+	}
+	done, err := orchestrator.AnswerGate(e.ctx, orchestrator.Answer{Dir: c.Dir, State: c.State, RunID: c.Run, Workflow: wf, Step: c.Step,
 		Decision: decision, Comment: comment, By: by, At: time.Now()})
 	if err != nil {
 		var ue *orchestrator.UsageError
@@ -67,7 +76,7 @@ func (c *answerFlags) answer(e *env, decision, comment string) error {
 		fmt.Fprintf(e.stderr, "a run waiting with --wait-approval goes on by itself; otherwise continue it with: cadence resume %s\n", c.Dir)
 		return nil
 	}
-	r := &resumeCmd{Dir: c.Dir, Workflow: c.Workflow, AllowChanged: c.AllowChanged, MaxWait: c.MaxWait,
+	r := &resumeCmd{Dir: c.Dir, Workflow: c.Workflow, RunID: done.RunID, AllowChanged: c.AllowChanged, MaxWait: c.MaxWait,
 		WaitApproval: c.WaitApproval, output: c.output, leaseFlag: c.leaseFlag, stateFlag: c.stateFlag}
 	return r.Run(e)
 }

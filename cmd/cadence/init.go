@@ -21,6 +21,7 @@ const gitignore = `# cadence state: recreated by every run; keep workflow.yaml u
 state.db
 state.db-*
 lock
+lock-*
 attempts/
 failed_handoffs/
 handoffs/

@@ -17,6 +17,7 @@ import (
 type inspectCmd struct {
 	Dir       string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
 	RunID     string `name:"run" help:"Run id (default: the latest run)."`
+	Workflow  string `placeholder:"FILE" help:"The latest run of this workflow file (instead of --run)." type:"path"`
 	Step      string `help:"Show the attempt history of this step."`
 	Item      string `help:"With --step of a map step: show the attempt history of this item (by its key)."`
 	Attempt   int    `help:"With --step: show one attempt in full (prompt, output file, diagnosis, repairs)."`
@@ -46,6 +47,13 @@ func (c *inspectCmd) Run(e *env) error {
 	}
 	if c.Follow {
 		return c.follow(e)
+	}
+	if c.RunID == "" {
+		id, err := runOfWorkflow(e, c.Dir, c.State, c.Workflow)
+		if err != nil {
+			return err
+		}
+		c.RunID = id
 	}
 	rep, err := history.Inspect(e.ctx, c.Dir, c.State, c.RunID, c.Attempt != 0)
 	if errors.Is(err, history.ErrNoRuns) {

@@ -10,9 +10,10 @@ import (
 )
 
 type outputCmd struct {
-	Dir   string `arg:"" optional:"" default:"." help:"Project directory (default: the current one, or the nearest one above it with a .cadence directory)."`
-	RunID string `name:"run" help:"Run id (default: the latest run; list them with cadence runs)."`
-	Step  string `help:"The step whose result to print (default: the run's last step). For a map step: the items' data as one object keyed by item key."`
+	Dir      string `arg:"" optional:"" default:"." help:"Project directory (default: the current one, or the nearest one above it with a .cadence directory)."`
+	RunID    string `name:"run" help:"Run id (default: the latest run; list them with cadence runs)."`
+	Workflow string `placeholder:"FILE" help:"The latest run of this workflow file (instead of --run)." type:"path"`
+	Step     string `help:"The step whose result to print (default: the run's last step). For a map step: the items' data as one object keyed by item key."`
 	stateFlag
 }
 
@@ -20,6 +21,13 @@ type outputCmd struct {
 // the bytes cadence stored, indented, so numbers keep every digit.
 func (c *outputCmd) Run(e *env) error {
 	dir := findProject(c.Dir)
+	if c.RunID == "" {
+		id, err := runOfWorkflow(e, dir, c.State, c.Workflow)
+		if err != nil {
+			return err
+		}
+		c.RunID = id
+	}
 	out, err := history.Output(e.ctx, dir, c.State, c.RunID, c.Step)
 	switch {
 	case errors.Is(err, history.ErrNoRuns):

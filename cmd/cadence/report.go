@@ -15,9 +15,10 @@ import (
 )
 
 type reportCmd struct {
-	Dir    string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
-	RunID  string `name:"run" help:"Run id (default: the latest run)."`
-	Output string `short:"o" name:"output" placeholder:"FILE" help:"Where to write the report (default: DIR/.cadence/reports/RUN.html)."`
+	Dir      string `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
+	RunID    string `name:"run" help:"Run id (default: the latest run)."`
+	Workflow string `placeholder:"FILE" help:"The latest run of this workflow file (instead of --run)." type:"path"`
+	Output   string `short:"o" name:"output" placeholder:"FILE" help:"Where to write the report (default: DIR/.cadence/reports/RUN.html)."`
 	stateFlag
 }
 
@@ -26,6 +27,13 @@ type reportCmd struct {
 // goes on.
 func (c *reportCmd) Run(e *env) error {
 	c.Dir = findProject(c.Dir)
+	if c.RunID == "" {
+		id, err := runOfWorkflow(e, c.Dir, c.State, c.Workflow)
+		if err != nil {
+			return err
+		}
+		c.RunID = id
+	}
 	rep, err := history.Inspect(e.ctx, c.Dir, c.State, c.RunID, true)
 	if errors.Is(err, history.ErrNoRuns) {
 		return noRuns(c.Dir)

@@ -9,7 +9,8 @@ import (
 
 type resumeCmd struct {
 	Dir          string        `arg:"" optional:"" default:"." help:"Project directory (default: the current one)."`
-	Workflow     string        `help:"Workflow file (default DIR/.cadence/workflow.yaml)." type:"path"`
+	Workflow     string        `help:"Workflow file whose unfinished run to continue (default: the file the run was started from; with several unfinished runs, name one with this or --run)." type:"path"`
+	RunID        string        `name:"run" placeholder:"RUN" help:"The run to continue (default: the project's unfinished run; see cadence runs)."`
 	AllowChanged bool          `help:"Continue even though the workflow changed since the run started."`
 	RetryFailed  bool          `help:"Reopen a failed run: its failed step gets fresh attempts; succeeded steps are kept."`
 	Budget       float64       `help:"Raise the run's budget to this many US dollars."`
@@ -31,6 +32,7 @@ func (c *resumeCmd) Run(e *env) error {
 		return err
 	}
 	opts.State = c.State
+	opts.RunID = c.RunID
 	opts.LeaseTTL = c.LeaseTTL
 	opts.WaitApproval = c.WaitApproval
 	opts.AllowChanged = c.AllowChanged

@@ -41,11 +41,29 @@ type Lock struct {
 // returns *LockedError at once. The operating system releases the lock when
 // the process dies, however it dies, so a crash never leaves a stale lock.
 func AcquireLock(cadenceDir string) (*Lock, error) {
+	return AcquireLockNamed(cadenceDir, LockFileName)
+}
+
+// WorkflowLockName is the name of the lock file, in the .cadence
+// directory, that one workflow's runs are worked under: LockFileName for
+// the project's .cadence/workflow.yaml, "lock-" and the file's path made
+// safe (SafeName) for another. Runs of different workflows are worked at
+// the same time under their own locks; two processes never work runs of
+// one workflow at once (G7), which has at most one unfinished run.
+func WorkflowLockName(workflowRel string) string {
+	if workflowRel == "" || filepath.Clean(workflowRel) == filepath.Join(CadenceDir, "workflow.yaml") {
+		return LockFileName
+	}
+	return LockFileName + "-" + SafeName(filepath.ToSlash(filepath.Clean(workflowRel)))
+}
+
+// AcquireLockNamed is AcquireLock on the lock file name in cadenceDir.
+func AcquireLockNamed(cadenceDir, name string) (*Lock, error) {
 	projectDir := filepath.Dir(filepath.Clean(cadenceDir))
 	if err := os.MkdirAll(cadenceDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", projectDir, err)
 	}
-	path := filepath.Join(cadenceDir, LockFileName)
+	path := filepath.Join(cadenceDir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", projectDir, err)

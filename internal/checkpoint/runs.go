@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"path/filepath"
 )
 
 const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, workflow_files, budget_usd,
@@ -105,6 +106,37 @@ func (t *Tx) LatestRun() (*Run, error) {
 // or interrupted — the one `cadence resume` continues — or ErrNotFound.
 func (t *Tx) LatestUnfinishedRun() (*Run, error) {
 	return t.oneRun("latest unfinished run", latestUnfinishedRunQuery)
+}
+
+// LatestUnfinishedRunOf returns the most recently started unfinished run
+// of the workflow file workflowPath (as the run records it, relative to
+// the project), or ErrNotFound. Each workflow has at most one.
+func (t *Tx) LatestUnfinishedRunOf(workflowPath string) (*Run, error) {
+	runs, err := t.UnfinishedRuns()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if filepath.Clean(runs[i].WorkflowPath) == filepath.Clean(workflowPath) {
+			return &runs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("latest unfinished run of %s: %w", workflowPath, ErrNotFound)
+}
+
+// LatestRunOf returns the most recently started run of the workflow file
+// workflowPath, or ErrNotFound.
+func (t *Tx) LatestRunOf(workflowPath string) (*Run, error) {
+	runs, err := t.Runs()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if filepath.Clean(runs[i].WorkflowPath) == filepath.Clean(workflowPath) {
+			return &runs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("latest run of %s: %w", workflowPath, ErrNotFound)
 }
 
 // Runs returns every run, oldest first.

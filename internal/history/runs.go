@@ -320,3 +320,18 @@ func alternatives(names []string) string {
 	}
 	return s + " or " + names[len(names)-1]
 }
+
+// Runs returns every run in the state, oldest first, read without the
+// project lock; ErrNoRuns when there is none (or no state yet).
+func Runs(ctx context.Context, dir, state string) ([]checkpoint.Run, error) {
+	var out []checkpoint.Run
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
+		var err error
+		out, err = tx.Runs()
+		return err
+	})
+	if err == nil && len(out) == 0 {
+		err = ErrNoRuns
+	}
+	return out, err
+}

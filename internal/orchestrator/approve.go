@@ -17,12 +17,15 @@ import (
 // Answer is a person's answer to an approval gate (SPEC §16.6).
 type Answer struct {
 	Dir, State string
-	RunID      string // "" means the latest run
-	Step       string // the gate's id, or its path inside a loop (LOOP/N/GATE)
-	Decision   string // checkpoint.Approved or checkpoint.Rejected
-	Comment    string
-	By         string
-	At         time.Time
+	RunID      string // "" means the run whose gate waits (the latest run when none does)
+	// Workflow is a workflow file relative to the project: its latest
+	// run is meant, when RunID is "".
+	Workflow string
+	Step     string // the gate's id, or its path inside a loop (LOOP/N/GATE)
+	Decision string // checkpoint.Approved or checkpoint.Rejected
+	Comment  string
+	By       string
+	At       time.Time
 }
 
 // Answered is the gate an Answer was recorded for.
@@ -62,7 +65,7 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 	defer store.Close()
 	var done *Answered
 	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
-		run, err := answerRun(tx, a.RunID)
+		run, err := answerRun(tx, a)
 		if err != nil {
 			return err
 		}
@@ -118,14 +121,47 @@ func answeredInTime(tx *checkpoint.Tx, run *checkpoint.Run, gate *checkpoint.App
 		gate.Unit.StepID, run.ID, gate.TimeoutAt.UTC().Format(time.RFC3339), gate.RequestedAt.UTC().Format(time.RFC3339))
 }
 
-// answerRun is the run named, or the latest one.
-func answerRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
-	if runID != "" {
-		run, err := tx.Run(runID)
+// answerRun is the run named (by id, or by its workflow file: that
+// workflow's latest run), else the one unfinished run whose gate of that
+// name waits, else the latest run. Gates of that name waiting in several
+// unfinished runs make the choice ambiguous: it refuses, naming them.
+func answerRun(tx *checkpoint.Tx, a Answer) (*checkpoint.Run, error) {
+	if a.RunID != "" {
+		run, err := tx.Run(a.RunID)
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, usagef("no run %s in this state (see: cadence runs)", runID)
+			return nil, usagef("no run %s in this state (see: cadence runs)", a.RunID)
 		}
 		return run, err
+	}
+	if a.Workflow != "" {
+		run, err := tx.LatestRunOf(a.Workflow)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, usagef("no run of %s in this state (see: cadence runs)", a.Workflow)
+		}
+		return run, err
+	}
+	unfinished, err := tx.UnfinishedRuns()
+	if err != nil {
+		return nil, err
+	}
+	var waiting []checkpoint.Run
+	for _, r := range unfinished {
+		gates, err := tx.Approvals(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gates {
+			if !g.Decided() && (g.Unit.StepID == a.Step || strings.HasSuffix(g.Unit.StepID, "/"+a.Step)) {
+				waiting = append(waiting, r)
+				break
+			}
+		}
+	}
+	switch {
+	case len(waiting) == 1:
+		return &waiting[0], nil
+	case len(waiting) > 1:
+		return nil, ambiguousRuns(waiting, "answer")
 	}
 	run, err := tx.LatestRun()
 	if errors.Is(err, checkpoint.ErrNotFound) {

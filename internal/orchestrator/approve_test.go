@@ -17,8 +17,9 @@ import (
 
 // TestAnswerGateNamesWhatWaits: an answer goes to the gate waiting in the
 // latest run; one naming no waiting gate, a gate answered already, a
-// rejection without a comment, or a gate waiting only in an older
-// unfinished run (without --run) is refused, saying what waits and where.
+// rejection without a comment, or a gate of that name waiting in several
+// unfinished runs (without --run) is refused, saying what waits and where;
+// a gate waiting in one unfinished run, not the latest, is answered there.
 func TestAnswerGateNamesWhatWaits(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -30,10 +31,10 @@ func TestAnswerGateNamesWhatWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	// Run "old", interrupted, waits at gate "ship"; run "new", the
-	// latest, waits at "loop/2/review".
+	// Runs "old" (interrupted) and "mid" wait at gate "ship"; run "new",
+	// the latest, waits at "loop/2/review".
 	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
-		for i, r := range []struct{ id, gate string }{{"old", "ship"}, {"new", "loop/2/review"}} {
+		for i, r := range []struct{ id, gate string }{{"old", "ship"}, {"mid", "ship"}, {"new", "loop/2/review"}} {
 			run := checkpoint.NewRun(checkpoint.Run{ID: r.id, WorkflowPath: "w.yaml", WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, t0.Add(time.Duration(i)*time.Hour))
 			step := checkpoint.NewStep(checkpoint.Step{RunID: r.id, ID: r.gate}, t0)
 			if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
@@ -60,7 +61,7 @@ func TestAnswerGateNamesWhatWaits(t *testing.T) {
 		name, step, decision, comment, want string
 	}{
 		{"no such gate", "deploy", checkpoint.Approved, "", "step deploy of run new is not waiting for approval; waiting: loop/2/review"},
-		{"waiting in an older run", "ship", checkpoint.Approved, "", "gate ship waits in run old, which is not the latest run (new): name it with --run old"},
+		{"waiting in two runs", "ship", checkpoint.Approved, "", "2 runs are unfinished in this project; say which to answer:\n  old  interrupted"},
 		{"a rejection without a comment", "review", checkpoint.Rejected, " ", "reject needs --comment"},
 	}
 	for _, tt := range refused {
@@ -81,9 +82,13 @@ func TestAnswerGateNamesWhatWaits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "gate loop/2/review of run new was already approved by ana at 2026-11-24T13:00:00Z: the first answer stands; no gate waits for approval") {
 		t.Fatalf("a second answer: err = %v", err)
 	}
-	// With --run, the older run's gate.
-	if got, err := AnswerGate(ctx, Answer{Dir: dir, RunID: "old", Step: "ship", Decision: checkpoint.Approved, By: "bo", At: t0}); err != nil || got.Gate != "ship" {
+	// With --run, the older run's gate; then the one run where it still
+	// waits, without --run, though it is not the latest.
+	if got, err := AnswerGate(ctx, Answer{Dir: dir, RunID: "old", Step: "ship", Decision: checkpoint.Approved, By: "bo", At: t0}); err != nil || got.Gate != "ship" || got.RunID != "old" {
 		t.Fatalf("answer with --run old = %+v, %v", got, err)
+	}
+	if got, err := answer("ship", checkpoint.Approved, ""); err != nil || got.RunID != "mid" {
+		t.Fatalf("answer where the gate still waits = %+v, %v; want run mid", got, err)
 	}
 }
 

@@ -40,11 +40,17 @@ type Options struct {
 	Dir string // project directory
 	// State is the state database: a postgres:// URL, or the path of a
 	// SQLite file; "" means DIR/.cadence/state.db.
-	State        string
-	WorkflowPath string // "" means DIR/.cadence/workflow.yaml
-	New          bool   // run: abandon an unfinished run instead of refusing
-	AllowChanged bool   // resume: accept a workflow whose hash changed
-	RetryFailed  bool   // resume: reopen a failed run's failed step
+	State string
+	// WorkflowPath is the workflow file; "" means DIR/.cadence/workflow.yaml
+	// for a run, and for a resume the file of the run it continues (RunID,
+	// or the project's only unfinished run).
+	WorkflowPath string
+	// RunID names the run a resume continues; "" means the unfinished run
+	// of WorkflowPath, or the project's only one.
+	RunID        string
+	New          bool // run: abandon an unfinished run instead of refusing
+	AllowChanged bool // resume: accept a workflow whose hash changed
+	RetryFailed  bool // resume: reopen a failed run's failed step
 	// RetryDead, when set, makes Resume reopen dead-lettered map items
 	// first (cadence dlq retry).
 	RetryDead *DeadRetry
@@ -162,7 +168,11 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			return nil, fmt.Errorf("create %s: %w", cdir, err)
 		}
 	}
-	lock, err := checkpoint.AcquireLock(cdir)
+	wfPath := o.WorkflowPath
+	if wfPath == "" {
+		wfPath = filepath.Join(cdir, "workflow.yaml")
+	}
+	lock, err := checkpoint.AcquireLockNamed(cdir, checkpoint.WorkflowLockName(checkpoint.RelPath(dir, wfPath)))
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +280,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	var existing *checkpoint.Run
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		r, err := tx.LatestUnfinishedRun()
+		r, err := tx.LatestUnfinishedRunOf(p.relPath(p.wf.Path))
 		if errors.Is(err, checkpoint.ErrNotFound) {
 			return nil
 		}
@@ -351,6 +361,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // Resume continues the latest unfinished run (or, with RetryFailed, reopens
 // the latest failed run's failed step with fresh attempts).
 func Resume(ctx context.Context, o Options) (*Result, error) {
+	if err := chooseWorkflow(ctx, &o); err != nil {
+		return nil, err
+	}
 	p, err := open(ctx, o, false)
 	if err != nil {
 		return nil, err
@@ -370,15 +383,28 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			run = r
 			return err
 		}
-		r, err := tx.LatestUnfinishedRun()
+		if o.RunID != "" {
+			r, err := tx.Run(o.RunID)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return usagef("no run %s in this state (see: cadence runs)", o.RunID)
+			}
+			if err == nil && r.Status != checkpoint.RunRunning && r.Status != checkpoint.RunInterrupted &&
+				!(r.Status == checkpoint.RunFailed && (o.RetryFailed || o.BudgetUSD > 0)) {
+				return usagef("run %s is %s: nothing to resume", r.ID, r.Status)
+			}
+			run = r
+			return err
+		}
+		wf := p.relPath(p.wf.Path)
+		r, err := tx.LatestUnfinishedRunOf(wf)
 		if errors.Is(err, checkpoint.ErrNotFound) && (o.RetryFailed || o.BudgetUSD > 0) {
-			r, err = tx.LatestRun()
+			r, err = tx.LatestRunOf(wf)
 			if err == nil && r.Status != checkpoint.RunFailed {
 				return usagef("the latest run %s is %s, not failed: nothing to retry", r.ID, r.Status)
 			}
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			if last, lerr := tx.LatestRun(); lerr == nil && last.Status == checkpoint.RunFailed {
+			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status == checkpoint.RunFailed {
 				return usagef("the latest run %s failed; give its failed step fresh attempts with `cadence resume --retry-failed`, or start a new run with `cadence run`", last.ID)
 			}
 			return usagef("no unfinished run to resume in %s; start one with `cadence run`", p.dir)

@@ -1,0 +1,81 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/history"
+)
+
+// chooseWorkflow sets o.WorkflowPath, for a resume that names none, to the
+// file of the run it is to continue, so that the run is compared with,
+// and continued under, the workflow it was started from (SPEC §18): the
+// run o.RunID (or the dead-letter retry's run) when one is named, else the
+// project's only unfinished run. Several unfinished runs, of different
+// workflows, make the choice ambiguous: it refuses, listing them. With no
+// unfinished run, a failed one to retry is the latest run's.
+//
+// It reads the state without the lock; the resume checks what it chose
+// again under the lock. A state it cannot read here (one an older cadence
+// wrote, say, which only a resume may upgrade) leaves the default
+// workflow file, as before.
+func chooseWorkflow(ctx context.Context, o *Options) error {
+	if o.WorkflowPath != "" {
+		return nil
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return usagef("project directory %s: %w", o.Dir, err)
+	}
+	runs, err := history.Runs(ctx, dir, o.State)
+	if err != nil {
+		return nil
+	}
+	named := o.RunID
+	if o.RetryDead != nil && o.RetryDead.RunID != "" {
+		named = o.RetryDead.RunID
+	}
+	var target *checkpoint.Run
+	var unfinished []checkpoint.Run
+	for i := range runs {
+		r := &runs[i]
+		if named != "" && r.ID == named {
+			target = r
+		}
+		if r.Status == checkpoint.RunRunning || r.Status == checkpoint.RunInterrupted {
+			unfinished = append(unfinished, *r)
+		}
+	}
+	switch {
+	case named != "":
+		if target == nil {
+			return usagef("no run %s in %s (see: cadence runs %s)", named, dir, dir)
+		}
+	case len(unfinished) == 1:
+		target = &unfinished[0]
+	case len(unfinished) > 1:
+		return ambiguousRuns(unfinished, "resume")
+	case len(runs) > 0 && (o.RetryFailed || o.BudgetUSD > 0):
+		target = &runs[len(runs)-1] // the failed run to retry is the latest
+	}
+	if target != nil {
+		o.WorkflowPath = target.WorkflowPath
+		if !filepath.IsAbs(o.WorkflowPath) {
+			o.WorkflowPath = filepath.Join(dir, filepath.FromSlash(o.WorkflowPath))
+		}
+	}
+	return nil
+}
+
+// ambiguousRuns refuses a command that did not say which of several
+// unfinished runs it means, naming each with how to name it.
+func ambiguousRuns(runs []checkpoint.Run, command string) error {
+	var b strings.Builder
+	for _, r := range runs {
+		fmt.Fprintf(&b, "\n  %s  %s  started %s: --run %s or --workflow %s", r.ID, r.Status, r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), r.ID, r.WorkflowPath)
+	}
+	return usagef("%d runs are unfinished in this project; say which to %s:%s", len(runs), command, b.String())
+}
