@@ -12,8 +12,8 @@ type CLI struct {
 	Init          initCmd          `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
 	Run           runCmd           `cmd:"" help:"Validate the workflow and start a new run."`
 	Resume        resumeCmd        `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
-	Approve       approveCmd       `cmd:"" help:"Approve an approval gate a run waits at (any terminal, no lock); --resume continues the run."`
-	Reject        rejectCmd        `cmd:"" help:"Reject an approval gate a run waits at, with --comment saying why."`
+	Approve       approveCmd       `cmd:"" help:"Approve an approval gate a run waits at (any terminal, no lock), before its timeout; --resume continues the run."`
+	Reject        rejectCmd        `cmd:"" help:"Reject an approval gate a run waits at, before its timeout, with --comment saying why."`
 	Check         checkCmd         `cmd:"" help:"Check a workflow without running it: every error in it, and programs that cannot be found."`
 	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status, start, duration, cost, failed step."`
 	Inspect       inspectCmd       `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
