@@ -12,11 +12,11 @@ type CLI struct {
 	Init          initCmd          `cmd:"" help:"Write a commented .cadence/workflow.yaml to start from."`
 	Run           runCmd           `cmd:"" help:"Validate the workflow and start a new run."`
 	Resume        resumeCmd        `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
-	Approve       approveCmd       `cmd:"" help:"Approve an approval gate a run waits at (any terminal, no lock); --resume continues the run."`
-	Reject        rejectCmd        `cmd:"" help:"Reject an approval gate a run waits at, with --comment saying why."`
+	Approve       approveCmd       `cmd:"" help:"Approve an approval gate a run waits at (any terminal, no lock), before its timeout; --resume continues the run."`
+	Reject        rejectCmd        `cmd:"" help:"Reject an approval gate a run waits at, before its timeout, with --comment saying why."`
 	Gates         gatesCmd         `cmd:"" help:"List the approval gates waiting for a person in the project, with the command that answers each."`
 	Check         checkCmd         `cmd:"" help:"Check a workflow without running it: every error in it, and programs that cannot be found."`
-	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status, start, duration, cost, failed step."`
+	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status (waiting at a gate, stopped when no process holds it), workflow, start, duration, cost, tokens, failed step."`
 	Inspect       inspectCmd       `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
 	Output        outputCmd        `cmd:"" help:"Print a run's result, the last step's handoff data (or --step's), as JSON on stdout."`
 	Validate      validateCmd      `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`

@@ -179,8 +179,10 @@ func (g *graph) runAll(ctx context.Context) {
 		case <-t.C:
 			clear(g.parked) // looked at again
 		case <-ctx.Done():
-			for id := range g.parked {
-				g.stopAt = id
+			for _, ws := range g.order {
+				if g.parked[ws.ID] && g.stopAt == "" {
+					g.stopAt = g.rowID(ws)
+				}
 			}
 			g.stop = ctx.Err()
 		}
