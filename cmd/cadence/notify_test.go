@@ -212,6 +212,7 @@ exec sleep 120
 	if err := json.Unmarshal(raw, &body); err != nil || body["event"] != "run_succeeded" || body["idempotency_key"] != d[0].IdempotencyKey {
 		t.Errorf("the command read %s (%v)", raw, err)
 	}
+	t.Logf("delivered by the resume %s after the kill", took)
 	if took > 20*time.Second {
 		t.Errorf("delivered %s after the kill", took)
 	}
