@@ -212,11 +212,54 @@ exec sleep 120
 	if err := json.Unmarshal(raw, &body); err != nil || body["event"] != "run_succeeded" || body["idempotency_key"] != d[0].IdempotencyKey {
 		t.Errorf("the command read %s (%v)", raw, err)
 	}
+	t.Logf("delivered by the resume %s after the kill", took)
 	if took > 20*time.Second {
 		t.Errorf("delivered %s after the kill", took)
 	}
 	got := p.inspect().Run.Deliveries[0]
 	if got.Status != "delivered" || got.Attempts != 2 || got.DeliveredAt == nil {
 		t.Errorf("delivery after the resume = %+v, want delivered on its second try", got)
+	}
+}
+
+// TestNotifySilentWebhookDoesNotStarveACommand: the workflow's first
+// target is a webhook that takes the request and never answers, its second
+// a pager command. cadence run tells the pager of the run's success before
+// it exits, although the webhook holds its own try past the run's flush.
+func TestNotifySilentWebhookDoesNotStarveACommand(t *testing.T) {
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); silent.Close() })
+	p := newProject(t, simWorkflow(`{max_attempts: 1}`, `
+  - {id: one, prompt: go}
+notify:
+  - webhook: `+silent.URL+`/hook
+    on: [run_succeeded]
+  - command: [/bin/sh, ./page.sh]
+    on: [run_succeeded]
+`), map[string]string{"scenario.yaml": `
+steps:
+  one: [{answer: '{"ok": true}'}]
+`, "page.sh": "cat > paged.tmp && mv paged.tmp paged.json\n"})
+	start := time.Now()
+	p.cadence(nil, "run").exits(t, 0)
+	t.Logf("cadence run took %s", time.Since(start))
+	raw, err := os.ReadFile(filepath.Join(p.dir, "paged.json"))
+	if err != nil {
+		t.Fatalf("the pager did not hear of the run's success: %v", err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil || body["event"] != "run_succeeded" {
+		t.Errorf("the pager read %s (%v)", raw, err)
+	}
+	d := p.inspect().Run.Deliveries
+	if len(d) != 2 || d[0].Status != "pending" || d[1].Status != "delivered" {
+		t.Errorf("deliveries %+v, want the webhook's pending and the pager's delivered", d)
 	}
 }

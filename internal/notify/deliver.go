@@ -229,13 +229,18 @@ func (d *Deliverer) Pass(ctx context.Context) (time.Time, error) {
 				return err
 			}
 			due = due[:0]
+			// The rows of one target are sent one after the other: the
+			// claim of each covers the tries before it on its target.
+			queued := map[string]int{}
 			for _, r := range rows {
+				queued[string(r.TargetJSON)]++
+				ahead := time.Duration(queued[string(r.TargetJSON)])
 				if r.Claim.Owner != "" {
 					d.Log.Info("notification taken over: another process began its try and did not finish it", "event", r.Event,
 						"run", r.RunID, "target", r.Target, "pid", r.Claim.PID, "host", r.Claim.Host)
 				}
 				r.Attempts++
-				r.NextTryAt = now.Add(d.Timeout + claimMargin)
+				r.NextTryAt = now.Add(ahead*d.Timeout + claimMargin)
 				r.Claim = checkpoint.Lease{Owner: d.Holder.Owner, Host: d.Holder.Host, PID: d.Holder.PID}
 				if err := tx.UpdateDelivery(r); err != nil {
 					return err

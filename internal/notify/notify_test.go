@@ -368,6 +368,7 @@ func TestSilentWebhookDelaysNoOtherTarget(t *testing.T) {
 		return err == nil
 	})
 	took := time.Since(start)
+	t.Logf("the command target got the event %s after the deliverer started, the silent webhook's timeout %s", took, timeout)
 	<-taken // the webhook was tried too, and is still waiting
 	d.Stop(100 * time.Millisecond)
 	if took >= timeout/2 {
@@ -387,5 +388,43 @@ func TestSilentWebhookDelaysNoOtherTarget(t *testing.T) {
 	}
 	if rows[0].Status != checkpoint.DeliveryPending || rows[0].LastError != "cut short: cadence was exiting" {
 		t.Errorf("webhook row = %+v, want pending, cut short by Stop", rows[0])
+	}
+}
+
+// TestClaimCoversTheTriesAhead: the rows of one target are sent one after
+// the other, so the claim of each row covers the tries ahead of it on its
+// target: a row is not due again for another process while this one is
+// still to try it.
+func TestClaimCoversTheTriesAhead(t *testing.T) {
+	tried := make(chan struct{}, 8)
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		tried <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); silent.Close() })
+	s := newState(t)
+	wf := &workflow.Workflow{Name: "w", Notify: []*workflow.NotifyTarget{{Webhook: silent.URL, On: []string{workflow.EventItemDead}}}}
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for _, item := range []string{"a", "b", "c"} {
+		enqueue(t, s, wf, Event{Name: workflow.EventItemDead, RunID: "r1", Step: "fix", Item: item, At: now, Text: "dead"})
+	}
+	const timeout = time.Minute
+	d := &Deliverer{Store: s, Timeout: timeout, Now: func() time.Time { return now }}
+	ctx, cancel := context.WithCancel(t.Context())
+	passed := make(chan error, 1)
+	go func() { _, err := d.Pass(ctx); passed <- err }()
+	<-tried
+	rows := deliveries(t, s)
+	cancel()
+	<-passed
+	for i, r := range rows {
+		if want := now.Add(time.Duration(i+1)*timeout + claimMargin); !r.NextTryAt.Equal(want) || r.Attempts != 1 {
+			t.Errorf("row %d claimed until %s (try %d), want %s (try 1)", r.Seq, r.NextTryAt, r.Attempts, want)
+		}
 	}
 }
