@@ -75,6 +75,9 @@ type Expr struct {
 	Outputs [][]string
 
 	prg cel.Program
+	// root is the output path the whole expression is (steps.review.
+	// output.approved), whose type a schema may give; nil otherwise.
+	root []string
 }
 
 // ExprVars are the values an expression is evaluated over.
@@ -257,18 +260,55 @@ type exprProblem struct {
 	msg       string
 }
 
-// compileExpr parses, type-checks and plans src. It returns the problems
-// instead when there are any.
+// inputsEnv returns the expression environment of a workflow with inputs:
+// each declared input is also a variable of its own, inputs.NAME, of the
+// type its declaration names, so that CEL checks what is done with it
+// (when: inputs.issue, a string, is not a condition). An input of a
+// type CEL cannot hold exactly (number, which may arrive as an int or a
+// double) stays dyn.
+func inputsEnv(inputs []*Input) (*cel.Env, error) {
+	env, err := exprEnv()
+	if err != nil || len(inputs) == 0 {
+		return env, err
+	}
+	var vars []cel.EnvOption
+	for _, in := range inputs {
+		t := cel.DynType
+		switch in.Type {
+		case "string":
+			t = cel.StringType
+		case "integer":
+			t = cel.IntType
+		case "boolean":
+			t = cel.BoolType
+		case "array":
+			t = cel.ListType(cel.DynType)
+		case "object":
+			t = cel.MapType(cel.StringType, cel.DynType)
+		}
+		vars = append(vars, cel.Variable("inputs."+in.Name, t))
+	}
+	return env.Extend(vars...)
+}
+
+// compileExpr parses, type-checks and plans src in the environment of a
+// workflow without inputs.
 func compileExpr(src, key string) (*Expr, []exprProblem) {
+	env, err := exprEnv()
+	if err != nil {
+		return nil, []exprProblem{{msg: fmt.Sprintf("expression environment: %v", err)}}
+	}
+	return compileExprIn(env, src, key)
+}
+
+// compileExprIn parses, type-checks and plans src in env (exprEnv or an
+// inputsEnv). It returns the problems instead when there are any.
+func compileExprIn(env *cel.Env, src, key string) (*Expr, []exprProblem) {
 	if len(src) > MaxExprBytes {
 		return nil, []exprProblem{{msg: fmt.Sprintf("expression is %d bytes long (want at most %d)", len(src), MaxExprBytes)}}
 	}
 	if strings.TrimSpace(src) == "" {
 		return nil, []exprProblem{{msg: "expression is empty"}}
-	}
-	env, err := exprEnv()
-	if err != nil {
-		return nil, []exprProblem{{msg: fmt.Sprintf("expression environment: %v", err)}}
 	}
 	a, iss := env.Compile(renameLoop(src))
 	if iss != nil && iss.Err() != nil {
@@ -293,6 +333,9 @@ func compileExpr(src, key string) (*Expr, []exprProblem) {
 	slices.Sort(x.Inputs)
 	x.Inputs = slices.Compact(x.Inputs)
 	x.Outputs = longestPaths(w.outputs)
+	if p, ok := outputPath(a.NativeRep().Expr()); ok && len(p) > 1 {
+		x.root = p
+	}
 	prg, err := env.Program(a, cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(100),
 		cel.CostTrackerOptions(
 			interpreter.OverloadCostTracker(overloads.MatchesString, matchesCost),
@@ -428,11 +471,15 @@ func (w *refWalker) walk(e ast.Expr) {
 	}
 	switch e.Kind() {
 	case ast.IdentKind:
-		switch e.AsIdent() {
-		case "steps":
+		switch name := e.AsIdent(); {
+		case name == "steps":
 			w.fail(e, "read a step as steps.ID.output or steps.ID.status")
-		case loopVar:
+		case name == loopVar:
 			w.x.UsesLoop = true
+		case strings.HasPrefix(name, "inputs."):
+			// inputs.NAME, resolved by the checker as the variable
+			// inputsEnv declares.
+			w.x.Inputs = append(w.x.Inputs, strings.TrimPrefix(name, "inputs."))
 		}
 	case ast.SelectKind:
 		s := e.AsSelect()
@@ -526,13 +573,14 @@ func (x *Expr) Eval(ctx context.Context, vars ExprVars) (bool, error) {
 		steps[id] = map[string]any{"output": celValue(v.Output), "status": v.Status}
 	}
 	inputs := make(map[string]any, len(vars.Inputs))
-	for k, v := range vars.Inputs {
-		inputs[k] = celValue(v)
-	}
 	act := map[string]any{
 		"inputs": inputs,
 		"steps":  steps,
 		loopVar:  map[string]any{"iteration": int64(vars.Iteration)},
+	}
+	for k, v := range vars.Inputs {
+		inputs[k] = celValue(v)
+		act["inputs."+k] = inputs[k] // as inputsEnv declares it
 	}
 	// CEL checks ctx between the steps of a comprehension only, not
 	// within one call: the evaluation runs aside, and its end or ctx's,

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -243,5 +244,40 @@ func TestExprRegexBounds(t *testing.T) {
 				t.Errorf("err %v, want an expression error saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestExprTypedInputs: an input is typed as declared, at load and when
+// evaluated, read as inputs.NAME or inputs["NAME"].
+func TestExprTypedInputs(t *testing.T) {
+	env, err := inputsEnv([]*Input{{Name: "issue", Type: "string"}, {Name: "rounds", Type: "integer"}, {Name: "ratio", Type: "number"}, {Name: "dry", Type: "boolean"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := ExprVars{Inputs: map[string]any{"issue": "fix it", "rounds": json.Number("3"), "ratio": json.Number("0.5"), "dry": false}}
+	for _, tt := range []struct {
+		src  string
+		want bool
+	}{
+		{`inputs.issue.startsWith("fix") && inputs.rounds > 2`, true},
+		{`inputs["rounds"] == 3 && !inputs.dry`, true},
+		{`inputs.ratio < 1 && inputs.ratio > 0.25`, true},
+		{`inputs.dry`, false},
+	} {
+		x, problems := compileExprIn(env, tt.src, "when")
+		if problems != nil {
+			t.Fatalf("%s: %v", tt.src, problems)
+		}
+		if got, err := x.Eval(context.Background(), vars); err != nil || got != tt.want {
+			t.Errorf("%s = %v, %v; want %v", tt.src, got, err, tt.want)
+		}
+		if len(x.Inputs) == 0 {
+			t.Errorf("%s: no inputs recorded as read", tt.src)
+		}
+	}
+	for _, src := range []string{`inputs.issue`, `inputs.rounds == "3"`, `inputs.issue > 2`} {
+		if _, problems := compileExprIn(env, src, "when"); problems == nil {
+			t.Errorf("%s compiled, want a type error", src)
+		}
 	}
 }

@@ -344,3 +344,56 @@ func BenchmarkLoadGraph(b *testing.B) {
 		})
 	}
 }
+
+// TestTypeErrors: expressions and templates are checked against the
+// declared inputs' types and the steps' schemas, each mistake at its line
+// with the name meant when one is near.
+func TestTypeErrors(t *testing.T) {
+	want := []string{
+		"10:53: steps[2].when: expression is of type string, want bool",
+		"11:53: steps[3].when: expression is of type int, want bool",
+		"12:53: steps[4].when: expression is of type string (steps.review.output.title, in schemas/closed.json), want bool",
+		"13:53: steps[5].when: expression reads steps.review.output.aproved, a field schemas/closed.json does not allow (only approved, files, meta and title); did you mean approved?",
+		"14:53: steps[6].when: expression reads steps.review.output.meta.rund, a field schemas/closed.json does not allow (only round); did you mean round?",
+		`15:53: steps[7].when: expression reads unknown input "isue" (declared: issue and rounds); did you mean issue?`,
+		"16:44: steps[8].prompt: template reads .Steps.review.Output.titel, a field schemas/closed.json does not allow (only approved, files, meta and title); did you mean title?",
+		`17:44: steps[9].prompt: template references unknown input "rouns" (declared: issue and rounds); did you mean rounds?`,
+		`17:44: steps[9].prompt: template references unknown step "revew"; did you mean review?`,
+		"18:44: steps[10].prompt: template reads .Steps.review.Output.files.name, but .Steps.review.Output.files is an array in schemas/closed.json",
+		"26:29: steps[12].loop.steps[0].prompt: template reads .Loop.Previous.fix.Output.tittle, a field schemas/closed.json does not allow (only approved, files, meta and title); did you mean title?",
+		"27:33: steps[13].prompt: template reads .Steps.k.Output.step, a field loop k's output does not allow (only iterations and steps); did you mean steps?",
+		"27:107: steps[13].when: expression reads steps.k.output.steps.fx, a field loop k's output does not allow (only fix); did you mean fix?",
+	}
+	file := filepath.Join("errors", "types.yaml")
+	_, err := Load(graphProject, file)
+	if err == nil {
+		t.Fatal("loaded; want errors")
+	}
+	var got []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		got = append(got, strings.TrimPrefix(line, file+":"))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDidYouMean: a name one slip away from a known one is offered; a
+// name far from every known one is not.
+func TestDidYouMean(t *testing.T) {
+	names := []string{"approved", "comments", "title", "issue"}
+	for _, tt := range []struct{ name, want string }{
+		{"aproved", "; did you mean approved?"},
+		{"titel", "; did you mean title?"},
+		{"Title", "; did you mean title?"},
+		{"isue", "; did you mean issue?"},
+		{"commments", "; did you mean comments?"},
+		{"x", ""},
+		{"summary", ""},
+		{"tile", "; did you mean title?"},
+	} {
+		if got := didYouMean(tt.name, names); got != tt.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

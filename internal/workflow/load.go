@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/google/cel-go/cel"
 )
 
 // Load reads, decodes and checks the workflow at path (DIR/.cadence/workflow.yaml
@@ -48,8 +49,11 @@ type loader struct {
 	dir     string
 	schemas *schemaCache
 	w       *Workflow
-	ids     map[string]at // step id → where it was first written
-	built   []builtStep   // every step, inner steps included, in file order
+	ids     map[string]at     // step id → where it was first written
+	built   []builtStep       // every step, inner steps included, in file order
+	env     *cel.Env          // what expressions are compiled in (inputsEnv), once the inputs are known
+	mapped  map[string]bool   // the map steps, whose outputs are not checked against a schema
+	shapes  map[string]*shape // what each step's output is known to be (outputShape)
 }
 
 // build decodes raw, named name in errors, against the project at dir.

@@ -2,6 +2,9 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"text/template"
 
 	"github.com/goccy/go-yaml/ast"
@@ -66,7 +69,7 @@ func (l *loader) readable(s *Step) map[string]bool {
 
 // refChecker returns a checker of s's references.
 func (l *loader) refChecker(s *Step, isMap bool) *refChecker {
-	c := &refChecker{step: s.ID, w: l.w, ancestors: l.readable(s), inputs: map[string]bool{}, isMap: isMap}
+	c := &refChecker{step: s.ID, w: l.w, ancestors: l.readable(s), inputs: map[string]bool{}, isMap: isMap, shape: l.outputShape}
 	for _, in := range l.w.Inputs {
 		c.inputs[in.Name] = true
 	}
@@ -110,7 +113,15 @@ func (l *loader) commandTemplates(c *refChecker, s *Step, r *rawRun, path string
 // it reads; allowed are the steps it may read, inLoop whether
 // loop.iteration is defined where it is evaluated.
 func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[string]bool, inLoop bool) *Expr {
-	x, problems := compileExpr(r.src.v, key)
+	if l.env == nil {
+		env, err := inputsEnv(l.w.Inputs)
+		if err != nil {
+			l.fail(r.src.at, "expression environment: %v", err)
+			return nil
+		}
+		l.env = env
+	}
+	x, problems := compileExprIn(l.env, r.src.v, key)
 	for _, p := range problems {
 		l.fail(r.problemAt(p, l.w.Raw), "%s", p.msg)
 	}
@@ -130,8 +141,29 @@ func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[s
 	}
 	for _, in := range x.Inputs {
 		if !c.inputs[in] {
-			l.fail(r.src.at, "expression reads unknown input %q (%s)", in, inputNames(c.inputs))
+			l.fail(r.src.at, "expression reads unknown input %q (%s)%s", in, inputNames(c.inputs), didYouMean(in, slices.Collect(maps.Keys(c.inputs))))
 			good = false
+		}
+	}
+	for _, p := range x.Outputs {
+		if !allowed[p[0]] {
+			continue
+		}
+		sh := l.outputShape(p[0])
+		if sh == nil {
+			continue
+		}
+		if msg := sh.absent("steps."+p[0]+".output", p[1:]); msg != "" {
+			l.fail(r.src.at, "expression reads %s", msg)
+			good = false
+		}
+	}
+	if good && x.root != nil {
+		if sh := l.outputShape(x.root[0]); sh != nil {
+			if t := sh.typeAt(x.root[1:]); t != "" && t != "boolean" {
+				l.fail(r.src.at, "expression is of type %s (steps.%s.output.%s, in %s), want bool", t, x.root[0], strings.Join(x.root[1:], "."), sh.from)
+				good = false
+			}
 		}
 	}
 	if x.UsesLoop && !inLoop {

@@ -37,6 +37,12 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		}
 	}
 	l.buildGraph()
+	l.mapped = map[string]bool{}
+	for _, b := range l.built {
+		if b.r.mapping != nil {
+			l.mapped[b.s.ID] = true
+		}
+	}
 	for _, b := range l.built {
 		l.checkRefs(b)
 	}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"fmt"
 	"github.com/cadence-dev/cadence/internal/jsonvalue"
+	"maps"
 	"slices"
 	"strings"
 	"text/template"
@@ -51,6 +52,8 @@ type refChecker struct {
 	readsInputs bool
 	reads       []string
 	errs        []string
+	// shape returns what a step's output is known to be, or nil.
+	shape func(id string) *shape
 }
 
 // shellOnly says what a shell string may hold, for messages.
@@ -216,7 +219,7 @@ func (c *refChecker) ref(chain []string) {
 		}
 	case "Inputs":
 		if len(chain) > 1 && !c.inputs[chain[1]] {
-			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)", chain[1], inputNames(c.inputs)))
+			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)%s", chain[1], inputNames(c.inputs), didYouMean(chain[1], slices.Collect(maps.Keys(c.inputs)))))
 		}
 	case "Item":
 		// The item's fields are not known before the run.
@@ -236,9 +239,26 @@ func (c *refChecker) ref(chain []string) {
 		}
 		if len(chain) > 2 && chain[2] != "Output" {
 			bad()
+			return
+		}
+		if len(chain) > 3 {
+			c.fields(id, ".Steps."+id+".Output", chain[3:])
 		}
 	default:
 		bad()
+	}
+}
+
+// fields checks the fields a template reads of step id's output against
+// what the output is known to be.
+func (c *refChecker) fields(id, name string, fields []string) {
+	if len(fields) == 0 || c.shape == nil {
+		return
+	}
+	if sh := c.shape(id); sh != nil {
+		if msg := sh.absent(name, fields); msg != "" {
+			c.errs = append(c.errs, "template reads "+msg)
+		}
 	}
 }
 
@@ -266,6 +286,10 @@ func (c *refChecker) loopRef(chain []string, bad func()) {
 		}
 		if len(chain) > 3 && chain[3] != "Output" {
 			bad()
+			return
+		}
+		if len(chain) > 4 {
+			c.fields(chain[2], ".Loop.Previous."+chain[2]+".Output", chain[4:])
 		}
 	default:
 		bad()
@@ -290,7 +314,12 @@ func notAncestor(w *Workflow, step, id, what string) string {
 	other := w.Find(id)
 	switch {
 	case other == nil:
-		return fmt.Sprintf("%s unknown step %q", what, id)
+		ids := make([]string, 0, len(w.byID))
+		for s := range w.byID {
+			ids = append(ids, s)
+		}
+		slices.Sort(ids)
+		return fmt.Sprintf("%s unknown step %q%s", what, id, didYouMean(id, ids))
 	case id == step:
 		return fmt.Sprintf("%s step %q, its own", what, id)
 	}
