@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,20 +79,23 @@ func project(b testing.TB, workflow string, items int) string {
 	if err := os.MkdirAll(filepath.Join(dir, ".cadence"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".cadence", "workflow.yaml"), []byte(workflow), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFile(b, filepath.Join(dir, ".cadence", "workflow.yaml"), workflow)
 	if items > 0 {
 		list := make([]int, items)
 		for i := range list {
 			list[i] = i
 		}
 		data, _ := json.Marshal(list)
-		if err := os.WriteFile(filepath.Join(dir, "items.json"), data, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		writeFile(b, filepath.Join(dir, "items.json"), string(data))
 	}
 	return dir
+}
+
+// writeFile writes a file of the benchmark's project, failing b if it cannot.
+func writeFile(b testing.TB, path, content string) {
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // state is where a cadence run keeps its state: the default SQLite file
@@ -119,12 +123,15 @@ func command(ctx context.Context, bin, stateURL string, extraEnv []string, args 
 }
 
 // runCadence runs a cadence command to its end and fails b unless it
-// exits with want.
+// exits with want, which is 128+N for death by signal N as in a shell.
 func runCadence(b testing.TB, cmd *exec.Cmd, want int) {
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
 	} else if err != nil {
 		b.Fatalf("%s: %v", cmd, err)
 	}
