@@ -5,7 +5,7 @@ FUZZTIME ?= 3000x
 AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0
 AGENTS_DIR ?= $(CURDIR)/.cache/agents
 
-.PHONY: test deps vet unit e2e agents fuzz-smoke browser bench demo
+.PHONY: test deps vet unit e2e agents fuzz-smoke browser bench bench-steps demo
 
 test: deps vet unit e2e fuzz-smoke browser
 
@@ -59,6 +59,14 @@ browser:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/...
+
+# Per-step cost of cadence as a user runs it, beside the floor, DBOS and
+# River (issue 34; BENCHMARKS.md). Takes about a quarter of an hour at the
+# issue's sizes; BENCH_STEPS=100 BENCH_CHECK_STEPS=1000 BENCH_HISTORY=10000
+# for a quick run. strace counts the fsyncs.
+bench-steps:
+	command -v strace >/dev/null || apt-get install -y strace
+	cd bench && $(GO) test ./steps -run '^$$' -bench . -benchtime 1x -timeout 90m -v
 
 demo:
 	$(GO) run ./cmd/cadence run examples/demo
