@@ -53,7 +53,7 @@ steps:
 	wr.exits(t, 3)
 
 	runID := s.report().Run.ID
-	if n := strings.Count(wr.stderr, "skipping run"); n != 1 || !strings.Contains(wr.stderr, "run="+runID) {
+	if n := strings.Count(wr.stderr, "skipping run"); n != 1 || !strings.Contains(wr.stderr, "(run "+runID) {
 		t.Errorf("the worker said %d times that it skips run %s, want once:\n%s", n, runID, wr.stderr)
 	}
 	if !strings.Contains(wr.stderr, "agent xsim added") || !strings.Contains(wr.stderr, "not this checkout's") {
