@@ -169,8 +169,12 @@ func TestNotifyRetriedAfter500(t *testing.T) {
 // delivery stays claimed by a process that is gone. The resume typed right
 // after takes the claim at once and delivers it (the same key, a second
 // try), instead of leaving it until the claim would have run out (the
-// try's timeout and a margin: 40 s).
+// try's timeout and a margin: 40 s). On SQLite and on PostgreSQL.
 func TestNotifyTakenOverAfterKillMidDelivery(t *testing.T) {
+	forEachEngine(t, testNotifyTakenOverAfterKill)
+}
+
+func testNotifyTakenOverAfterKill(t *testing.T, e stateEngine) {
 	p := newProject(t, simWorkflow(`{max_attempts: 1}`, `
   - {id: one, prompt: go}
 notify:
@@ -183,6 +187,7 @@ steps:
 echo $$ > tried.tmp && mv tried.tmp tried
 exec sleep 120
 `})
+	p.state = e.state(t)
 	tried := filepath.Join(p.dir, "tried")
 	t.Cleanup(func() {
 		// The first try's sleep, if cadence's death left it running.
