@@ -178,8 +178,8 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 	}
 	var waiting, match []checkpoint.Approval
 	for _, g := range gates {
-		if !g.Decided() {
-			waiting = append(waiting, g)
+		if !g.Decided() && (g.TimeoutAt == nil || a.At.Before(*g.TimeoutAt)) {
+			waiting = append(waiting, g) // (one past its deadline waits no more)
 		}
 		if named(g) {
 			match = append(match, g)

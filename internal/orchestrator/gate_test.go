@@ -73,6 +73,8 @@ steps:
 		// Timed out: no answer is taken any more, whatever its clock says.
 		refused(t, answer(dir, t0.Add(3*time.Hour)), "timed out at 2026-11-27T11:00:00Z")
 		refused(t, answer(dir, t0.Add(30*time.Minute)), "timed out at 2026-11-27T11:00:00Z")
+		_, err := AnswerGate(ctx, Answer{Dir: dir, Step: "nope", Decision: checkpoint.Approved, By: "ana", At: t0.Add(3 * time.Hour)})
+		refused(t, err, "step nope of run "+res.RunID+" is not waiting for approval; no gate waits for approval")
 		if _, err := Resume(ctx, Options{Dir: dir, SelfExe: selfExe(t), Clock: retrystate.NewFakeClock(t0.Add(3 * time.Hour))}); err == nil || shipped(dir) {
 			t.Fatalf("a second resume: err = %v (shipped: %v), want the failed run refused", err, shipped(dir))
 		}
