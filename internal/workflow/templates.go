@@ -55,7 +55,7 @@ type refChecker struct {
 	// shape returns what a step's output is known to be, or nil.
 	shape func(id string) *shape
 	// quote is, in a shell string, the quote /bin/sh is inside at the
-	// point the walk has reached: 0, '\'' or '"'.
+	// point the walk has reached: 0, a single or a double quote.
 	quote byte
 }
 
@@ -204,7 +204,7 @@ func (c *refChecker) branch(b *parse.BranchNode, rooted, bodyRooted bool) {
 }
 
 // shellQuoteAfter returns the quote /bin/sh is inside after reading text,
-// starting inside quote (0, '\” or '"'): single quotes take everything
+// starting inside quote (0, a single or a double quote): single quotes take everything
 // literally up to the next one; outside them a backslash escapes the next
 // character, and double quotes open and close.
 func shellQuoteAfter(quote byte, text string) byte {
