@@ -204,9 +204,9 @@ func (c *refChecker) branch(b *parse.BranchNode, rooted, bodyRooted bool) {
 }
 
 // shellQuoteAfter returns the quote /bin/sh is inside after reading text,
-// starting inside quote (0, a single or a double quote): single quotes take everything
-// literally up to the next one; outside them a backslash escapes the next
-// character, and double quotes open and close.
+// starting inside quote (0, a single or a double quote): single quotes
+// take everything literally up to the next one; outside them a backslash
+// escapes the next character, and double quotes open and close.
 func shellQuoteAfter(quote byte, text string) byte {
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
