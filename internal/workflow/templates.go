@@ -264,7 +264,7 @@ func (c *refChecker) ref(chain []string) {
 		}
 	case "Inputs":
 		if len(chain) > 1 && !c.inputs[chain[1]] {
-			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)%s", chain[1], inputNames(c.inputs), didYouMean(chain[1], slices.Collect(maps.Keys(c.inputs)))))
+			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)%s", chain[1], inputNames(c.inputs), didYouMean(chain[1], slices.Sorted(maps.Keys(c.inputs)))))
 		}
 	case "Item":
 		// The item's fields are not known before the run.
