@@ -45,7 +45,8 @@ const (
 	// MaxExprPatternSize bounds a matches() pattern, in the instructions
 	// it compiles to (about one per character, one per copy of a repeat:
 	// [a-z]{1,100} is 200): the work of a match is the string's length
-	// times this, at most a few seconds.
+	// times this, a few seconds at most (4.7 s for [a-j]{1,495}z over
+	// 64 KiB on a 2-core machine running twenty processes).
 	MaxExprPatternSize = 1000
 )
 
@@ -140,8 +141,8 @@ const globalMatches = "matches_global"
 
 // boundedMatches is matches(): whether the regular expression (RE2
 // syntax) matches part of the string, for a string of at most
-// MaxExprScanBytes. The overload ids are the standard ones, so that CEL
-// counts its cost as it counts the standard matches().
+// MaxExprScanBytes and a pattern of at most MaxExprPatternSize; past
+// either it is an error, before any scan. matchesCost counts its cost.
 func boundedMatches(str, pattern ref.Val) ref.Val {
 	s, ok := str.(types.String)
 	if !ok {

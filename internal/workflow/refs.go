@@ -141,7 +141,7 @@ func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[s
 	}
 	for _, in := range x.Inputs {
 		if !c.inputs[in] {
-			l.fail(r.src.at, "expression reads unknown input %q (%s)%s", in, inputNames(c.inputs), didYouMean(in, slices.Collect(maps.Keys(c.inputs))))
+			l.fail(r.src.at, "expression reads unknown input %q (%s)%s", in, inputNames(c.inputs), didYouMean(in, slices.Sorted(maps.Keys(c.inputs))))
 			good = false
 		}
 	}

@@ -54,6 +54,9 @@ type refChecker struct {
 	errs        []string
 	// shape returns what a step's output is known to be, or nil.
 	shape func(id string) *shape
+	// quote is, in a shell string, the quote /bin/sh is inside at the
+	// point the walk has reached: 0, a single or a double quote.
+	quote byte
 }
 
 // shellOnly says what a shell string may hold, for messages.
@@ -84,6 +87,10 @@ func (c *refChecker) node(n parse.Node, rooted bool) {
 		}
 		for _, x := range n.Nodes {
 			c.node(x, rooted)
+		}
+	case *parse.TextNode:
+		if c.shell {
+			c.quote = shellQuoteAfter(c.quote, string(n.Text))
 		}
 	case *parse.ActionNode:
 		if c.shell {
@@ -171,6 +178,12 @@ func (c *refChecker) shellAction(a *parse.ActionNode) {
 	}
 	last := a.Pipe.Cmds[len(a.Pipe.Cmds)-1]
 	if id, ok := last.Args[0].(*parse.IdentifierNode); ok && id.Ident == "shq" {
+		if c.quote != 0 {
+			// Inside '…' shq's own quotes end the string's; inside "…"
+			// they are plain characters and $( ) still runs.
+			c.errs = append(c.errs, fmt.Sprintf("a shell string prints an input quoted by shq inside %c quotes in {{%s}}: "+
+				"the quotes would undo shq's; write the action outside quotes, shq quotes the value itself", c.quote, a.Pipe.String()))
+		}
 		return
 	}
 	c.errs = append(c.errs, fmt.Sprintf("a shell string prints an input unquoted in {{%s}}: /bin/sh would run what it holds; "+
@@ -179,8 +192,40 @@ func (c *refChecker) shellAction(a *parse.ActionNode) {
 
 func (c *refChecker) branch(b *parse.BranchNode, rooted, bodyRooted bool) {
 	c.node(b.Pipe, rooted)
+	before := c.quote
 	c.node(b.List, bodyRooted)
+	after := c.quote
+	c.quote = before
 	c.node(b.ElseList, rooted)
+	if after == 0 { // a branch that leaves a quote open decides
+		after = c.quote
+	}
+	c.quote = after
+}
+
+// shellQuoteAfter returns the quote /bin/sh is inside after reading text,
+// starting inside quote (0, a single or a double quote): single quotes
+// take everything literally up to the next one; outside them a backslash
+// escapes the next character, and double quotes open and close.
+func shellQuoteAfter(quote byte, text string) byte {
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		switch {
+		case quote == '\'':
+			if ch == '\'' {
+				quote = 0
+			}
+		case ch == '\\':
+			i++
+		case quote == '"':
+			if ch == '"' {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		}
+	}
+	return quote
 }
 
 // ref checks one chain of field names read from the template's data.
@@ -219,7 +264,7 @@ func (c *refChecker) ref(chain []string) {
 		}
 	case "Inputs":
 		if len(chain) > 1 && !c.inputs[chain[1]] {
-			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)%s", chain[1], inputNames(c.inputs), didYouMean(chain[1], slices.Collect(maps.Keys(c.inputs)))))
+			c.errs = append(c.errs, fmt.Sprintf("template references unknown input %q (%s)%s", chain[1], inputNames(c.inputs), didYouMean(chain[1], slices.Sorted(maps.Keys(c.inputs)))))
 		}
 	case "Item":
 		// The item's fields are not known before the run.
