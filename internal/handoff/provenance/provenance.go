@@ -1,0 +1,295 @@
+// Package provenance tells where in an agent's output a JSON value was
+// found: the whole output, a ```json or unlabelled markdown fence, prose,
+// or code (an inline code span, a fence labelled with another language).
+//
+// The handoff pipeline decides from it what it may accept: a value the
+// agent meant as JSON (the whole output, a json or unlabelled fence, a
+// handoff file) may be repaired freely, a value in prose only in ways that
+// cannot turn prose into data, and code is never a handoff: `{}` in
+// Rust's println!("{}"), a struct literal, a JavaScript object in a
+// ```js sample.
+//
+// Scan reads the output once and records its fences and code spans; Of
+// then places a value by its offsets. The markdown read is the part of
+// CommonMark that matters here: fences of three or more backticks or
+// tildes (at the start of a line, after any indentation, so that fences in
+// list items count), and inline code spans (a run of backticks closed by a
+// run of the same length in the same paragraph).
+package provenance
+
+import "bytes"
+
+// Kind is where a value was found.
+type Kind string
+
+// The kinds of provenance. Output, FenceJSON and File are meant as JSON;
+// Prose is JSON inside prose; CodeSpan and CodeFence are code, never a
+// handoff.
+const (
+	Output    Kind = "output"     // the whole output was the value
+	FenceJSON Kind = "fence_json" // a ```json (jsonc, json5, …) or unlabelled fence
+	File      Kind = "file"       // a handoff file
+	Prose     Kind = "prose"      // JSON found inside prose
+	CodeSpan  Kind = "code_span"  // inside an inline code span: code
+	CodeFence Kind = "code_fence" // inside a fence labelled with another language: code
+)
+
+// MeantAsJSON reports whether a value of this provenance was written as
+// JSON, so that any repair of it restores what the agent meant.
+func (k Kind) MeantAsJSON() bool { return k == Output || k == FenceJSON || k == File }
+
+// IsCode reports whether the value was code, which is never a handoff.
+func (k Kind) IsCode() bool { return k == CodeSpan || k == CodeFence }
+
+// region is a stretch of the output that is code or a fence's content.
+type region struct {
+	start, end int // content offsets, [start, end)
+	kind       Kind
+	lang       string // a fence's info word
+}
+
+// Map records the fences and code spans of one output.
+type Map struct {
+	text       []byte
+	regions    []region // in output order, not overlapping
+	first, end int      // the output's content without surrounding space (and BOM)
+}
+
+// Place is where one value was found.
+type Place struct {
+	Kind Kind
+	// Lang is the info word of the fence around the value ("rust",
+	// "json"), "" outside fences and for an unlabelled one.
+	Lang string
+}
+
+// Of places the value at text[start:end] (offsets into the text given to
+// Scan): the whole output, a fence, a code span, or prose.
+func (m *Map) Of(start, end int) Place {
+	if start <= m.first && m.onlyEnd(end) {
+		return Place{Kind: Output}
+	}
+	// Binary search for the last region starting at or before start.
+	lo, hi := 0, len(m.regions)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if m.regions[mid].start <= start {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 {
+		if r := m.regions[lo-1]; start < r.end {
+			return Place{Kind: r.kind, Lang: r.lang}
+		}
+	}
+	return Place{Kind: Prose}
+}
+
+// onlyEnd reports whether nothing but space and the punctuation that may
+// end a statement (`;`, `,`) follows offset end.
+func (m *Map) onlyEnd(end int) bool {
+	for i := end; i < m.end; i++ {
+		if c := m.text[i]; !isSpace(c) && c != ';' && c != ',' {
+			return false
+		}
+	}
+	return true
+}
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Scan reads text once and records its fences and code spans.
+func Scan(text []byte) *Map {
+	m := &Map{text: text}
+	body := 0
+	if bytes.HasPrefix(text, bom) {
+		body = len(bom)
+	}
+	m.first = body
+	for m.first < len(text) && isSpace(text[m.first]) {
+		m.first++
+	}
+	m.end = len(text)
+	for m.end > m.first && isSpace(text[m.end-1]) {
+		m.end--
+	}
+	s := scanner{text: text, m: m}
+	s.run(body)
+	return m
+}
+
+// scanner holds the state of one Scan.
+type scanner struct {
+	text []byte
+	m    *Map
+	// miss[n] is an offset from which no run of n backticks closes a span
+	// before the paragraph ends: a later opener of that length is
+	// literal without a second search, which keeps Scan linear.
+	miss   map[int]int
+	paraAt int // start of the current paragraph; miss is valid within it
+}
+
+func (s *scanner) run(i int) {
+	text := s.text
+	lineStart := true
+	for i < len(text) {
+		c := text[i]
+		if lineStart {
+			j := i
+			for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r') {
+				j++
+			}
+			if j < len(text) && text[j] == '\n' {
+				s.paraAt = j + 1 // a blank line ends a paragraph
+				s.miss = nil
+				i = j + 1
+				continue
+			}
+			if n := runLen(text, j); n >= 3 && (text[j] == '`' || text[j] == '~') {
+				i = s.fence(j, n)
+				s.paraAt, s.miss = i, nil
+				continue
+			}
+			lineStart = false
+			i = j
+			continue
+		}
+		switch c {
+		case '\n':
+			lineStart = true
+			i++
+		case '`':
+			n := runLen(text, i)
+			i = s.span(i, n)
+		default:
+			i++
+		}
+	}
+}
+
+// fence records the fence whose opener of n marks starts at i, and returns
+// where the text goes on after its closer (or the end of the text).
+func (s *scanner) fence(i, n int) int {
+	text := s.text
+	mark := text[i]
+	eol := indexFrom(text, i+n, '\n')
+	info := bytes.TrimSpace(text[i+n : eol])
+	lang := info
+	if k := bytes.IndexAny(lang, " \t{"); k >= 0 {
+		lang = lang[:k]
+	}
+	// A one-line fence, ```json {"a": 1}```: agents write it, though
+	// CommonMark reads it as a code span.
+	if mark == '`' && bytes.Contains(info, []byte("```")) {
+		inner := bytes.TrimSpace(info[:bytes.Index(info, []byte("```"))])
+		word, rest := inner, []byte(nil)
+		if k := bytes.IndexAny(inner, " \t{["); k >= 0 {
+			word, rest = inner[:k], inner[k:]
+		}
+		start := i + n + (len(text[i+n:eol]) - len(bytes.TrimLeft(text[i+n:eol], " \t")))
+		if len(rest) > 0 || len(word) == 0 {
+			start += len(word)
+		} else {
+			word = nil
+		}
+		s.add(region{start: start, end: i + n + bytes.Index(text[i+n:eol], []byte("```")), kind: fenceKind(word), lang: string(word)})
+		return min(eol+1, len(text))
+	}
+	start := min(eol+1, len(text))
+	for j := start; j < len(text); {
+		k := j
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			k++
+		}
+		if m := runLen(text, k); m >= n && text[k] == mark {
+			if rest := bytes.TrimSpace(text[k+m : indexFrom(text, k+m, '\n')]); len(rest) == 0 {
+				s.add(region{start: start, end: j, kind: fenceKind(lang), lang: string(lang)})
+				return min(indexFrom(text, k+m, '\n')+1, len(text))
+			}
+		}
+		j = indexFrom(text, j, '\n') + 1
+	}
+	s.add(region{start: start, end: len(text), kind: fenceKind(lang), lang: string(lang)})
+	return len(text)
+}
+
+// span records the code span opened by the n backticks at i, if a run of
+// n closes it in the same paragraph, and returns where the text goes on.
+func (s *scanner) span(i, n int) int {
+	text := s.text
+	if at, ok := s.miss[n]; ok && at <= i {
+		return i + n
+	}
+	for j := i + n; j < len(text); {
+		switch text[j] {
+		case '\n':
+			k := j + 1
+			for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+				k++
+			}
+			if k >= len(text) || text[k] == '\n' || runLen(text, k) >= 3 && (text[k] == '`' || text[k] == '~') {
+				s.noClose(n, i)
+				return i + n
+			}
+			j++
+		case '`':
+			m := runLen(text, j)
+			if m == n {
+				s.add(region{start: i + n, end: j, kind: CodeSpan})
+				return j + m
+			}
+			j += m
+		default:
+			j++
+		}
+	}
+	s.noClose(n, i)
+	return i + n
+}
+
+func (s *scanner) noClose(n, at int) {
+	if s.miss == nil {
+		s.miss = map[int]int{}
+	}
+	s.miss[n] = at
+}
+
+func (s *scanner) add(r region) { s.m.regions = append(s.m.regions, r) }
+
+// fenceKind classifies a fence by its info word: json and its dialects
+// (jsonc, json5, jsonl) and no word at all are meant as JSON; any other
+// language is code.
+func fenceKind(lang []byte) Kind {
+	if len(lang) == 0 || len(lang) >= 4 && bytes.EqualFold(lang[:4], []byte("json")) {
+		return FenceJSON
+	}
+	return CodeFence
+}
+
+// runLen is the length of the run of text[i] starting at i.
+func runLen(text []byte, i int) int {
+	if i >= len(text) {
+		return 0
+	}
+	n := 1
+	for i+n < len(text) && text[i+n] == text[i] {
+		n++
+	}
+	return n
+}
+
+// indexFrom is the index of the first c at or after i, or len(text).
+func indexFrom(text []byte, i int, c byte) int {
+	if i >= len(text) {
+		return len(text)
+	}
+	if k := bytes.IndexByte(text[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(text)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
