@@ -166,3 +166,20 @@ func quote(b []byte, n int) string {
 	}
 	return s
 }
+
+// Admit applies the provenance policy, with no schema (the rules of
+// {"type": "object"}), to a value the repair package found in output, as
+// `cadence repair` does: it returns where the value was found, or the
+// diagnosis of why it is not a handoff.
+func Admit(output []byte, r repair.Result) (Provenance, *Diagnosis) {
+	c, ok := newCandidate(r.JSON, r.Repairs, r.Truncated, nil)
+	if !ok {
+		return "", invalidDiagnosis(output, 0, 0, "the repaired value does not decode", "")
+	}
+	c.start, c.end = r.Start, r.End
+	c.place = provenance.Scan(output).Of(r.Start, r.End)
+	if ref := admit(c, nil); ref != nil {
+		return c.place.Kind, refusedDiagnosis(output, ref)
+	}
+	return c.place.Kind, nil
+}

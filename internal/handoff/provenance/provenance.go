@@ -66,7 +66,7 @@ type Place struct {
 // Of places the value at text[start:end] (offsets into the text given to
 // Scan): the whole output, a fence, a code span, or prose.
 func (m *Map) Of(start, end int) Place {
-	if start <= m.first && m.onlyEnd(end) {
+	if m.whole(start, end) {
 		return Place{Kind: Output}
 	}
 	// Binary search for the last region starting at or before start.
@@ -87,15 +87,71 @@ func (m *Map) Of(start, end int) Place {
 	return Place{Kind: Prose}
 }
 
-// onlyEnd reports whether nothing but space and the punctuation that may
-// end a statement (`;`, `,`) follows offset end.
-func (m *Map) onlyEnd(end int) bool {
-	for i := end; i < m.end; i++ {
-		if c := m.text[i]; !isSpace(c) && c != ';' && c != ',' {
+// whole reports whether the value at text[start:end] is all the output
+// holds besides what JSON tooling wraps around a value: comments, a
+// JSONP call (`callback({...});`), a statement's `;` or `,`, and stray
+// closers after it.
+func (m *Map) whole(start, end int) bool {
+	if start < m.first || end > m.end {
+		return start <= m.first && end >= m.end
+	}
+	i := skipComments(m.text, m.first, start)
+	if i < start {
+		// callback_123 (: the name of a JSONP call.
+		for i < start && isIdent(m.text[i]) {
+			i++
+		}
+		i = skipComments(m.text, i, start)
+		if i >= start || m.text[i] != '(' {
+			return false
+		}
+		if i = skipComments(m.text, i+1, start); i < start {
+			return false
+		}
+	}
+	for i := end; i < m.end; {
+		switch c := m.text[i]; {
+		case c == ')' || c == ';' || c == ',' || c == '}' || c == ']':
+			i++
+		case isSpace(c) || c == '/':
+			j := skipComments(m.text, i, m.end)
+			if j == i {
+				return false
+			}
+			i = j
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// skipComments returns the first offset at or after i, before limit, that
+// is neither space nor inside a // or /* */ comment.
+func skipComments(text []byte, i, limit int) int {
+	for i < limit {
+		switch {
+		case isSpace(text[i]):
+			i++
+		case text[i] == '/' && i+1 < limit && text[i+1] == '/':
+			for i < limit && text[i] != '\n' {
+				i++
+			}
+		case text[i] == '/' && i+1 < limit && text[i+1] == '*':
+			k := bytes.Index(text[i+2:limit], []byte("*/"))
+			if k < 0 {
+				return limit
+			}
+			i += k + 4
+		default:
+			return i
+		}
+	}
+	return limit
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c == '$' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // bom is the UTF-8 byte order mark.
