@@ -237,21 +237,11 @@ func (s *scanner) fence(i, n int) int {
 	if k := bytes.IndexAny(lang, " \t{"); k >= 0 {
 		lang = lang[:k]
 	}
-	// A one-line fence, ```json {"a": 1}```: agents write it, though
-	// CommonMark reads it as a code span.
+	// A one-line fence, ```json {"a": 1}```: a backtick fence's info
+	// string holds no backtick, so this is the inline kind.
 	if mark == '`' && bytes.Contains(info, []byte("```")) {
-		inner := bytes.TrimSpace(info[:bytes.Index(info, []byte("```"))])
-		word, rest := inner, []byte(nil)
-		if k := bytes.IndexAny(inner, " \t{["); k >= 0 {
-			word, rest = inner[:k], inner[k:]
-		}
-		start := i + n + (len(text[i+n:eol]) - len(bytes.TrimLeft(text[i+n:eol], " \t")))
-		if len(rest) > 0 || len(word) == 0 {
-			start += len(word)
-		} else {
-			word = nil
-		}
-		s.add(region{start: start, end: i + n + bytes.Index(text[i+n:eol], []byte("```")), kind: fenceKind(word), lang: string(word)})
+		closeAt := i + n + bytes.Index(text[i+n:eol], []byte("```"))
+		s.add(s.inline(i+n, closeAt, n))
 		return min(eol+1, len(text))
 	}
 	start := min(eol+1, len(text))
@@ -283,7 +273,7 @@ func (s *scanner) span(i, n int) int {
 		switch text[j] {
 		case '\n':
 			k := j + 1
-			for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			for k < len(text) && (text[k] == ' ' || text[k] == '\t' || text[k] == '\r') {
 				k++
 			}
 			if k >= len(text) || text[k] == '\n' || runLen(text, k) >= 3 && (text[k] == '`' || text[k] == '~') {
@@ -294,7 +284,7 @@ func (s *scanner) span(i, n int) int {
 		case '`':
 			m := runLen(text, j)
 			if m == n {
-				s.add(region{start: i + n, end: j, kind: CodeSpan})
+				s.add(s.inline(i+n, j, n))
 				return j + m
 			}
 			j += m
@@ -304,6 +294,26 @@ func (s *scanner) span(i, n int) int {
 	}
 	s.noClose(n, i)
 	return i + n
+}
+
+// inline is the region of a span's content text[start:end] opened by n
+// backticks: a code span, or for three and more a fence written on one
+// line (```json {"a": 1}```), which agents write though CommonMark reads
+// it as a code span: its first word, when more follows, is its language.
+func (s *scanner) inline(start, end, n int) region {
+	if n < 3 {
+		return region{start: start, end: end, kind: CodeSpan}
+	}
+	inner := s.text[start:end]
+	at := len(inner) - len(bytes.TrimLeft(inner, " \t"))
+	word := inner[at:]
+	if k := bytes.IndexAny(word, " \t\n{["); k > 0 {
+		word = word[:k]
+		if rest := bytes.TrimSpace(inner[at+k:]); len(rest) > 0 {
+			return region{start: start + at + k, end: end, kind: fenceKind(word), lang: string(word)}
+		}
+	}
+	return region{start: start, end: end, kind: FenceJSON}
 }
 
 func (s *scanner) noClose(n, at int) {
