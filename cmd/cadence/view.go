@@ -218,7 +218,16 @@ func humanLine(ev history.Event) (string, bool) {
 				s += " (stderr: " + cause + ")"
 			}
 		}
-		if len(ev.Repairs) > 0 {
+		from := "handoff from "
+		if ev.Status != "succeeded" {
+			from = "found in " // where the value refused as a handoff was
+		}
+		switch prov := clean(ev.Provenance, maxQuote); {
+		case prov != "" && len(ev.Repairs) > 0:
+			s += " (" + from + prov + "; repaired: " + strings.Join(ev.Repairs, ", ") + ")"
+		case prov != "":
+			s += " (" + from + prov + ")"
+		case len(ev.Repairs) > 0:
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
 		}
 		switch {
