@@ -134,12 +134,15 @@ func refusedDiagnosis(output []byte, r *refusal) *Diagnosis {
 	var d *Diagnosis
 	switch {
 	case r.code:
-		where := "an inline code span"
-		if r.c.place.Kind == provenance.CodeFence {
-			where = fmt.Sprintf("a ```%s fence", r.c.place.Lang)
+		what := "code inside an inline code span"
+		switch r.c.place.Kind {
+		case provenance.CodeFence:
+			what = fmt.Sprintf("code inside a ```%s fence", r.c.place.Lang)
+		case provenance.Embedded:
+			what = "part of a line of code or of a larger value"
 		}
 		d = &Diagnosis{Class: ClassEmpty, Details: fmt.Sprintf(
-			"No handoff was found: the only JSON-like text, `%s`, is code inside %s, and code is never read as the handoff. Reply with the JSON alone, or in a ```json fence.", src, where)}
+			"No handoff was found: the only JSON-like text, `%s`, is %s, and code is never read as the handoff. Reply with the JSON alone, or in a ```json fence.", src, what)}
 	case r.empty:
 		d = &Diagnosis{Class: ClassEmpty, Details: fmt.Sprintf(
 			"No handoff was found: the only JSON-like text is `%s` in prose, an empty value, which is never taken from prose. Reply with the JSON alone, or in a ```json fence.", src)}

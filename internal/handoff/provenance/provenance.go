@@ -32,6 +32,11 @@ const (
 	Prose     Kind = "prose"      // JSON found inside prose
 	CodeSpan  Kind = "code_span"  // inside an inline code span: code
 	CodeFence Kind = "code_fence" // inside a fence labelled with another language: code
+	// Embedded is a value in prose that continues a line of code or a
+	// larger value: its bracket follows a word, a closing bracket or an
+	// operator on its line (map[string]int{...}, Point {...}, x = [1],
+	// foo({...})), or a quoted key and its colon ("scripts": {...}).
+	Embedded Kind = "embedded"
 )
 
 // MeantAsJSON reports whether a value of this provenance was written as
@@ -39,7 +44,7 @@ const (
 func (k Kind) MeantAsJSON() bool { return k == Output || k == FenceJSON || k == File }
 
 // IsCode reports whether the value was code, which is never a handoff.
-func (k Kind) IsCode() bool { return k == CodeSpan || k == CodeFence }
+func (k Kind) IsCode() bool { return k == CodeSpan || k == CodeFence || k == Embedded }
 
 // region is a stretch of the output that is code or a fence's content.
 type region struct {
@@ -81,21 +86,94 @@ func (m *Map) Of(start, end int) Place {
 	}
 	if lo > 0 {
 		if r := m.regions[lo-1]; start < r.end {
+			if r.kind == FenceJSON && !m.wholeOf(r.start, r.end, start, end) {
+				// Part of a fence's content ("got [] want [1]" in test
+				// output): not what the fence was written for.
+				if m.embedded(start) {
+					return Place{Kind: Embedded, Lang: r.lang}
+				}
+				return Place{Kind: Prose, Lang: r.lang}
+			}
 			return Place{Kind: r.kind, Lang: r.lang}
 		}
 	}
+	if m.embedded(start) {
+		return Place{Kind: Embedded}
+	}
 	return Place{Kind: Prose}
 }
+
+// embedded reports whether the value starting at start continues a line
+// of code or a larger value rather than standing in prose: its bracket is
+// glued to what precedes it (x[0], int{1}, f({...}), "{}" in a format
+// string), or the word before it on its line is code (map[string]string
+// {...}, () => {...}, x = [1]), or a quoted key and its colon
+// ("scripts": {...}). JSON in prose starts a line or follows a plain word
+// or a colon ("Result: {...}", "the config was {...}").
+func (m *Map) embedded(start int) bool {
+	i := start - 1
+	if i < 0 || m.text[i] == '\n' || m.text[i] == '\r' {
+		return false
+	}
+	if c := m.text[i]; c != ' ' && c != '\t' {
+		return c != ':' || member(m.text, i)
+	}
+	for i >= 0 && (m.text[i] == ' ' || m.text[i] == '\t') {
+		i--
+	}
+	end := i + 1
+	for i >= 0 && !isSpace(m.text[i]) {
+		i--
+	}
+	word := m.text[i+1 : end]
+	if len(word) == 0 {
+		return false
+	}
+	if word[len(word)-1] == ':' {
+		return member(m.text, end-1)
+	}
+	for k, c := range word {
+		last := k == len(word)-1
+		if isLetter(c) || c >= 0x80 || last && (c == '.' || c == ',' || c == '!' || c == '?') {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// member reports whether the colon at text[i] follows a quoted key.
+func member(text []byte, i int) bool {
+	j := i - 1
+	for j >= 0 && (text[j] == ' ' || text[j] == '\t') {
+		j--
+	}
+	return j >= 0 && (text[j] == '"' || text[j] == '\'')
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // whole reports whether the value at text[start:end] is all the output
 // holds besides what JSON tooling wraps around a value: comments, a
 // JSONP call (`callback({...});`), a statement's `;` or `,`, and stray
 // closers after it.
 func (m *Map) whole(start, end int) bool {
-	if start < m.first || end > m.end {
-		return start <= m.first && end >= m.end
+	return m.wholeOf(m.first, m.end, start, end)
+}
+
+// wholeOf is whole for the content text[from:to] (of the output, or of a
+// fence).
+func (m *Map) wholeOf(from, to, start, end int) bool {
+	for from < to && isSpace(m.text[from]) {
+		from++
 	}
-	i := skipComments(m.text, m.first, start)
+	for to > from && isSpace(m.text[to-1]) {
+		to--
+	}
+	if start < from || end > to {
+		return start <= from && end >= to
+	}
+	i := skipComments(m.text, from, start)
 	if i < start {
 		// callback_123 (: the name of a JSONP call.
 		for i < start && isIdent(m.text[i]) {
@@ -109,12 +187,12 @@ func (m *Map) whole(start, end int) bool {
 			return false
 		}
 	}
-	for i := end; i < m.end; {
+	for i := end; i < to; {
 		switch c := m.text[i]; {
 		case c == ')' || c == ';' || c == ',' || c == '}' || c == ']':
 			i++
 		case isSpace(c) || c == '/':
-			j := skipComments(m.text, i, m.end)
+			j := skipComments(m.text, i, to)
 			if j == i {
 				return false
 			}
@@ -297,9 +375,9 @@ func (s *scanner) span(i, n int) int {
 }
 
 // inline is the region of a span's content text[start:end] opened by n
-// backticks: a code span, or for three and more a fence written on one
-// line (```json {"a": 1}```), which agents write though CommonMark reads
-// it as a code span: its first word, when more follows, is its language.
+// backticks: a code span, or for three and more backticks and the json
+// label a fence written on one line (```json {"a": 1}```), which agents
+// write though CommonMark reads it as a code span.
 func (s *scanner) inline(start, end, n int) region {
 	if n < 3 {
 		return region{start: start, end: end, kind: CodeSpan}
@@ -309,11 +387,15 @@ func (s *scanner) inline(start, end, n int) region {
 	word := inner[at:]
 	if k := bytes.IndexAny(word, " \t\n{["); k > 0 {
 		word = word[:k]
-		if rest := bytes.TrimSpace(inner[at+k:]); len(rest) > 0 {
-			return region{start: start + at + k, end: end, kind: fenceKind(word), lang: string(word)}
+		if rest := bytes.TrimSpace(inner[at+k:]); len(rest) > 0 && fenceKind(word) == FenceJSON {
+			return region{start: start + at + k, end: end, kind: FenceJSON, lang: string(word)}
 		}
 	}
-	return region{start: start, end: end, kind: FenceJSON}
+	if len(word) > 0 && (word[0] == '{' || word[0] == '[') {
+		return region{start: start, end: end, kind: FenceJSON} // ```{"a": 1}```
+	}
+	// With another label or none, it is what CommonMark reads: a code span.
+	return region{start: start, end: end, kind: CodeSpan}
 }
 
 func (s *scanner) noClose(n, at int) {

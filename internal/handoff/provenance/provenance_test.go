@@ -17,8 +17,17 @@ func TestOf(t *testing.T) {
 		{"whole output with space and BOM", "\uFEFF \n«{\"a\": 1}»\n\n", Output, ""},
 		{"comment before and after", "/* note */ «{}» // end", Output, ""},
 		{"JSONP call", "callback_123 («{}»);", Output, ""},
+		{"JSONP call without space", "callback_123(«{}»);", Output, ""},
 		{"stray closer after", "«{}»}", Output, ""},
-		{"word before brace is prose", "callback «{}»", Prose, ""},
+		{"plain word before brace is prose", "callback «{}»", Prose, ""},
+		{"the config was", "the config I read was «{\"retries\": 3}».", Prose, ""},
+		{"go composite literal", "var m = map[string]string «{\"es\": \"Hola\",}»", Embedded, ""},
+		{"index expression", "take x«[0]» first", Embedded, ""},
+		{"call argument", "Call foo(«{\"a\": 1}») now", Embedded, ""},
+		{"arrow function body", "const f = () => «{ a: 1 }»", Embedded, ""},
+		{"member value", "  \"scripts\": «{\"build\": \"tsc\"}»,", Embedded, ""},
+		{"after a colon is prose", "The result: «{\"a\": 1}»", Prose, ""},
+		{"after a sentence is prose", "Done. «{\"a\": 1}»", Prose, ""},
 		{"json fence", "Here:\n```json\n«{\"a\": 1}»\n```\n", FenceJSON, "json"},
 		{"JSON5 fence", "```JSON5\n«{a: 1}»\n```", FenceJSON, "JSON5"},
 		{"unlabelled fence", "Done.\n```\n«{\"a\": 1}»\n```", FenceJSON, ""},
@@ -26,6 +35,8 @@ func TestOf(t *testing.T) {
 		{"rust fence", "Like so:\n```rust\nlet p = Point «{ x: 1 }»;\n```\n", CodeFence, "rust"},
 		{"v fence", "```v\npub fn hello() string «{ return 'Hello' }»\n```", CodeFence, "v"},
 		{"fence in a list item", "1. Run:\n   ```go\n   m := map[string]int«{\"a\": 1}»\n   ```\n", CodeFence, "go"},
+		{"code in an unlabelled fence", "```\nm := map[string]int«{\"a\": 1}»\n```\n", Embedded, ""},
+		{"part of an unlabelled fence after a colon", "```\ngot: «{\"a\": 1}»\n```\n", Prose, ""},
 		{"unclosed fence runs to the end", "```js\nconst o = «{a: 1}»", CodeFence, "js"},
 		{"longer closer closes", "````python\nx = «{'a': 1}»\n`````\n", CodeFence, "python"},
 		{"after a closed fence is prose", "```go\nx := 1\n```\nThe result: «{\"a\": 1}» ok", Prose, ""},
@@ -35,6 +46,11 @@ func TestOf(t *testing.T) {
 		{"span does not cross a blank line", "a ` b\n\n«{\"a\": 1}» c `", Prose, ""},
 		{"after a span is prose", "`x` then «{\"a\": 1}» end", Prose, ""},
 		{"one-line json fence", "Result: ```json «{\"a\": 1}»``` done", FenceJSON, "json"},
+		{"part of an unlabelled fence is prose", "Run:\n```\n--- FAIL: got «[]» want [1]\n```\n", Prose, ""},
+		{"comment in a json fence", "```json\n// the result\n«{\"a\": 1}»\n```", FenceJSON, "json"},
+		{"one-line unlabelled fence", "```«{\"a\":\"b\"}»```", FenceJSON, ""},
+		{"one-line rust fence is a code span", "see ```rust let p = Point «{ x: 1 }»``` here", CodeSpan, ""},
+		{"one-line fence without json is a code span", "Use ``` «``» ``` here", CodeSpan, ""},
 		{"prose", "I did it: «{\"status\": \"ok\"}» as asked.", Prose, ""},
 		{"CRLF blank line ends a paragraph", "a `\r\n\r\n«{\"a\":1}» b `", Prose, ""},
 	}
@@ -72,7 +88,7 @@ func TestKinds(t *testing.T) {
 			t.Errorf("%s: meant as JSON, not code", k)
 		}
 	}
-	for _, k := range []Kind{CodeSpan, CodeFence} {
+	for _, k := range []Kind{CodeSpan, CodeFence, Embedded} {
 		if k.MeantAsJSON() || !k.IsCode() {
 			t.Errorf("%s: code", k)
 		}
@@ -93,7 +109,7 @@ func FuzzScan(f *testing.F) {
 		}
 		k := m.Of(a, b).Kind
 		switch k {
-		case Output, FenceJSON, Prose, CodeSpan, CodeFence:
+		case Output, FenceJSON, Prose, CodeSpan, CodeFence, Embedded:
 		default:
 			t.Fatalf("Of(%d, %d) = %q", a, b, k)
 		}
