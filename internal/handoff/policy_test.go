@@ -188,3 +188,87 @@ var repairNames = []string{
 	"unquoted_value", "missing_quote", "concatenation", "missing_value", "leading_comma",
 	"redundant_closer", "special_whitespace", "function_wrapper", "backtick_quotes",
 }
+
+// TestProvenanceRealExcerpts runs the policy on excerpts of real
+// documentation and of a real agent's message (testdata/provenance): code
+// that the pipeline used to make a handoff of is refused, and a JSON
+// document an agent wrote in a json fence is taken as written.
+func TestProvenanceRealExcerpts(t *testing.T) {
+	schemas := policySchemas(t)
+	tests := []struct {
+		file      string
+		want      string // the accepted JSON's first bytes; "" for a refusal
+		prov      Provenance
+		wantClass Class
+	}{
+		// `map[string]string{"Cow": "Moo", "Sheep": "Baa",}` in a test
+		// case in an unlabelled fence: was {"Cow":"Moo","Sheep":"Baa"}.
+		{file: "go-map-in-unlabelled-fence.md", wantClass: ClassEmpty},
+		// An indented Go map literal: was {"es":"Hola","fr":"Bonjour"}.
+		{file: "go-map-in-indented-block.md", wantClass: ClassEmpty},
+		// interface{} in a compiler error and a code span: was {}.
+		{file: "go-test-output-in-fence.md", wantClass: ClassEmpty},
+		// "scripts": {...} cut out of a package.json snippet: the member's
+		// value alone would lose its key.
+		{file: "ts-member-of-json-snippet.md", wantClass: ClassEmpty},
+		// An agent's answer with JSON documents in json fences.
+		{file: "agent-settings-in-json-fence.md", want: `{"hooks":`, prov: ProvenanceFenceJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			out, err := os.ReadFile(filepath.Join("testdata", "provenance", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"none", "object"} {
+				res := Check(out, schemas[name], Options{Repair: true, Coerce: true})
+				if tt.want == "" {
+					if res.OK {
+						t.Fatalf("%s: accepted %s from %s (%v)", name, res.JSON, res.Provenance, res.Repairs)
+					}
+					if res.Diagnosis.Class != tt.wantClass {
+						t.Fatalf("%s: %s: %s, want class %s", name, res.Diagnosis.Class, res.Diagnosis.Details, tt.wantClass)
+					}
+					continue
+				}
+				if !res.OK || !strings.HasPrefix(string(res.JSON), tt.want) || res.Provenance != tt.prov {
+					t.Fatalf("%s: ok %v, %.60s from %s; want %s… from %s", name, res.OK, res.JSON, res.Provenance, tt.want, tt.prov)
+				}
+			}
+			if res := Check(out, schemas["required"], Options{Repair: true, Coerce: true}); res.OK {
+				t.Fatalf("required: accepted %s", res.JSON)
+			}
+		})
+	}
+}
+
+// TestProvenanceLongStream: past its window a Stream judges the values it
+// saw stream past by the rules of prose: an object is taken, from prose,
+// and an empty one never.
+func TestProvenanceLongStream(t *testing.T) {
+	log := strings.Repeat("building step 1 of 9 ... ok\n", 20)
+	tests := []struct {
+		name, output, want string
+	}{
+		{"object in a long log", log + `result: {"status": "ok"}` + "\n" + log, `{"status":"ok"}`},
+		{"empty object in a long log", log + "config {}\n" + log, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStream(nil, Options{Repair: true}, 128)
+			for i := 0; i < len(tt.output); i += 50 {
+				_, _ = st.Write([]byte(tt.output[i:min(i+50, len(tt.output))]))
+			}
+			res := st.Result()
+			if tt.want == "" {
+				if res.OK {
+					t.Fatalf("accepted %s from %s", res.JSON, res.Provenance)
+				}
+				return
+			}
+			if !res.OK || string(res.JSON) != tt.want || res.Provenance != ProvenanceProse {
+				t.Fatalf("ok %v, %s from %q (%v); want %s from prose", res.OK, res.JSON, res.Provenance, res.Diagnosis, tt.want)
+			}
+		})
+	}
+}
