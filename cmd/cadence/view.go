@@ -218,11 +218,16 @@ func humanLine(ev history.Event) (string, bool) {
 				s += " (stderr: " + cause + ")"
 			}
 		}
-		from := "handoff from "
+		// Where the handoff came from is said when it was cut out of
+		// something (a fence, prose) or repaired: the whole output or the
+		// handoff file as it was is the norm, and says nothing.
+		from, prov := "handoff from ", clean(ev.Provenance, maxQuote)
 		if ev.Status != "succeeded" {
 			from = "found in " // where the value refused as a handoff was
+		} else if len(ev.Repairs) == 0 && (prov == "output" || prov == "file") {
+			prov = ""
 		}
-		switch prov := clean(ev.Provenance, maxQuote); {
+		switch {
 		case prov != "" && len(ev.Repairs) > 0:
 			s += " (" + from + prov + "; repaired: " + strings.Join(ev.Repairs, ", ") + ")"
 		case prov != "":

@@ -132,10 +132,13 @@ func (m *Map) embedded(start int) bool {
 	if word[len(word)-1] == ':' {
 		return member(m.text, end-1)
 	}
+	if n := len(word); word[n-1] == '>' && (n < 2 || word[n-2] != '=' && word[n-2] != '-') {
+		return false // the end of an HTML or XML tag: markup around prose
+	}
 	for k, c := range word {
 		last := k == len(word)-1
-		if isLetter(c) || c >= 0x80 || last && (c == '.' || c == ',' || c == '!' || c == '?') {
-			continue
+		if isLetter(c) || c >= 0x80 || c == '*' || c == '~' || last && (c == '.' || c == ',' || c == '!' || c == '?') {
+			continue // a word, **bold** or ~~struck~~, and its punctuation
 		}
 		return true
 	}
