@@ -135,6 +135,9 @@ func (m *Map) embedded(start int) bool {
 	if n := len(word); word[n-1] == '>' && (n < 2 || word[n-2] != '=' && word[n-2] != '-') {
 		return false // the end of an HTML or XML tag: markup around prose
 	}
+	if listMarker(word) && bytes.TrimLeft(m.text[lineStart(m.text, start):start], " \t")[0] == word[0] {
+		return false // "- {...}", "2. {...}": the first word of a list item
+	}
 	for k, c := range word {
 		last := k == len(word)-1
 		if isLetter(c) || c >= 0x80 || c == '*' || c == '~' || last && (c == '.' || c == ',' || c == '!' || c == '?') {
@@ -143,6 +146,32 @@ func (m *Map) embedded(start int) bool {
 		return true
 	}
 	return false
+}
+
+// listMarker reports a markdown list item's marker: -, *, + or a number
+// and . or ).
+func listMarker(w []byte) bool {
+	if len(w) == 1 {
+		return w[0] == '-' || w[0] == '*' || w[0] == '+'
+	}
+	n := len(w) - 1
+	if w[n] != '.' && w[n] != ')' {
+		return false
+	}
+	for _, c := range w[:n] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// lineStart is the offset of the start of the line holding offset i.
+func lineStart(text []byte, i int) int {
+	if k := bytes.LastIndexByte(text[:i], '\n'); k >= 0 {
+		return k + 1
+	}
+	return 0
 }
 
 // member reports whether the colon at text[i] follows a quoted key.
