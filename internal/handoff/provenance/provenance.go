@@ -138,14 +138,32 @@ func (m *Map) embedded(start int) bool {
 	if listMarker(word) && bytes.TrimLeft(m.text[lineStart(m.text, start):start], " \t")[0] == word[0] {
 		return false // "- {...}", "2. {...}": the first word of a list item
 	}
-	for k, c := range word {
-		last := k == len(word)-1
-		if isLetter(c) || c >= 0x80 || c == '*' || c == '~' || last && (c == '.' || c == ',' || c == '!' || c == '?') {
-			continue // a word, **bold** or ~~struck~~, and its punctuation
+	return codeWord(word)
+}
+
+// codeWord reports whether word is code rather than a word of prose: an
+// identifier with code's punctuation in it or around it (map[string]int,
+// main(), a->b), or an operator (=, =>, :=, ->). A word of letters, with
+// markdown's ** or ~~ and a sentence's punctuation, is prose, and so is
+// anything without an ASCII letter or digit in it (bytes that are not
+// text).
+func codeWord(word []byte) bool {
+	alnum, punct, op := false, false, true
+	for _, c := range word {
+		switch {
+		case isLetter(c) || c >= '0' && c <= '9' || c == '_':
+			alnum, op = true, false
+		case bytes.IndexByte([]byte("[](){}=<>;|&+/%\\$#@^"), c) >= 0:
+			punct = true
 		}
-		return true
+		if bytes.IndexByte([]byte("=<>-+*/:|&!%^~"), c) < 0 {
+			op = false
+		}
 	}
-	return false
+	if op {
+		return bytes.ContainsAny(word, "=<>")
+	}
+	return alnum && punct
 }
 
 // listMarker reports a markdown list item's marker: -, *, + or a number
