@@ -599,6 +599,12 @@ func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.At
 	if a.Class != "" {
 		fmt.Fprintf(w, "class     %s\n", a.Class)
 	}
+	switch {
+	case a.Provenance != "" && a.Status == "succeeded":
+		fmt.Fprintf(w, "handoff   from %s\n", a.Provenance)
+	case a.Provenance != "":
+		fmt.Fprintf(w, "found in  %s\n", a.Provenance)
+	}
 	if len(a.Repairs) > 0 {
 		fmt.Fprintf(w, "repairs   %s\n", strings.Join(a.Repairs, ", "))
 	}

@@ -64,6 +64,7 @@ func (c *validateCmd) Run(e *env) error {
 	})
 	if res.OK {
 		fmt.Fprintf(e.stdout, "%s\n", res.JSON)
+		fmt.Fprintf(e.stderr, "handoff from %s; repairs: %s\n", res.Provenance, orNone(res.Repairs))
 		if len(res.Coercions) > 0 {
 			cs := make([]string, len(res.Coercions))
 			for i, x := range res.Coercions {
@@ -77,7 +78,7 @@ func (c *validateCmd) Run(e *env) error {
 	if c.JSON {
 		rec := handoff.FailedRecord{
 			Class: d.Class, Details: d.Details, Violations: d.Violations, Repairs: res.Repairs,
-			OutputSample: d.OutputSample, OutputFile: c.Input,
+			Provenance: d.Provenance, OutputSample: d.OutputSample, OutputFile: c.Input,
 		}
 		if rec.Violations == nil {
 			rec.Violations = []handoff.Violation{}
@@ -94,10 +95,21 @@ func (c *validateCmd) Run(e *env) error {
 	for _, v := range d.Violations {
 		fmt.Fprintf(e.stdout, "  %s: %s (expected %s, got %s)\n", pointer(v.Pointer), v.Keyword, v.Expected, v.Actual)
 	}
+	if d.Provenance != "" {
+		fmt.Fprintf(e.stdout, "value found in: %s\n", d.Provenance)
+	}
 	if len(res.Repairs) > 0 {
 		fmt.Fprintf(e.stdout, "repairs applied: %v\n", res.Repairs)
 	}
 	return withCode(exitFailed, nil)
+}
+
+// orNone joins names with ", ", or says "none".
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 func pointer(p string) string {

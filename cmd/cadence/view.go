@@ -239,7 +239,21 @@ func eventText(ev history.Event) (string, bool) {
 				}
 			}
 		}
-		if len(ev.Repairs) > 0 {
+		// Where the handoff came from is said when it was cut out of
+		// something (a fence, prose) or repaired: the whole output or the
+		// handoff file as it was is the norm, and says nothing.
+		from, prov := "handoff from ", clean(ev.Provenance, maxQuote)
+		if ev.Status != "succeeded" {
+			from = "found in " // where the value refused as a handoff was
+		} else if len(ev.Repairs) == 0 && (prov == "output" || prov == "file") {
+			prov = ""
+		}
+		switch {
+		case prov != "" && len(ev.Repairs) > 0:
+			s += " (" + from + prov + "; repaired: " + strings.Join(ev.Repairs, ", ") + ")"
+		case prov != "":
+			s += " (" + from + prov + ")"
+		case len(ev.Repairs) > 0:
 			s += " (repaired: " + strings.Join(ev.Repairs, ", ") + ")"
 		}
 		switch {

@@ -183,7 +183,7 @@ func (c *closing) event(typ string) history.Event {
 	t, a := c.t, c.t.row
 	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.plan.agent,
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class,
-		Error: a.Error, Repairs: a.Repairs, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
+		Error: a.Error, Repairs: a.Repairs, Provenance: a.Provenance, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
 }
 
 // stopped records an attempt cadence stopped itself, on the operator's
@@ -215,6 +215,9 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	a.Class = string(c.j.class)
 	a.Error = withNote(c.j.diag.Summary(), c.note)
 	a.Repairs = c.j.result.Repairs
+	if c.j.diag != nil {
+		a.Provenance = string(c.j.diag.Provenance)
+	}
 	a.HelpContext = c.j.helpContext
 	a.Uncounted = c.d.uncounted
 	details, err := json.Marshal(c.j.diag)
@@ -332,6 +335,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	t, a, ws := c.t, c.t.row, c.t.in.Step
 	a.Error = c.note
 	a.Repairs = c.j.result.Repairs
+	a.Provenance = string(c.j.result.Provenance)
 	if c.j.warning != "" {
 		a.Warning = c.j.warning
 		c.r.Log.Warn(c.j.warning, "step", ws.ID, "item", t.in.ItemKey(), "attempt", a.N)
@@ -397,7 +401,7 @@ func (r *Runner) envelope(ctx context.Context, t *try, hr handoff.Result) (hando
 	return handoff.Envelope{
 		Component: t.in.Step.ID, SessionID: firstNonEmpty(a.SessionID, st.SessionID), Timestamp: *a.FinishedAt, Status: "success",
 		Data: json.RawMessage(hr.JSON),
-		Metadata: handoff.EnvelopeMetadata{Attempts: t.counted, Repairs: nonNil(hr.Repairs),
+		Metadata: handoff.EnvelopeMetadata{Attempts: t.counted, Repairs: nonNil(hr.Repairs), Provenance: hr.Provenance,
 			PreviousErrors: nonNil(prev), CostUSD: step.CostUSD, Turns: step.Turns},
 	}, nil
 }

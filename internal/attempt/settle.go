@@ -227,7 +227,7 @@ func (t *try) adoptable() (env *handoff.Envelope, fromEnvelope, ok bool) {
 	return &handoff.Envelope{
 		Component: ws.ID, SessionID: a.SessionID, Timestamp: t.r.now(), Status: "success",
 		Data:     json.RawMessage(hr.JSON),
-		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(hr.Repairs), PreviousErrors: []string{}},
+		Metadata: handoff.EnvelopeMetadata{Attempts: a.N, Repairs: nonNil(hr.Repairs), Provenance: hr.Provenance, PreviousErrors: []string{}},
 	}, false, true
 }
 

@@ -16,8 +16,8 @@ import (
 // OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
 // Raise one when a migration changes what the read queries need.
 const (
-	minReadableSchema         = 15
-	minReadablePostgresSchema = 9
+	minReadableSchema         = 16
+	minReadablePostgresSchema = 10
 )
 
 // migration is one numbered SQL file of the migrations directory.

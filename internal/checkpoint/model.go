@@ -107,6 +107,11 @@ type Attempt struct {
 	// before attempts recorded it, and for a help round (its advisor is
 	// the step's on_help agent) or a command step.
 	Agent string
+	// Provenance is where the attempt's handoff was found (output,
+	// fence_json, file, prose), or where the value refused as one was
+	// (code_span, code_fence, prose); "" when no value was found, and on
+	// a row written before attempts recorded it.
+	Provenance string
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are

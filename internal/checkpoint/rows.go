@@ -203,6 +203,7 @@ type attemptRow struct {
 	Warning       string            `db:"warning"`
 	CachedTokens  int64             `db:"cached_tokens"`
 	Agent         string            `db:"agent"`
+	Provenance    string            `db:"provenance"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -246,6 +247,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		Warning:       cleanText(a.Warning),
 		CachedTokens:  a.CachedTokens,
 		Agent:         a.Agent,
+		Provenance:    a.Provenance,
 	}, nil
 }
 
@@ -291,6 +293,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		Warning:       r.Warning,
 		CachedTokens:  r.CachedTokens,
 		Agent:         r.Agent,
+		Provenance:    r.Provenance,
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/handoff/coerce"
 	"github.com/cadence-dev/cadence/internal/handoff/extract"
+	"github.com/cadence-dev/cadence/internal/handoff/provenance"
 	"github.com/cadence-dev/cadence/internal/handoff/repair"
 )
 
@@ -43,6 +44,9 @@ type Result struct {
 	Coercions []coerce.Coercion
 	// Truncated reports that the chosen value was closed by repair.
 	Truncated bool
+	// Provenance is where the accepted value was found (when OK): the
+	// whole output, a json or unlabelled fence, a handoff file, prose.
+	Provenance Provenance
 	// Diagnosis explains the failure (when !OK).
 	Diagnosis *Diagnosis
 }
@@ -54,6 +58,8 @@ type candidate struct {
 	repairs    []string
 	truncated  bool
 	violations []Violation
+	start, end int              // the value's offsets in the output
+	place      provenance.Place // where in the output it was found
 }
 
 // Check runs the handoff pipeline of SPEC §5 on an attempt's output:
@@ -69,17 +75,26 @@ type candidate struct {
 // is coerced to the schema if it has exactly one lossless reading that
 // validates; the coercions are recorded among the repairs.
 func Check(output []byte, schema *Schema, opts Options) Result {
+	return check(output, schema, opts, false)
+}
+
+// check is Check; file reports a handoff file, whose whole content is
+// provenance file rather than output.
+func check(output []byte, schema *Schema, opts Options, file bool) Result {
 	if opts.MaxBytes > 0 && int64(len(output)) > opts.MaxBytes {
 		return failed(tooLargeDiagnosis(int64(len(output)), opts.MaxBytes))
 	}
 	values, errs, tail := extract.Scan(output, extract.Options{MaxBytes: opts.MaxBytes, MaxDepth: opts.MaxDepth})
+	places := provenance.Scan(output)
+	j := judge{output: output, schema: schema, places: places, file: file}
 	strict := make([]candidate, 0, len(values))
 	fragment := fragments(output, values, errs)
 	for i, v := range values {
 		if fragment[i] {
 			continue
 		}
-		if c, ok := newCandidate(v.Data, nil, false, schema); ok {
+		start := int(v.Offset)
+		if c, ok := j.candidate(v.Data, nil, false, start, start+len(v.Data)); ok {
 			strict = append(strict, c)
 		}
 	}
@@ -94,7 +109,7 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 		results, err := repair.RepairAll(output, repair.Options{MaxDepth: opts.MaxDepth})
 		repairErr = err
 		for _, r := range results {
-			if c, ok := newCandidate(r.JSON, r.Repairs, r.Truncated, schema); ok {
+			if c, ok := j.candidate(r.JSON, r.Repairs, r.Truncated, r.Start, r.End); ok {
 				repaired = append(repaired, c)
 			}
 		}
@@ -115,6 +130,10 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 			return refusedTruncated(output, rb)
 		}
 		return rejectedOrCoerced(output, schema, rb, opts)
+	case j.refused != nil:
+		r := failed(refusedDiagnosis(output, j.refused))
+		r.Repairs, r.Truncated = j.refused.c.repairs, j.refused.c.truncated
+		return r
 	}
 
 	// repair reports prose with a stray bracket ("[INFO]", "{see below}")
@@ -134,6 +153,41 @@ func Check(output []byte, schema *Schema, opts Options) Result {
 		return failed(invalidDiagnosis(output, line, col, e.MsgIn(output), excerptAround(output, e.Offset)))
 	}
 	return failed(emptyDiagnosis(output))
+}
+
+// judge builds the candidates of one output and applies the provenance
+// policy to them (admit), remembering the refusal to report when no
+// candidate is left.
+type judge struct {
+	output  []byte
+	schema  *Schema
+	places  *provenance.Map
+	file    bool
+	refused *refusal
+}
+
+// candidate decodes, places and validates the value data found at
+// output[start:end]; it reports false for bytes that are not one JSON
+// value and for a value the policy refuses.
+func (j *judge) candidate(data []byte, repairs []string, truncated bool, start, end int) (candidate, bool) {
+	c, ok := newCandidate(data, repairs, truncated, j.schema)
+	if !ok {
+		return candidate{}, false
+	}
+	c.start, c.end = start, end
+	c.place = j.places.Of(start, end)
+	if j.file && c.place.Kind == provenance.Output {
+		c.place.Kind = provenance.File
+	}
+	if r := admit(c, j.schema); r != nil {
+		// A structural refusal says more than one for code or {}: it is
+		// the one reported.
+		if j.refused == nil || len(r.needed) > 0 || len(j.refused.needed) == 0 {
+			j.refused = r
+		}
+		return candidate{}, false
+	}
+	return c, true
 }
 
 // newCandidate decodes and validates one value; it reports false for
@@ -191,7 +245,7 @@ func accepted(c candidate) Result {
 	if c.truncated && !contains(repairs, repair.Truncated) {
 		repairs = append(repairs, repair.Truncated)
 	}
-	return Result{OK: true, JSON: c.json, Value: c.value, Repairs: repairs, Truncated: c.truncated}
+	return Result{OK: true, JSON: c.json, Value: c.value, Repairs: repairs, Truncated: c.truncated, Provenance: c.place.Kind}
 }
 
 // rejectedOrCoerced accepts the coerced candidate c when coercion is on
@@ -202,7 +256,7 @@ func rejectedOrCoerced(output []byte, schema *Schema, c candidate, opts Options)
 			// The pipeline's own check, so that nothing but a value that
 			// validates is ever accepted.
 			if len(schema.Validate(r.Value)) == 0 {
-				res := accepted(candidate{json: r.JSON, value: r.Value, repairs: c.repairs, truncated: c.truncated})
+				res := accepted(candidate{json: r.JSON, value: r.Value, repairs: c.repairs, truncated: c.truncated, place: c.place})
 				for _, x := range r.Coercions {
 					res.Repairs = append(res.Repairs, x.String())
 				}

@@ -39,7 +39,7 @@ func CheckFile(path string, schema *Schema, opts Options) Result {
 	if err != nil {
 		return failed(missingDiagnosis(path, fmt.Sprintf("cannot be read: %v", err)))
 	}
-	res := Check(data, schema, opts)
+	res := check(data, schema, opts, true)
 	if res.Diagnosis != nil && res.Diagnosis.Path == "" {
 		res.Diagnosis.Path = path
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cadence-dev/cadence/internal/handoff/provenance"
 )
 
 // Diagnosis explains why an attempt failed: exactly one class, and the
@@ -36,6 +38,9 @@ type Diagnosis struct {
 	Path string
 	// Check is the check that failed (class check).
 	Check *CheckFailure `json:",omitempty"`
+	// Provenance is where the value the diagnosis is about was found
+	// (prose, a code span, …), when one was found.
+	Provenance provenance.Kind `json:",omitempty"`
 }
 
 // CheckFailure is what a failed check leaves for the follow-up prompt, the

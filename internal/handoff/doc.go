@@ -14,6 +14,16 @@
 // violation with its JSON pointer, the line and column of a parse error,
 // where a cut-off value ends.
 //
+// A handoff is one the agent wrote (SPEC §18 "Provenance"). Every value
+// found is placed by the provenance subpackage: the whole output, a json or
+// unlabelled fence, a handoff file, prose, or code (a code span, another
+// language's fence, a value that continues a line of code). Code is never
+// the handoff, nor an empty value in prose, and a value in prose that
+// needed a structural repair (IsStructural) is taken only on the schema's
+// evidence; otherwise the diagnosis quotes what was read, for a follow-up
+// in the same session. Result.Provenance records where the accepted value
+// came from; docs/repair-policy.md gives the policy and its reasons.
+//
 // From a Diagnosis, BuildFollowup writes the prompt that continues the
 // agent's session, NewFailedRecord the debug record kept for each failed
 // attempt, and Summary the one line shown in logs and in the Envelope an

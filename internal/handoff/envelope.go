@@ -29,6 +29,11 @@ type EnvelopeMetadata struct {
 	Attempts int `json:"attempts"`
 	// Repairs names the repairs applied to the accepted value.
 	Repairs []string `json:"repairs"`
+	// Provenance is where the value was found: the whole output, a json
+	// or unlabelled fence, a handoff file, or prose (SPEC §18); empty
+	// for an envelope that no agent's output produced (a gate, a map's
+	// or a loop's own) and in one written before it was recorded.
+	Provenance Provenance `json:"provenance,omitempty"`
 	// PreviousErrors holds the Summary of each earlier failed attempt.
 	PreviousErrors []string `json:"previous_errors"`
 	// CostUSD and Turns accumulate over all of the step's attempts.

@@ -95,6 +95,13 @@ func writeProblem(b *strings.Builder, d *Diagnosis) {
 		return
 	}
 	fmt.Fprintf(b, "What was wrong (%s): ", d.Class)
+	if d.Provenance != "" && (d.Class == ClassEmpty || d.Class == ClassInvalidJSON) {
+		// A value found but refused as the handoff (code, or prose whose
+		// structure had to be guessed): the diagnosis quotes what was
+		// read and asks for the JSON alone.
+		fmt.Fprintf(b, "%s\n", oneLine(d.Details))
+		return
+	}
 	switch d.Class {
 	case ClassMissing:
 		fmt.Fprintf(b, "%s\n", lowerFirst(oneLine(d.Details)))

@@ -55,6 +55,14 @@ func FuzzCheck(f *testing.F) {
 			if len(res.Coercions) > 0 && !coerce {
 				t.Fatalf("coerced without coercion on: %v", res.Coercions)
 			}
+			switch res.Provenance {
+			case ProvenanceOutput, ProvenanceFenceJSON, ProvenanceProse:
+			default:
+				t.Fatalf("accepted from %q: not a provenance a handoff may have", res.Provenance)
+			}
+			if res.Provenance == ProvenanceProse && isEmptyContainer(res.Value) {
+				t.Fatalf("an empty value was taken from prose: %s", res.JSON)
+			}
 			return
 		}
 		if res.Diagnosis == nil || !res.Diagnosis.Class.Valid() {

@@ -10,20 +10,23 @@ import (
 // spec's field names in the spec's order; violations and repairs are
 // always arrays, and created_at is RFC 3339 in UTC.
 type FailedRecord struct {
-	RunID          string      `json:"run_id"`
-	StepID         string      `json:"step_id"`
-	Item           string      `json:"item_key,omitempty"` // the map item's key, for an item's record
-	Attempt        int         `json:"attempt"`
-	Agent          string      `json:"agent"`
-	SessionID      string      `json:"session_id"`
-	Class          Class       `json:"class"`
-	Details        string      `json:"details"`
-	Violations     []Violation `json:"violations"`
-	Repairs        []string    `json:"repairs"`
-	OutputSample   string      `json:"output_sample"`
-	OutputFile     string      `json:"output_file"`
-	FollowupPrompt string      `json:"followup_prompt"`
-	CreatedAt      time.Time   `json:"created_at"`
+	RunID      string      `json:"run_id"`
+	StepID     string      `json:"step_id"`
+	Item       string      `json:"item_key,omitempty"` // the map item's key, for an item's record
+	Attempt    int         `json:"attempt"`
+	Agent      string      `json:"agent"`
+	SessionID  string      `json:"session_id"`
+	Class      Class       `json:"class"`
+	Details    string      `json:"details"`
+	Violations []Violation `json:"violations"`
+	Repairs    []string    `json:"repairs"`
+	// Provenance is where the value the record is about was found (prose,
+	// code_span, …); omitted when no value was found.
+	Provenance     Provenance `json:"provenance,omitempty"`
+	OutputSample   string     `json:"output_sample"`
+	OutputFile     string     `json:"output_file"`
+	FollowupPrompt string     `json:"followup_prompt"`
+	CreatedAt      time.Time  `json:"created_at"`
 	// Check is the failed check of a class check record.
 	Check *CheckFailure `json:"check,omitempty"`
 }
@@ -56,6 +59,7 @@ func NewFailedRecord(ref AttemptRef, d *Diagnosis, res Result, outputFile, follo
 	if d != nil {
 		r.Class = d.Class
 		r.Details = d.Details
+		r.Provenance = d.Provenance
 		r.Violations = append([]Violation(nil), d.Violations...)
 		r.OutputSample = d.OutputSample
 		r.Check = d.Check

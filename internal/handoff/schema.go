@@ -28,8 +28,9 @@ type Schema struct {
 	// Raw is the schema document as read.
 	Raw []byte
 
-	compiled *jsonschema.Schema
-	fields   []field // top-level properties, in declaration order
+	compiled  *jsonschema.Schema
+	fields    []field // top-level properties, in declaration order
+	rootArray bool    // the top level is declared "type": "array"
 }
 
 // field is one top-level property of a schema, used for the key lists of a
@@ -99,7 +100,9 @@ func CompileSchemaBytes(name string, data []byte) (*Schema, error) {
 	}
 	raw := make([]byte, len(data))
 	copy(raw, data)
-	return &Schema{Path: name, Raw: raw, compiled: compiled, fields: topLevelFields(data, doc)}, nil
+	root, _ := resolveRoot(doc)
+	obj, _ := root.(map[string]any)
+	return &Schema{Path: name, Raw: raw, compiled: compiled, fields: topLevelFields(data, doc), rootArray: obj["type"] == "array"}, nil
 }
 
 // Required returns the required top-level property names, in the schema's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cadence-dev/cadence/internal/handoff/extract"
+	"github.com/cadence-dev/cadence/internal/handoff/provenance"
 )
 
 // DefaultWindow is how much of the end of a long output a Stream keeps for
@@ -96,6 +97,14 @@ func (s *Stream) trim() {
 func (s *Stream) value(v extract.Value) {
 	c, ok := newCandidate(v.Data, nil, false, s.schema)
 	if !ok {
+		return
+	}
+	// The fences and code spans of a long output are not kept: a value
+	// found as it streams past is held to the rules of prose, where code
+	// is not told apart (docs/repair-policy.md).
+	c.start, c.end = int(v.Offset), int(v.Offset)+len(v.Data)
+	c.place = provenance.Place{Kind: provenance.Prose}
+	if admit(c, s.schema) != nil {
 		return
 	}
 	s.last = &c

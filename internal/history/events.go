@@ -26,6 +26,7 @@ type Event struct {
 	Class       string     `json:"class,omitempty"`
 	Error       string     `json:"error,omitempty"`
 	Repairs     []string   `json:"repairs,omitempty"`
+	Provenance  string     `json:"provenance,omitempty"` // where a finished attempt's handoff was found (SPEC §18)
 	PID         int        `json:"pid,omitempty"`
 	SessionID   string     `json:"session_id,omitempty"`
 	Until       *time.Time `json:"until,omitempty"`

@@ -161,6 +161,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 				end := base
 				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, a.Status, a.Class, a.Error
 				end.Repairs, end.Until, end.Uncounted = a.Repairs, a.NextRetryAt, a.Uncounted
+				end.Provenance = a.Provenance
 				end.Elapsed = a.FinishedAt.Sub(a.StartedAt).Seconds()
 				add(fmt.Sprintf("a/%s/%d/end", name, a.N), 4, end)
 				last = *a.FinishedAt

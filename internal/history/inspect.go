@@ -136,26 +136,30 @@ type DeadReport struct {
 
 // AttemptReport is one attempt of a StepReport.
 type AttemptReport struct {
-	N             int        `json:"n"`
-	Status        string     `json:"status"`
-	Kind          string     `json:"kind"`
-	Class         string     `json:"class"`
-	Error         string     `json:"error"`
-	StartedAt     time.Time  `json:"started_at"`
-	FinishedAt    *time.Time `json:"finished_at"`
-	PID           *int       `json:"pid"`
-	ExitCode      *int       `json:"exit_code"`
-	SessionID     string     `json:"session_id"`
-	DelayMS       *int64     `json:"delay_ms"`
-	NextRetryAt   *time.Time `json:"next_retry_at"`
-	RetryAfterMS  *int64     `json:"retry_after_ms"`
-	Repairs       []string   `json:"repairs"`
-	FailedHandoff string     `json:"failed_handoff"`
-	OutputFile    string     `json:"output_file"`
-	CostUSD       *float64   `json:"cost_usd"`
-	Turns         int        `json:"turns"`
-	InputTokens   int64      `json:"input_tokens"`
-	OutputTokens  int64      `json:"output_tokens"`
+	N            int        `json:"n"`
+	Status       string     `json:"status"`
+	Kind         string     `json:"kind"`
+	Class        string     `json:"class"`
+	Error        string     `json:"error"`
+	StartedAt    time.Time  `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
+	PID          *int       `json:"pid"`
+	ExitCode     *int       `json:"exit_code"`
+	SessionID    string     `json:"session_id"`
+	DelayMS      *int64     `json:"delay_ms"`
+	NextRetryAt  *time.Time `json:"next_retry_at"`
+	RetryAfterMS *int64     `json:"retry_after_ms"`
+	Repairs      []string   `json:"repairs"`
+	// Provenance is where the handoff was found: output, fence_json, file
+	// or prose; for a failed attempt, where the value refused as one was
+	// (code_span, code_fence, prose). Omitted when no value was found.
+	Provenance    string   `json:"provenance,omitempty"`
+	FailedHandoff string   `json:"failed_handoff"`
+	OutputFile    string   `json:"output_file"`
+	CostUSD       *float64 `json:"cost_usd"`
+	Turns         int      `json:"turns"`
+	InputTokens   int64    `json:"input_tokens"`
+	OutputTokens  int64    `json:"output_tokens"`
 	// CircuitGen is the generation of the agent's circuit breaker the
 	// attempt was admitted under; it changes with every transition of the
 	// breaker, so a report can tell where the circuit opened and closed.
@@ -429,7 +433,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 		}
 		ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
 			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
-			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs),
+			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs), Provenance: a.Provenance,
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,
 			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted, Warning: a.Warning,
 			Agent: a.Agent, Checks: checks[attemptKey{a.Unit(), a.N}]}

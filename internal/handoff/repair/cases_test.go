@@ -88,6 +88,8 @@ var repairCases = []repairCase{
 	{"python words in strings kept", `{"a": "True", "b": 'None', "c": False}`, `{"a":"True","b":"None","c":false}`, "single_quotes python_literals", false},
 	{"python key True stays key", `{True: 1}`, `{"True":1}`, "unquoted_keys", false},
 	{"unknown word", `{"a": yes}`, `{"a":"yes"}`, "unquoted_value", false},
+	{"bare value ends at the next key", `{"key":value "key2":"value2" }`, `{"key":"value","key2":"value2"}`, "unquoted_value missing_comma", false},
+	{"bare value keeps a quote that starts no key", `{"a": say "hi" now}`, `{"a":"say \"hi\" now"}`, "unquoted_value", false},
 
 	// single_quotes
 	{"single key and value", `{'a': 'b'}`, `{"a":"b"}`, "single_quotes", false},

@@ -36,6 +36,11 @@ type Result struct {
 	// Truncated is set when the value was only obtained by closing input
 	// that ended inside it.
 	Truncated bool
+	// Start and End are the offsets in the input of the value's first
+	// byte and just past its last, so that a caller can tell where it was
+	// found (the whole input, a fence, prose). A list gathered from
+	// several values spans all of them.
+	Start, End int
 }
 
 // Repair returns the handoff in input: the last complete top-level value,
@@ -176,7 +181,7 @@ func (d *docScanner) result(c *candidate) Result {
 		reps.add(idProse)
 	}
 	reps.merge(c.reps)
-	return Result{JSON: c.json, Repairs: reps.names(), Truncated: c.truncated}
+	return Result{JSON: c.json, Repairs: reps.names(), Truncated: c.truncated, Start: c.start, End: c.end}
 }
 
 // withDocRepair inserts an input-wide repair after the others of its kind
@@ -245,5 +250,5 @@ func (d *docScanner) listResult(l *listBuilder) Result {
 	}
 	reps.add(idConcatenated)
 	reps.merge(l.reps)
-	return Result{JSON: append(l.json, ']'), Repairs: reps.names()}
+	return Result{JSON: append(l.json, ']'), Repairs: reps.names(), Start: l.first, End: l.lastAt}
 }

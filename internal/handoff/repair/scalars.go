@@ -145,6 +145,12 @@ scan:
 				quote = true
 				break scan
 			}
+			if i > start && len(p.stack) > 0 && p.stack[len(p.stack)-1] == '{' && keyAhead(in, i) {
+				// {"key":value "key2":"value2"}: the next member's key
+				// ends the bare value, and a comma is missing; swallowed,
+				// it would make one wrong string of two members.
+				break scan
+			}
 		case '/':
 			if i+1 < len(in) && in[i+1] == '*' || i > start && in[i-1] == ' ' && i+1 < len(in) && in[i+1] == '/' {
 				break scan
@@ -175,6 +181,24 @@ scan:
 		p.pos = i + 1
 	}
 	return nil
+}
+
+// keyAhead reports whether a quoted key and its ':' start at in[i], on
+// one line.
+func keyAhead(in []byte, i int) bool {
+	j := i + 1
+	for j < len(in) && in[j] != '"' && in[j] != '\n' {
+		if in[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	if j >= len(in) || in[j] != '"' {
+		return false
+	}
+	for j++; j < len(in) && (in[j] == ' ' || in[j] == '\t'); j++ {
+	}
+	return j < len(in) && in[j] == ':'
 }
 
 // copyRaw writes in[from:to] as the content of a JSON string: quotes and

@@ -137,7 +137,7 @@ func (s *scanner) tryScalar(i int, fence fenceKind) int {
 		kind = '"'
 	}
 	s.found++
-	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence, start: i, end: p.pos})
+	s.emit(&candidate{json: p.out, reps: p.reps, truncated: p.truncated, kind: kind, fence: fence, start: i, end: max(p.pos, j)})
 	return p.pos
 }
 
