@@ -1,3 +1,0 @@
--- 0010_attempt_provenance: the same column as SQLite's
--- 0016_attempt_provenance.sql; see there.
-ALTER TABLE attempts ADD COLUMN provenance TEXT NOT NULL DEFAULT '';
