@@ -61,7 +61,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/...
 
 # Per-step cost of cadence as a user runs it, beside the floor, DBOS and
-# River (issue 34; BENCHMARKS.md). Takes about a quarter of an hour at the
+# River (issue 34; BENCHMARKS.md). Took 22 minutes on a loaded machine at the
 # issue's sizes; BENCH_STEPS=100 BENCH_CHECK_STEPS=1000 BENCH_HISTORY=10000
 # for a quick run. strace counts the fsyncs.
 bench-steps:

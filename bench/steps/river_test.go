@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,6 +26,13 @@ type riverStep struct {
 
 func (riverStep) Kind() string { return "step" }
 
+// riverSteps is a River job that runs a chain of N resumable steps.
+type riverSteps struct {
+	N int `json:"n"`
+}
+
+func (riverSteps) Kind() string { return "steps" }
+
 // riverTx is what a worker needs of a transaction on one driver.
 type riverTx[TTx any] struct {
 	begin    func(ctx context.Context) (TTx, error)
@@ -32,6 +40,47 @@ type riverTx[TTx any] struct {
 	rollback func(ctx context.Context, tx TTx)
 	// complete is river.JobCompleteTx with the driver's type.
 	complete func(ctx context.Context, tx TTx, job *river.Job[riverStep]) error
+	// setStep is river.ResumableSetStepTx with the driver's type.
+	setStep func(ctx context.Context, tx TTx, job *river.Job[riverSteps]) error
+}
+
+// stepsWorker runs a chain as one job of N resumable steps, each one start
+// of /bin/true and then, in a transaction of its own, the step recorded
+// (river.ResumableSetStepTx), so that each step is durable before the next
+// begins, as a DBOS step is. done is closed when the last step has
+// committed.
+type stepsWorker[TTx any] struct {
+	river.WorkerDefaults[riverSteps]
+	tx   riverTx[TTx]
+	done chan struct{}
+}
+
+func (w *stepsWorker[TTx]) Work(ctx context.Context, job *river.Job[riverSteps]) error {
+	var failed error
+	for i := range job.Args.N {
+		river.ResumableStep(ctx, "s"+strconv.Itoa(i), nil, func(ctx context.Context) error {
+			if err := startTrue(ctx); err != nil {
+				failed = err
+				return err
+			}
+			tx, err := w.tx.begin(ctx)
+			if err != nil {
+				failed = err
+				return err
+			}
+			defer w.tx.rollback(ctx, tx)
+			if err := w.tx.setStep(ctx, tx, job); err != nil {
+				failed = err
+				return err
+			}
+			failed = w.tx.commit(ctx, tx)
+			return failed
+		})
+	}
+	if failed == nil {
+		close(w.done)
+	}
+	return failed
 }
 
 // chainWorker runs step I of a chain of n: one start of /bin/true, then
@@ -83,7 +132,7 @@ func (itemWorker) Work(ctx context.Context, _ *river.Job[riverStep]) error { ret
 // worker on the default queue, maxWorkers at once, fetching every
 // millisecond (River's defaults are 100 ms between fetches and a poll
 // each second); it is stopped when b ends.
-func riverClient[TTx any](b *testing.B, driver riverdriver.Driver[TTx], worker river.Worker[riverStep], maxWorkers int) *river.Client[TTx] {
+func riverClient[TTx any, TArgs river.JobArgs](b *testing.B, driver riverdriver.Driver[TTx], worker river.Worker[TArgs], maxWorkers int) *river.Client[TTx] {
 	ctx := b.Context()
 	migrator, err := rivermigrate.New(driver, nil)
 	if err != nil {
@@ -117,7 +166,8 @@ func riverClient[TTx any](b *testing.B, driver riverdriver.Driver[TTx], worker r
 	return client
 }
 
-// riverChain times a chain of n steps on one River client.
+// riverChain times a chain of n steps on one River client, a job per
+// step.
 func riverChain[TTx any](b *testing.B, n int, driver riverdriver.Driver[TTx], tx riverTx[TTx]) time.Duration {
 	b.StopTimer()
 	w := &chainWorker[TTx]{tx: tx, n: n, done: make(chan struct{})}
@@ -127,12 +177,32 @@ func riverChain[TTx any](b *testing.B, n int, driver riverdriver.Driver[TTx], tx
 	if _, err := client.Insert(b.Context(), riverStep{I: 0}, nil); err != nil {
 		b.Fatal(err)
 	}
+	waitRiver(b, w.done)
+	return time.Since(start)
+}
+
+// riverResumable times a chain of n steps on one River client, one job
+// of n resumable steps.
+func riverResumable[TTx any](b *testing.B, n int, driver riverdriver.Driver[TTx], tx riverTx[TTx]) time.Duration {
+	b.StopTimer()
+	w := &stepsWorker[TTx]{tx: tx, done: make(chan struct{})}
+	client := riverClient[TTx](b, driver, w, 1)
+	b.StartTimer()
+	start := time.Now()
+	if _, err := client.Insert(b.Context(), riverSteps{N: n}, nil); err != nil {
+		b.Fatal(err)
+	}
+	waitRiver(b, w.done)
+	return time.Since(start)
+}
+
+// waitRiver waits until done is closed or b's time is up.
+func waitRiver(b *testing.B, done <-chan struct{}) {
 	select {
-	case <-w.done:
+	case <-done:
 	case <-b.Context().Done():
 		b.Fatal("chain not finished")
 	}
-	return time.Since(start)
 }
 
 // riverMap times n items, 4 at once, on one River client: inserted in one
@@ -174,6 +244,10 @@ func pgxTx(pool *pgxpool.Pool) riverTx[pgx.Tx] {
 			_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 			return err
 		},
+		setStep: func(ctx context.Context, tx pgx.Tx, job *river.Job[riverSteps]) error {
+			_, err := river.ResumableSetStepTx[*riverpgxv5.Driver](ctx, tx, job)
+			return err
+		},
 	}
 }
 
@@ -185,6 +259,10 @@ func sqlTx(db *sql.DB) riverTx[*sql.Tx] {
 		rollback: func(_ context.Context, tx *sql.Tx) { _ = tx.Rollback() },
 		complete: func(ctx context.Context, tx *sql.Tx, job *river.Job[riverStep]) error {
 			_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx, job)
+			return err
+		},
+		setStep: func(ctx context.Context, tx *sql.Tx, job *river.Job[riverSteps]) error {
+			_, err := river.ResumableSetStepTx[*riversqlite.Driver](ctx, tx, job)
 			return err
 		},
 	}
@@ -210,8 +288,10 @@ func riverPool(b *testing.B) *pgxpool.Pool {
 	return pool
 }
 
-// BenchmarkRiver runs the chain (a job per step, each inserting the next
-// in the transaction that completes it) and the map items (a job per
+// BenchmarkRiver runs the chain two ways, chain/… a job per step, each
+// inserting the next in the transaction that completes it, and steps/… one
+// job of resumable steps each recorded in a transaction of its own, and
+// the map items (a job per
 // item, 4 workers) on River, on SQLite and on PostgreSQL, timed from the
 // first insert to the last completion: River's own start is not counted.
 func BenchmarkRiver(b *testing.B) {
@@ -221,6 +301,14 @@ func BenchmarkRiver(b *testing.B) {
 		for b.Loop() {
 			db := riverSQLite(b)
 			total += riverChain(b, n, riversqlite.New(db), sqlTx(db))
+		}
+		reportPerStep(b, total.Nanoseconds()/int64(b.N), n, "step")
+	})
+	b.Run("steps/sqlite", func(b *testing.B) {
+		var total time.Duration
+		for b.Loop() {
+			db := riverSQLite(b)
+			total += riverResumable(b, n, riversqlite.New(db), sqlTx(db))
 		}
 		reportPerStep(b, total.Nanoseconds()/int64(b.N), n, "step")
 	})
@@ -236,6 +324,14 @@ func BenchmarkRiver(b *testing.B) {
 		for b.Loop() {
 			pool := riverPool(b)
 			total += riverChain(b, n, riverpgxv5.New(pool), pgxTx(pool))
+		}
+		reportPerStep(b, total.Nanoseconds()/int64(b.N), n, "step")
+	})
+	b.Run("steps/postgres", func(b *testing.B) {
+		var total time.Duration
+		for b.Loop() {
+			pool := riverPool(b)
+			total += riverResumable(b, n, riverpgxv5.New(pool), pgxTx(pool))
 		}
 		reportPerStep(b, total.Nanoseconds()/int64(b.N), n, "step")
 	})

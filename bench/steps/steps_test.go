@@ -56,25 +56,44 @@ func TestMapWorkflow(t *testing.T) {
 	}
 }
 
-// TestSyscallCounts reads strace -c summaries: one of a real cadence run,
-// and one with both calls and an errors column.
-func TestSyscallCounts(t *testing.T) {
-	for _, tt := range []struct {
-		file string
-		want map[string]int
-	}{
-		{"strace-fsync.txt", map[string]int{"fsync": 89}},
-		{"strace-both.txt", map[string]int{"fsync": 2012, "fdatasync": 1003}},
-	} {
-		got, err := syscallCounts(filepath.Join("testdata", tt.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !maps.Equal(got, tt.want) {
-			t.Errorf("%s: %v, want %v", tt.file, got, tt.want)
-		}
+// TestSyncsByFile reads the fsync and fdatasync calls of an strace -y
+// trace (lines from a real cadence run), a call interrupted by another
+// thread's counted once.
+func TestSyncsByFile(t *testing.T) {
+	got, err := syncsByFile(filepath.Join("testdata", "strace-y.txt"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := syscallCounts(filepath.Join("testdata", "missing.txt")); err == nil {
-		t.Error("a missing summary: no error")
+	want := map[string]int{
+		"/p/.cadence/lock":                            1,
+		"/p/.cadence/state.db-wal":                    3,
+		"/p/.cadence/state.db":                        1,
+		"/p/.cadence/state.db-journal":                1,
+		"/p/.cadence":                                 1,
+		"/p/.cadence/handoffs/20261127-122959-3475de": 1,
+		"/p/.cadence/handoffs/20261127-122959-3475de/.s0.json.tmp-3727704274": 1,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if _, err := syncsByFile(filepath.Join("testdata", "missing.txt")); err == nil {
+		t.Error("a missing trace: no error")
+	}
+}
+
+// TestFileKind sorts fsynced files by what they are to cadence.
+func TestFileKind(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "state.db-wal"), "wal"},
+		{filepath.Join(dir, "state.db"), "db"},
+		{filepath.Join(dir, "state.db-journal"), "db"},
+		{dir, "dir"},
+		{filepath.Join(dir, ".s0.json.tmp-1"), "file"}, // renamed away: gone
+		{filepath.Join(dir, "lock"), "file"},
+	} {
+		if got := fileKind(tt.path); got != tt.want {
+			t.Errorf("fileKind(%s) = %s, want %s", tt.path, got, tt.want)
+		}
 	}
 }

@@ -2,18 +2,17 @@ package steps
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // BenchmarkCadenceDurability counts what a step costs in durability: on
 // SQLite the fsync and fdatasync calls of `cadence run` (its process and
-// every child, counted by strace -f), on PostgreSQL the transactions the
+// every child, traced by strace -f), in all and by kind of file; on PostgreSQL the transactions the
 // server committed for it (pg_stat_database), each per step of a chain of
 // BENCH_STEPS command steps. Wall time under strace is not reported: the
 // tracing slows every system call.
@@ -25,21 +24,30 @@ func BenchmarkCadenceDurability(b *testing.B) {
 		if err != nil {
 			b.Fatal("strace not found (Debian: apt-get install -y strace; make bench-steps installs it)")
 		}
-		var syncs int
+		syncs := map[string]int{}
 		for b.Loop() {
 			dir := project(b, chainWorkflow(n, trueCmd), 0)
-			summary := filepath.Join(b.TempDir(), "strace.txt")
+			trace := filepath.Join(b.TempDir(), "strace.txt")
 			run := command(b.Context(), bin, "", nil, "run", "--quiet", dir)
-			run.Args = append([]string{strace, "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", summary}, run.Args...)
+			run.Args = append([]string{strace, "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", trace}, run.Args...)
 			run.Path = strace
 			runCadence(b, run, 0)
-			calls, err := syscallCounts(summary)
+			calls, err := syncsByFile(trace)
 			if err != nil {
 				b.Fatal(err)
 			}
-			syncs += calls["fsync"] + calls["fdatasync"]
+			for file, k := range calls {
+				syncs[fileKind(file)] += k
+				syncs["all"] += k
+			}
 		}
-		b.ReportMetric(float64(syncs)/float64(b.N)/float64(n), "fsyncs/step")
+		for kind, k := range syncs {
+			unit := "fsyncs/step"
+			if kind != "all" {
+				unit = kind + "-fsyncs/step"
+			}
+			b.ReportMetric(float64(k)/float64(b.N)/float64(n), unit)
+		}
 	})
 	b.Run("postgres", func(b *testing.B) {
 		c := postgres(b)
@@ -54,12 +62,17 @@ func BenchmarkCadenceDurability(b *testing.B) {
 	})
 }
 
-// syscallCounts reads the calls column of an `strace -c` summary:
+// syncCall is an fsync or fdatasync call in the output of strace -y,
+// which names the file of each descriptor:
 //
-//	% time     seconds  usecs/call     calls    errors syscall
-//	------ ----------- ----------- --------- --------- ----------------
-//	 98.10    0.051018          25      2000           fsync
-func syscallCounts(path string) (map[string]int, error) {
+//	9121  fsync(9</p/.cadence/state.db-wal>) = 0
+//	9122  fsync(12</p/.cadence/handoffs/RUN> <unfinished ...>
+var syncCall = regexp.MustCompile(`\b(?:fsync|fdatasync)\(\d+<([^>]*)>`)
+
+// syncsByFile counts the fsync and fdatasync calls of an strace -y output
+// by file. A call interrupted by another thread's is counted once, at its
+// start (the "<... fsync resumed>" line names no file).
+func syncsByFile(path string) (map[string]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -67,16 +80,28 @@ func syscallCounts(path string) (map[string]int, error) {
 	defer f.Close()
 	counts := map[string]int{}
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || fields[0] == "%" || strings.HasPrefix(fields[0], "-") || fields[len(fields)-1] == "total" {
-			continue
+		if m := syncCall.FindStringSubmatch(sc.Text()); m != nil {
+			counts[m[1]]++
 		}
-		calls, err := strconv.Atoi(fields[3])
-		if err != nil {
-			return nil, fmt.Errorf("%s: calls of %q: %w", path, sc.Text(), err)
-		}
-		counts[fields[len(fields)-1]] = calls
 	}
 	return counts, sc.Err()
+}
+
+// fileKind says what an fsynced file is to cadence: wal (SQLite's
+// write-ahead log: the commits), db (the database file and its rollback
+// journal: checkpoints and schema), dir (a directory, after a rename into
+// it), or file (a file cadence writes to a temporary name and renames).
+func fileKind(path string) string {
+	switch {
+	case strings.HasSuffix(path, "-wal"):
+		return "wal"
+	case strings.HasSuffix(path, ".db"), strings.HasSuffix(path, "-journal"), strings.HasSuffix(path, "-shm"):
+		return "db"
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return "dir"
+	}
+	return "file"
 }
