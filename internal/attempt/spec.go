@@ -199,7 +199,7 @@ func (t *try) cadenceEnv() []string {
 		"CADENCE_IDEMPOTENCY_KEY=" + t.in.Unit().String(),
 		"CADENCE_SESSION_ID=" + t.plan.sessionID,
 		"CADENCE_PROJECT_DIR=" + t.r.Dir,
-		"CADENCE_OUTPUTS_DIR=" + OutputsDir(t.r.Dir, t.in.Run.ID),
+		"CADENCE_OUTPUTS_DIR=" + outputsDir(t.r.Dir, t.in),
 	}
 	if t.in.Item != nil {
 		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)

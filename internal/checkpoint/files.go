@@ -133,6 +133,10 @@ func (a *AtomicFile) Abort() error {
 	return nil
 }
 
+// SyncDir fsyncs a directory, so that the creation, removal or renaming
+// of a name in it survives a power cut.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 // syncDir fsyncs a directory so a rename in it survives a power cut.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
