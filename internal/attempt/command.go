@@ -134,7 +134,9 @@ func OutputsDir(dir, runID string) string {
 // own (.cadence/outputs/RUN/STEPPATH[/ITEM]) in the project dir, so that what one instance
 // reads is never what another, running beside it or in another
 // iteration, put there.
-func outputsDir(dir string, in *Instance) string { return checkpoint.UnitDir(dir, "outputs", in.Unit()) }
+func outputsDir(dir string, in *Instance) string {
+	return checkpoint.UnitDir(dir, "outputs", in.Unit())
+}
 
 // keepsOutputs reports whether the instance's process gets its
 // CADENCE_OUTPUTS_DIR filled: a command step's always, an agent's when
