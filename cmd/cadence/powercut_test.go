@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"math/rand"
 	"os"
@@ -187,9 +188,8 @@ func cutPower(t *testing.T, fs *powercut.FS) {
 	}
 }
 
-// killUnder sends SIGKILL to every process whose working directory is dir
-// or below it (cadence, its supervisors, agents, commands and checks all
-// work in the project), until none is left.
+// killUnder sends SIGKILL to every process that works in dir (cadence, its
+// supervisors, agents, commands and checks), until none is left.
 func killUnder(t *testing.T, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -208,9 +208,10 @@ func killUnder(t *testing.T, dir string) {
 	}
 }
 
-// processesUnder lists the live processes whose working directory is dir
-// or below it.
+// processesUnder lists the live processes whose working directory, or a
+// file they hold open, is dir or below it.
 func processesUnder(dir string) []int {
+	under := func(path string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -221,11 +222,20 @@ func processesUnder(dir string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
-			continue
+		uses := false
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && under(cwd) {
+			uses = true
 		}
-		if alive(pid) {
+		fds, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+		for _, fd := range fds {
+			if uses {
+				break
+			}
+			if target, err := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); err == nil && under(target) {
+				uses = true
+			}
+		}
+		if uses && alive(pid) {
 			pids = append(pids, pid)
 		}
 	}
@@ -262,4 +272,89 @@ func checkOutputsSeen(t *testing.T, rep history.Report, seen string) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPowerCutKeepsTheAgentsSession cuts the power while an agent runs
+// and nothing else commits: its attempt's pid must have been durable
+// before it ran, so resume knows the agent ran, continues its session
+// with a follow-up (G5) rather than a fresh session with the original
+// prompt, and inspect does not call it "interrupted before the agent
+// started". On both models of the filesystem, and for a file handoff
+// the agent wrote and fsynced before the cut, which resume adopts.
+func TestPowerCutKeepsTheAgentsSession(t *testing.T) {
+	if err := powercut.Available(); err != nil {
+		t.Fatalf("this test needs a FUSE filesystem, and this machine cannot mount one: %v", err)
+	}
+	for _, model := range []powercut.Model{powercut.POSIX, powercut.Ext4} {
+		t.Run(model.String(), func(t *testing.T) {
+			outside := t.TempDir()
+			ledger := filepath.Join(outside, "ledger.jsonl")
+			wf := strings.ReplaceAll(simWorkflow(`{max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}`, `
+  - {id: one, prompt: go, handoff: {schema: s.json}}
+  - {id: two, needs: [one], prompt: go, handoff: {from: file, path: out/two.json, schema: s.json}}
+`), "[--ledger, ledger.jsonl]", "[--ledger, "+ledger+"]")
+			backing := newProject(t, wf, map[string]string{"s.json": boolSchema, "scenario.yaml": `
+steps:
+  one:
+    - {hang: true}
+    - {answer: '{"ok": true}'}
+  two:
+    - {write_file: '{"ok": true}', answer: done, linger: 1m}
+`})
+			fs := mountPowerCut(t, backing.dir, model)
+			p := &project{t: t, dir: fs.Dir(), ledgerFile: ledger, cwd: outside}
+
+			// Cut while one's agent hangs.
+			run := powerCutStart(t, p, "run")
+			waitFor(t, "step one's agent to run", func() bool { return len(p.executions("one")) == 1 })
+			cutPower(t, fs)
+			run.wait(t)
+			// Cut while two's agent lingers after writing its file.
+			resume := powerCutStart(t, p, "resume")
+			waitFor(t, "step two's agent to write its handoff", func() bool {
+				_, err := os.Stat(filepath.Join(backing.dir, "out", "two.json"))
+				return err == nil
+			})
+			cutPower(t, fs)
+			resume.wait(t)
+			p.cadence(nil, "resume").exits(t, 0)
+
+			recs := p.executions("one")
+			if len(recs) != 2 || !recs[1].Resume || recs[1].SessionID != recs[0].SessionID {
+				t.Errorf("executions of one %+v, want the second to resume the first's session", recs)
+			}
+			rep := p.inspect()
+			one := step(rep, "one")
+			if len(one.Attempts) != 2 || one.Attempts[0].Status != "interrupted" || one.Attempts[0].PID == nil ||
+				strings.Contains(one.Attempts[0].Error, "before the agent started") || one.Attempts[1].Kind != "followup" {
+				t.Errorf("attempts of one %+v, want attempt 1 interrupted with its pid, then a follow-up", one.Attempts)
+			}
+			if n := len(p.executions("two")); n != 1 {
+				t.Errorf("step two's agent ran %d times, want once: its fsynced handoff is adopted", n)
+			}
+			if two := step(rep, "two"); len(two.Attempts) != 1 || two.Attempts[0].Status != "adopted" {
+				t.Errorf("attempts of two %+v, want one adopted", two.Attempts)
+			}
+		})
+	}
+}
+
+// powerCutStart starts cadence in the background; wait returns once the
+// power cut (or anything else) ended it.
+func powerCutStart(t *testing.T, p *project, name string) *proc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := p.command(ctx, nil, name)
+	pr := &proc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = pr.out, pr.err
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		defer cancel()
+		pr.res = p.finish(cmd, cmd.Wait(), pr.out.String(), pr.err.String())
+		close(pr.done)
+	}()
+	return pr
 }

@@ -94,7 +94,9 @@ func (r *Runner) clearHandoffFile(in *Instance) (string, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return "", fmt.Errorf("clear the handoff file %s of %s: %w", ws.Handoff.Path, in.Label(), err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The directory is durable before the agent runs, so that a handoff
+	// the agent makes durable in it survives a power cut.
+	if err := checkpoint.MkdirAllSynced(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("create the directory of handoff file %s: %w", ws.Handoff.Path, err)
 	}
 	return path, nil
