@@ -591,7 +591,10 @@ func (d *durability) afterKill() {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
 			if _, seen := d.landed[k]; a.Status == "running" && !seen {
-				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID, a.N)
+				// A handoff whose checks started is also in the state
+				// database, committed with the first check's start: it
+				// landed even when its file did not survive a power cut.
+				d.landed[k] = len(a.Checks) > 0 || d.handoffLanded(rep.Run.ID, s.ID, a.N)
 			}
 		}
 	}

@@ -30,7 +30,7 @@ type powerCutSchedule struct {
 
 // defaultPowerCutTrials keeps the schedule near half a minute on two
 // shared cores; CADENCE_POWERCUT_TRIALS runs a long one.
-const defaultPowerCutTrials = 3
+const defaultPowerCutTrials = 1
 
 func powerCutScheduleFromEnv(t *testing.T) powerCutSchedule {
 	t.Helper()
