@@ -87,6 +87,8 @@ func TestPowerCutSchedule(t *testing.T) {
 					d = powerCutTrial(t, model, rnd, s.fault, &execs)
 				})
 				if d != nil {
+					t.Logf("trial %d on %s: %d cuts, ended %s, violations: %v", trial, model, d.kills,
+						map[bool]string{false: "succeeded", true: "failed"}[d.failed], !ok)
 					cuts += d.kills
 					adopted += d.adopted
 					interrupted += d.interrupted
