@@ -447,7 +447,7 @@ steps:
 		"CADENCE_IDEMPOTENCY_KEY": rep.Run.ID + "/one",
 		"CADENCE_SESSION_ID":      s.Attempts[0].SessionID,
 		"CADENCE_PROJECT_DIR":     p.dir,
-		"CADENCE_OUTPUTS_DIR":     filepath.Join(p.dir, ".cadence", "outputs", rep.Run.ID),
+		"CADENCE_OUTPUTS_DIR":     filepath.Join(p.dir, ".cadence", "outputs", rep.Run.ID, "one"),
 	}
 	b, err := os.ReadFile(record)
 	if err != nil {

@@ -520,6 +520,10 @@ type durability struct {
 	landed      map[attemptKey]bool     // G5: did an interrupted attempt's handoff land
 	gone        map[int]bool            // G6: agent pids already seen dead
 	decisions   map[string]string       // SPEC 16.7: each step's decision as first seen, with its status
+	// byProcess reads the state through `cadence inspect --json` rather
+	// than in this process: on the power-cut filesystem, which this
+	// process serves, SQLite's shared memory must not be mapped here.
+	byProcess bool
 }
 
 func newDurability(t *testing.T, p *project, files map[string]string) *durability {
@@ -532,6 +536,18 @@ func newDurability(t *testing.T, p *project, files map[string]string) *durabilit
 // false while no run exists yet.
 func (d *durability) report() (history.Report, bool) {
 	d.t.Helper()
+	if d.byProcess {
+		r := d.p.cadence(nil, "inspect", "--json")
+		if r.code != 0 && strings.Contains(r.stderr, "no runs") {
+			return history.Report{}, false
+		}
+		r.exits(d.t, 0)
+		var rep history.Report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			d.t.Fatalf("inspect --json: %v\n%s", err, r.stdout)
+		}
+		return rep, true
+	}
 	rep, err := history.Inspect(context.Background(), d.p.dir, d.p.state, "", false)
 	if errors.Is(err, history.ErrNoRuns) {
 		return history.Report{}, false
@@ -575,7 +591,10 @@ func (d *durability) afterKill() {
 		for _, a := range s.Attempts {
 			k := attemptKey{s.ID, a.N}
 			if _, seen := d.landed[k]; a.Status == "running" && !seen {
-				d.landed[k] = d.handoffLanded(rep.Run.ID, s.ID, a.N)
+				// A handoff whose checks started is also in the state
+				// database, committed with the first check's start: it
+				// landed even when its file did not survive a power cut.
+				d.landed[k] = len(a.Checks) > 0 || d.handoffLanded(rep.Run.ID, s.ID, a.N)
 			}
 		}
 	}
@@ -837,6 +856,8 @@ func ledgerIndex(recs []sim.LedgerRecord) map[attemptKey][]sim.LedgerRecord {
 //   - nothing ran after the attempt recorded as the step's success (G2);
 //   - counted attempts and their executions stay within max_attempts, and a
 //     failed step used exactly max_attempts (G3);
+//   - an attempt that executed has its pid recorded: its agent ran only
+//     once its pid was committed (G1);
 //   - the attempt after one interrupted while its agent ran continues
 //     that agent's session (G5);
 //   - a retry never started before the stored deadline of the failure it
@@ -869,7 +890,10 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 				// cadence records the leader of the attempt's process group
 				// (the supervisor); the agent runs in that group.
 				bad("step %s attempt %d: ledger process group %d, attempt row pid %d", k.step, k.n, r.PGID, *a.PID)
-			case a.PID == nil && a.Status != "interrupted":
+			case a.PID == nil:
+				// An agent runs only once its pid is committed, durably:
+				// an execution with no pid is one whose start a crash or
+				// a power cut could lose (G1, G5).
 				bad("step %s attempt %d: executed (pid %d) but %s with no pid recorded", k.step, k.n, r.PID, a.Status)
 			}
 		}
@@ -909,7 +933,8 @@ func checkHistory(rep history.Report, ledger []sim.LedgerRecord) []string {
 			}
 			if i > 0 {
 				prev := s.Attempts[i-1]
-				if prev.Status == "interrupted" && prev.PID != nil && prev.SessionID != "" && a.Agent == prev.Agent { // a command step has no session
+				ran := prev.PID != nil || len(execs[attemptKey{s.ID, prev.N}]) > 0
+				if prev.Status == "interrupted" && ran && prev.SessionID != "" && a.Agent == prev.Agent { // a command step has no session
 					for _, r := range execs[attemptKey{s.ID, a.N}] {
 						if !r.Resume || r.SessionID != prev.SessionID {
 							bad("G5: step %s attempt %d after interrupted attempt %d: resume=%v session %s, want a resume of %s",
@@ -1051,6 +1076,12 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 			one("failed", 2, 2, attempt(1, "failed", pid(10), 0, 100), attempt(2, "failed", pid(11), 200, 300),
 				attempt(3, "failed", pid(12), 400, 500)),
 			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210), exec(3, 12, 410)}, "G3"},
+		{"executed with no pid recorded",
+			one("succeeded", 2, 3, attempt(1, "interrupted", nil, 0, 100), attempt(2, "succeeded", pid(11), 200, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), resumed(exec(2, 11, 210))}, "no pid recorded"},
+		{"interrupted with its pid lost, session not continued",
+			one("succeeded", 2, 3, attempt(1, "interrupted", nil, 0, 100), attempt(2, "succeeded", pid(11), 200, 300)),
+			[]sim.LedgerRecord{exec(1, 10, 10), exec(2, 11, 210)}, "want a resume"},
 		{"left running",
 			one("running", 1, 3, attempt(1, "running", pid(10), 0, 100)),
 			[]sim.LedgerRecord{exec(1, 10, 10)}, "still running"},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,10 +132,17 @@ steps:
 // before the outcome was committed: resume adopts it without running the
 // agent again.
 func TestG5AdoptsALandedHandoff(t *testing.T) {
-	for _, tc := range []struct{ name, failpoint, from string }{
-		{"stdout handoff, envelope written", "after-handoff-written", "stdout"},
-		{"stdout handoff, before commit", "before-outcome-commit", "stdout"},
-		{"file handoff, agent still running", "after-agent-start", "file"},
+	for _, tc := range []struct {
+		name, failpoint, from string
+		// losePID clears the attempt's pid after the kill, as a power cut
+		// would when that commit had not reached the disk: the file the
+		// agent wrote is evidence enough that it ran (G5).
+		losePID bool
+	}{
+		{"stdout handoff, envelope written", "after-handoff-written", "stdout", false},
+		{"stdout handoff, before commit", "before-outcome-commit", "stdout", false},
+		{"file handoff, agent still running", "after-agent-start", "file", false},
+		{"file handoff, the agent's pid lost", "after-agent-start", "file", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handoff := `{schema: s.json}`
@@ -157,6 +165,9 @@ func TestG5AdoptsALandedHandoff(t *testing.T) {
 			} else {
 				p.cadence([]string{"CADENCE_FAILPOINT=" + tc.failpoint}, "run").killed(t)
 			}
+			if tc.losePID {
+				forgetPIDs(t, p)
+			}
 			p.cadence(nil, "resume").exits(t, 0)
 			if n := len(p.executions("one")); n != 1 {
 				t.Fatalf("executions = %d, want 1: the landed handoff must be adopted", n)
@@ -169,6 +180,24 @@ func TestG5AdoptsALandedHandoff(t *testing.T) {
 				t.Errorf("no stored envelope: %v", err)
 			}
 		})
+	}
+}
+
+// forgetPIDs clears the pid of every attempt in the project's state
+// database, as a power cut loses a commit that had not reached the disk.
+func forgetPIDs(t *testing.T, p *project) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(p.dir, ".cadence", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec("UPDATE attempts SET pid = NULL WHERE pid IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Fatal("no attempt had a pid to forget")
 	}
 }
 

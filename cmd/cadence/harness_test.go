@@ -25,6 +25,16 @@ type project struct {
 	// state is the CADENCE_STATE of every cadence process of the project
 	// and of in-process reads: empty for the project's .cadence/state.db.
 	state string
+	// ledgerFile is the sim agents' ledger when it is kept outside the
+	// project ("": ledger.jsonl in it).
+	ledgerFile string
+	// env is added to the environment of every cadence process.
+	env []string
+	// cwd is where cadence processes start when not in the project:
+	// a process that serves the project's filesystem itself must never
+	// start a child there (the child's chdir would wait for a server
+	// that cannot run while the parent waits for the child's exec).
+	cwd string
 }
 
 // newProject writes files (path → content) into a fresh directory; the
@@ -71,8 +81,11 @@ func (p *project) cadence(env []string, args ...string) result {
 func (p *project) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "cadence", append(args, p.dir)...)
 	cmd.Dir = p.dir
+	if p.cwd != "" {
+		cmd.Dir = p.cwd
+	}
 	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "CADENCE_FAILPOINT=", "CADENCE_STOREFAULT=",
-		"CADENCE_STATE="+p.state, "GORACE=atexit_sleep_ms=0"), env...)
+		"CADENCE_STATE="+p.state, "GORACE=atexit_sleep_ms=0"), append(p.env, env...)...)
 	return cmd
 }
 
@@ -141,7 +154,11 @@ func (p *project) inspect() history.Report {
 // execution of an agent process.
 func (p *project) ledger() []sim.LedgerRecord {
 	p.t.Helper()
-	f, err := os.Open(filepath.Join(p.dir, "ledger.jsonl"))
+	path := p.ledgerFile
+	if path == "" {
+		path = filepath.Join(p.dir, "ledger.jsonl")
+	}
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

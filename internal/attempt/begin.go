@@ -25,7 +25,7 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 	u := in.Unit()
 	agentName := plan.agent
 	now := r.now()
-	err := r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	err := r.Store.UpdateBeforeStart(ctx, func(tx *checkpoint.Tx) error {
 		var gen int64
 		if ag := r.Workflow.Agents[agentName]; ag != nil && ag.MaxConcurrent > 0 {
 			n, err := tx.RunningOfAgent(agentName)

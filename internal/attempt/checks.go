@@ -163,8 +163,9 @@ func (t *try) runCheck(ctx context.Context, c *workflow.Check, row *checkpoint.C
 		Timeout: c.Timeout, Grace: t.r.grace(), Supervisor: t.r.SelfExe,
 		OnStart: func(pid int) error {
 			row.PID = &pid
-			// Relaxed, as an agent's pid: it matters only while the
-			// machine is up.
+			// Relaxed: it matters only while the machine is up (a check
+			// left running is settled as interrupted whether or not its
+			// pid survived a power cut, and run again on the handoff).
 			if err := t.r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 				return tx.UpdateCheck(*row)
 			}); err != nil {

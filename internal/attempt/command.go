@@ -3,9 +3,13 @@ package attempt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -159,8 +163,105 @@ func (w *tailBuffer) Write(p []byte) (int, error) {
 // at its start is replaced.
 func (w *tailBuffer) String() string { return string(bytes.ToValidUTF8(w.b, []byte("\uFFFD"))) }
 
-// OutputsDir is where the data of each finished step's accepted handoff
-// is kept as STEP.json for command steps to read (CADENCE_OUTPUTS_DIR).
+// OutputsDir is the run's directory of step outputs: each instance that
+// reads them has a directory of its own under it (Runner.outputsDir).
 func OutputsDir(dir, runID string) string {
 	return filepath.Join(dir, checkpoint.CadenceDir, "outputs", runID)
+}
+
+// outputsDir is the instance's CADENCE_OUTPUTS_DIR: a directory of its
+// own (.cadence/outputs/RUN/STEPPATH[/ITEM]) in the project dir, so that what one instance
+// reads is never what another, running beside it or in another
+// iteration, put there.
+func outputsDir(dir string, in *Instance) string {
+	return checkpoint.UnitDir(dir, "outputs", in.Unit())
+}
+
+// keepsOutputs reports whether the instance's process gets its
+// CADENCE_OUTPUTS_DIR filled: a command step's always, an agent's when
+// the workflow has command steps (for an agent, the outputs it may read
+// are also in its prompt's templates).
+func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
+	if in.isCommand() {
+		return true
+	}
+	return slices.ContainsFunc(wf.All(), func(s *workflow.Step) bool { return s.Kind == workflow.KindCommand })
+}
+
+// syncOutputs makes the instance's CADENCE_OUTPUTS_DIR, dir, hold exactly the
+// committed outputs of the steps it may read (SPEC §16.2): for each of its
+// ancestors that succeeded, STEP.json with that step's output as the store
+// holds it, and nothing else. It runs before every attempt's process
+// starts, the first of a resumed run included.
+//
+// The directory is a copy of committed state, never a source of it
+// (SPEC §7): in.Outputs comes from the store (read back on resume, or
+// taken from a step's end after its outcome was committed), and every
+// file is read back and compared before the process starts, so nothing a
+// crash or a power cut left there is ever trusted: a file missing, cut
+// short (a name made durable without its data leaves 0 bytes), left by an
+// earlier iteration, or by a step whose output it may no longer read, is
+// rewritten or removed. What is (re)written goes to a temporary name,
+// is fsynced and renamed over the old one, its directory fsynced
+// (checkpoint.WriteFileAtomic), so that a copy once checked stays whole
+// after a power cut too and the next attempt finds nothing to rewrite: the
+// fsyncs are paid only when a file changes, once per instance.
+func syncOutputs(wf *workflow.Workflow, dir string, in *Instance) error {
+	want := map[string][]byte{}
+	for _, id := range wf.Ancestors(in.Step.ID) {
+		v, ok := in.Outputs[id].(map[string]any)
+		if !ok {
+			continue // skipped or failed: no output to read
+		}
+		b, err := json.Marshal(v["Output"])
+		if err != nil {
+			return fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
+		}
+		want[id+".json"] = append(b, '\n')
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if b, ok := want[e.Name()]; ok && e.Type().IsRegular() {
+			if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b) {
+				delete(want, e.Name())
+			}
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := checkpoint.WriteFileAtomic(filepath.Join(dir, name), want[name], 0o644); err != nil {
+			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
+		}
+	}
+	if len(entries) == 0 && len(names) == 0 {
+		// An instance that may read nothing still finds its directory.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// syncOutputs is syncOutputs for the try's instance, when it keeps
+// outputs.
+func (t *try) syncOutputs() error {
+	if !keepsOutputs(t.r.Workflow, t.in) {
+		return nil
+	}
+	if err := syncOutputs(t.r.Workflow, outputsDir(t.r.Dir, t.in), t.in); err != nil {
+		return fmt.Errorf("attempt %d of %s: %w", t.row.N, t.in.Label(), err)
+	}
+	return nil
 }

@@ -48,7 +48,7 @@ func (r *Runner) helpRound(ctx context.Context, in *Instance, req *checkpoint.At
 		a     checkpoint.Attempt
 		round int
 	)
-	err = r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	err = r.Store.UpdateBeforeStart(ctx, func(tx *checkpoint.Tx) error {
 		n, err := nextN(tx, u)
 		if err != nil {
 			return err

@@ -18,10 +18,9 @@ import (
 // execute launches the agent for a committed attempt, judges its handoff,
 // runs the step's checks on a handoff that passed, and commits the
 // outcome.
-func (t *try) execute(ctx context.Context) (Outcome, error) {
+func (t *try) execute(ctx context.Context, handoffPath string) (Outcome, error) {
 	ws := t.in.Step
-	handoffPath, err := t.clearHandoffFile()
-	if err != nil {
+	if err := t.syncOutputs(); err != nil {
 		return Outcome{}, err
 	}
 	l, err := t.r.newLaunch(ctx, t, t.r.Workflow.Agents[t.plan.agent], handoffPath)
@@ -64,25 +63,40 @@ func (t *try) execute(ctx context.Context) (Outcome, error) {
 	return t.commit(wctx, res, j)
 }
 
-// clearHandoffFile removes a file handoff left by an earlier attempt,
-// and creates its directory, before the agent starts; "" when the step's
-// handoff is not a file.
-func (t *try) clearHandoffFile() (string, error) {
-	ws := t.in.Step
+// clearHandoffFile removes a file handoff left by an earlier attempt (or
+// an earlier iteration), and creates its directory, before the next
+// attempt's row is committed; "" when the step's handoff is not a file.
+//
+// The removal is durable before the row is (its directory is fsynced,
+// SPEC §7): after a crash or a power cut, a file at the handoff path of an
+// attempt left running was therefore written after that attempt began,
+// by its agent, the only process that writes it then (G6). Resume adopts
+// it as the attempt's handoff (G5) with no other evidence that the agent
+// ran: a valid file is that evidence, even when the agent's pid did not
+// survive.
+func (r *Runner) clearHandoffFile(in *Instance) (string, error) {
+	ws := in.Step
 	if ws.Handoff.From != "file" {
 		return "", nil
 	}
-	path, err := t.r.handoffFile(t.r.WorkDir(t.in), ws.Handoff.Path)
+	path, err := r.handoffFile(r.WorkDir(in), ws.Handoff.Path)
 	if err != nil {
 		// Not removed, not created: the attempt runs, and its handoff is
 		// judged missing, with this reason.
-		t.r.Log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
-		return filepath.Join(t.r.WorkDir(t.in), ws.Handoff.Path), nil
+		r.Log.Warn("the handoff path is unsafe; leaving it alone", "step", ws.ID, "err", err)
+		return filepath.Join(r.WorkDir(in), ws.Handoff.Path), nil
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("clear the handoff file %s before attempt %d: %w", ws.Handoff.Path, t.row.N, err)
+	switch err := os.Remove(path); {
+	case err == nil:
+		if err := checkpoint.SyncDir(filepath.Dir(path)); err != nil {
+			return "", fmt.Errorf("clear the handoff file %s of %s: %w", ws.Handoff.Path, in.Label(), err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("clear the handoff file %s of %s: %w", ws.Handoff.Path, in.Label(), err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The directory is durable before the agent runs, so that a handoff
+	// the agent makes durable in it survives a power cut.
+	if err := checkpoint.MkdirAllSynced(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("create the directory of handoff file %s: %w", ws.Handoff.Path, err)
 	}
 	return path, nil

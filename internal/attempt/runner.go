@@ -116,6 +116,10 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 		}
 		return Outcome{}, err
 	}
+	handoffPath, err := r.clearHandoffFile(in)
+	if err != nil {
+		return Outcome{}, err
+	}
 	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan)
 	if err != nil {
 		return Outcome{}, err
@@ -128,7 +132,7 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	}
 	r.Failpoint.Hit(FailAfterAttemptCommit)
 	t := &try{r: r, in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts}
-	return t.execute(ctx)
+	return t.execute(ctx, handoffPath)
 }
 
 // unitState is an instance's committed state, as the next decision needs

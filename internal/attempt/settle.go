@@ -211,7 +211,11 @@ func (t *try) adoptable() (env *handoff.Envelope, fromEnvelope, ok bool) {
 			}
 		}
 	}
-	if ws.Handoff.From != "file" || a.PID == nil {
+	// A file at the handoff path was written since the attempt began
+	// (clearHandoffFile made its removal durable before the attempt's
+	// row): it is adopted whether or not the agent's pid was recorded. A
+	// help round's advisor never writes the step's handoff.
+	if ws.Handoff.From != "file" || a.Kind == checkpoint.KindHelp {
 		return nil, false, false
 	}
 	path, err := t.r.handoffFile(t.r.WorkDir(t.in), ws.Handoff.Path)
@@ -236,6 +240,9 @@ func (t *try) adoptable() (env *handoff.Envelope, fromEnvelope, ok bool) {
 // when they pass the attempt is adopted, when one fails it is a failed
 // check like any other, and the next attempt continues the session.
 func (t *try) settleChecks(ctx context.Context, data []byte, repairs []string, recordAttempt bool) error {
+	if err := t.syncOutputs(); err != nil {
+		return err
+	}
 	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Attempt: t.row.N,
 		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}

@@ -19,9 +19,12 @@ import (
 func (t *try) onStart(ctx context.Context) func(pid int) error {
 	runID, a, plan := t.in.Run.ID, t.row, t.plan
 	return func(pid int) error {
-		// Relaxed: the pid serves to find an agent that outlived a crashed
-		// cadence (G6); after a power cut no agent is left to find.
-		if err := t.r.Store.UpdateRelaxed(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		// Durable before the agent runs (it runs once this returns): the
+		// pid finds an agent that outlived a crashed cadence (G6), and
+		// after a power cut it is what tells resume that the agent ran,
+		// so that the next attempt continues its session (G5). One
+		// fsync of the WAL per attempt.
+		if err := t.r.Store.UpdateBeforeStart(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			row, err := tx.UnitAttempt(t.in.Unit(), a.N)
 			if err != nil {
 				return err
@@ -204,7 +207,7 @@ func (t *try) cadenceEnv() []string {
 		"CADENCE_IDEMPOTENCY_KEY=" + t.in.Unit().String(),
 		"CADENCE_SESSION_ID=" + t.plan.sessionID,
 		"CADENCE_PROJECT_DIR=" + t.r.Dir,
-		"CADENCE_OUTPUTS_DIR=" + OutputsDir(t.r.Dir, t.in.Run.ID),
+		"CADENCE_OUTPUTS_DIR=" + outputsDir(t.r.Dir, t.in),
 	}
 	if t.in.Item != nil {
 		env = append(env, "CADENCE_ITEM_KEY="+t.in.Item.Key)

@@ -15,6 +15,8 @@ func TestParseFault(t *testing.T) {
 		{in: "", want: Fault{}},
 		{in: "before-commit:3", want: Fault{Tx: 3}},
 		{in: "after-commit:1", want: Fault{Tx: 1, AfterCommit: true}},
+		{in: "unsynced-starts", want: Fault{UnsyncedStarts: true}},
+		{in: "unsynced-starts:1", bad: true},
 		{in: "after-commit:0", bad: true},
 		{in: "during-commit:2", bad: true},
 		{in: "before-commit", bad: true},

@@ -133,6 +133,15 @@ func (a *AtomicFile) Abort() error {
 	return nil
 }
 
+// SyncDir fsyncs a directory, so that the creation, removal or renaming
+// of a name in it survives a power cut.
+func SyncDir(dir string) error { return syncDir(dir) }
+
+// MkdirAllSynced creates dir and its missing parents (0o755), each made
+// durable in its parent, as CreateAtomic does for the directories of the
+// files it writes.
+func MkdirAllSynced(dir string) error { return mkdirAllSynced(dir) }
+
 // syncDir fsyncs a directory so a rename in it survives a power cut.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -391,7 +391,9 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // cadence (the server has it), but not one of the server's machine, and
 // does not wait for the server's WAL flush. Use it only for a write whose
 // loss in a power cut no guarantee depends on, such as the pid of a
-// started agent: after a power cut no agent survives to be found by it.
+// started check: after a power cut no check survives to be found by it,
+// and a check left running is settled as interrupted with or without it.
+// An agent's pid is not such a write (UpdateBeforeStart).
 func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if s.readOnly {
 		return fmt.Errorf("update %s: %w", s.path, ErrReadOnly)
@@ -421,6 +423,23 @@ func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err e
 	var fs faultState
 	_, err = s.runTx(ctx, false, fn, func() (*sqlx.Tx, error) { return conn.BeginTxx(ctx, nil) }, &fs)
 	return err
+}
+
+// UpdateBeforeStart is Update for a commit that a process's start depends
+// on: an attempt's row (G1) and its agent's pid. Both are committed at
+// synchronous=FULL (on PostgreSQL, with the server's WAL flushed) before
+// the agent runs, so that after a power cut resume knows the agent ran:
+// it continues the agent's session rather than starting a fresh one with
+// the original prompt (G5), and inspect does not say "interrupted before
+// the agent started" of an agent that ran. An agent runs only once its
+// pid is committed (agent.Spec.OnStart), so a pid row lost in a power cut
+// could only belong to an agent that never ran. The fault unsynced-starts
+// (InjectFault) commits them relaxed instead: a build broken on purpose.
+func (s *Store) UpdateBeforeStart(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.fault.UnsyncedStarts {
+		return s.UpdateRelaxed(ctx, fn)
+	}
+	return s.Update(ctx, fn)
 }
 
 // View runs fn in a read-only transaction: every read inside it sees the

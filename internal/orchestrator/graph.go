@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -51,9 +49,6 @@ type graph struct {
 	// steps whose decision was committed before this process.
 	order   []*workflow.Step
 	decided map[string]bool
-	// keepOutputs says the workflow has command steps, which read the
-	// outputs of the steps before them from CADENCE_OUTPUTS_DIR.
-	keepOutputs bool
 	// failed is the first step whose failure fails the run; stop the
 	// first error that stops it (an interruption, the store), and stopAt
 	// the step it came from.
@@ -78,9 +73,6 @@ type stepEnd struct {
 // read back on resume instead of being taken again.
 func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
 	g := newGraph(p, run, p.wf.Order(), &announced{seen: map[string]bool{}})
-	for _, ws := range p.wf.All() {
-		g.keepOutputs = g.keepOutputs || ws.Kind == workflow.KindCommand
-	}
 	var err error
 	if g.inputs, err = inputsOf(run); err != nil {
 		return nil, err
@@ -245,9 +237,6 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (string, error) 
 				return "", fmt.Errorf("step %s: stored handoff: %w", st.ID, err)
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
-			if _, err := os.Stat(g.outputPath(ws.ID)); err != nil {
-				g.writeOutput(ws.ID, out) // what a crash before it lost
-			}
 			if done[st.ID] {
 				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: st.ID, Status: st.Status})
 			}
@@ -385,39 +374,7 @@ func (g *graph) take(e stepEnd) {
 		}
 	default:
 		g.end(e.ws.ID, checkpoint.StepSucceeded, e.out)
-		g.writeOutput(e.ws.ID, e.out)
 	}
-}
-
-// writeOutput keeps a succeeded step's output as STEP.json in the run's
-// CADENCE_OUTPUTS_DIR, where command steps read what agents gave without
-// a shell ever seeing it (SPEC §16.2). It is a copy of what the store
-// holds, written whole or not at all but not synced (a resume writes it
-// again when it is missing), and only for a workflow with command steps:
-// a failure to write it is logged, not fatal.
-func (g *graph) writeOutput(stepID string, out any) {
-	if !g.keepOutputs {
-		return
-	}
-	b, err := json.Marshal(out)
-	if err == nil {
-		var f *checkpoint.AtomicFile
-		if f, err = checkpoint.CreateAtomicNoSync(g.outputPath(stepID), 0o644); err == nil {
-			if _, err = f.Write(append(b, '\n')); err == nil {
-				err = f.Commit()
-			} else {
-				_ = f.Abort()
-			}
-		}
-	}
-	if err != nil {
-		g.p.log.Warn("the step's output was not written to CADENCE_OUTPUTS_DIR", "step", stepID, "err", err)
-	}
-}
-
-// outputPath is where writeOutput keeps a step's output.
-func (g *graph) outputPath(stepID string) string {
-	return filepath.Join(attempt.OutputsDir(g.p.dir, g.run.ID), stepID+".json")
 }
 
 // decide takes a step's decision once its needs have ended, commits it,

@@ -231,7 +231,6 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, at itera
 	p, ws, path, n := g.p, in.Step, in.StepPath(), at.n
 	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
 	ig.prefix, ig.iteration, ig.inputs, ig.previous = iterationPath(path, n)+"/", n, g.inputs, at.previous
-	ig.keepOutputs = g.keepOutputs
 	for id, out := range in.Outputs {
 		ig.outputs[id] = out
 	}

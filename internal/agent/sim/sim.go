@@ -345,7 +345,9 @@ func (r *run) writeHandoff(content string) error {
 }
 
 // writeAtomic writes content to path through a synced temporary file in
-// the same directory, renamed into place.
+// the same directory, renamed into place, the directory synced: as an
+// agent that makes its handoff durable does, so that it survives a power
+// cut.
 func writeAtomic(path, content string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -367,7 +369,18 @@ func writeAtomic(path, content string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("%s: %w", tmp.Name(), err)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // newSessionID returns a random version 4 UUID.
