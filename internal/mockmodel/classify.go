@@ -14,6 +14,7 @@ const (
 	KindNextSpeaker = "next_speaker" // Gemini CLI's next-speaker check
 	KindLoopCheck   = "loop_check"   // Gemini CLI's check for an unproductive loop
 	KindCompact     = "compact"      // a request to summarise the conversation so far
+	KindMemory      = "memory"       // a background request to extract memories from the conversation
 	KindUnknown     = "unknown"      // a path the server does not implement
 )
 
@@ -51,6 +52,10 @@ func classify(r Request) string {
 		if isCompaction(r) {
 			return KindCompact
 		}
+	case Chat:
+		if isMemoryExtraction(r) {
+			return KindMemory
+		}
 	case Gemini:
 		_, method, _ := geminiPath(r.Path)
 		if method == "countTokens" {
@@ -78,6 +83,27 @@ var compactPrompts = []string{
 func isCompaction(r Request) bool {
 	last := r.LastUserText()
 	for _, p := range compactPrompts {
+		if strings.Contains(last, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryPrompts open the prompts with which CLIs ask a background
+// subagent to save what the conversation taught: Qwen Code 0.24's managed
+// auto-memory, which runs after every headless turn unless its setting
+// memory.enableManagedAutoMemory is false (read from its bundle and seen
+// against the mock).
+var memoryPrompts = []string{
+	"update durable managed memory",
+}
+
+// isMemoryExtraction reports whether the request's last user message
+// asks for the conversation's memories.
+func isMemoryExtraction(r Request) bool {
+	last := r.LastUserText()
+	for _, p := range memoryPrompts {
 		if strings.Contains(last, p) {
 			return true
 		}
@@ -115,6 +141,8 @@ func sideReply(r Request) Reply {
 		return Reply{Text: `{"complexity_reasoning": "A short, simple request.", "complexity_score": 10}`}
 	case KindNextSpeaker:
 		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
+	case KindMemory:
+		return Reply{Text: "Nothing durable to remember."}
 	case KindCompact:
 		return Reply{Text: "The scripted session is under way: every tool call so far ran and returned its result. Go on with the next step."}
 	case KindLoopCheck:

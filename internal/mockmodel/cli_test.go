@@ -151,7 +151,37 @@ var geminiCLI = agentCLI{
 	overloaded: 503,
 }
 
-var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI}
+// qwenCLI drives Qwen Code through its OpenAI-compatible provider: the
+// chat completions API at the mock, key and model from the environment.
+// Its retries of a 429 are set by the settings file's
+// model.generationConfig.maxRetries.
+var qwenCLI = agentCLI{
+	name: "qwen",
+	setup: func(t *testing.T, sb sandbox) {
+		settings := fmt.Sprintf(`{"security":{"auth":{"selectedType":"openai"}},"model":{"generationConfig":{"maxRetries":%d}},"privacy":{"usageStatisticsEnabled":false}}`, sb.retries)
+		writeFile(t, filepath.Join(sb.home, ".qwen", "settings.json"), settings)
+	},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"OPENAI_BASE_URL=" + s.URL + "/v1",
+			"OPENAI_API_KEY=sk-qwen-mock",
+			"OPENAI_MODEL=qwen3-coder-plus",
+		}
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"-o", "stream-json", "--approval-mode", "yolo", "--auth-type", "openai"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-o", "stream-json", "--approval-mode", "yolo", "--auth-type", "openai", "--resume", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "", "session_id") },
+	answer: func(events []map[string]any) string {
+		return lastString(events, "result", "result")
+	},
+	overloaded: 503,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI}
 
 // cliRun is one finished CLI process.
 type cliRun struct {
