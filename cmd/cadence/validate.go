@@ -317,6 +317,8 @@ func protocolOf(ag *workflow.Agent) (agent.Protocol, bool) {
 		return agent.ProtocolCodexJSONL, true
 	case agent.PresetGemini:
 		return agent.ProtocolGeminiStream, true
+	case agent.PresetQwen:
+		return agent.ProtocolQwenStream, true
 	case agent.PresetOpenAI:
 		return "", false
 	}

@@ -37,6 +37,9 @@ const (
 	ProtocolCodexJSONL Protocol = "codex-jsonl"
 	// ProtocolGeminiStream reads the JSON lines of `gemini -o stream-json`.
 	ProtocolGeminiStream Protocol = "gemini-stream"
+	// ProtocolQwenStream reads the JSON lines of `qwen -o stream-json`:
+	// Claude Code's events with Qwen Code's result (see qwenStream).
+	ProtocolQwenStream Protocol = "qwen-stream"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.

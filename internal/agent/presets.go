@@ -13,6 +13,7 @@ const (
 	PresetClaude = "claude"
 	PresetCodex  = "codex"
 	PresetGemini = "gemini"
+	PresetQwen   = "qwen"
 	PresetOpenAI = "openai" // not a process: see RunChat
 	PresetSim    = "sim"
 	PresetExec   = "exec"
@@ -33,7 +34,7 @@ var (
 // Invocation is one attempt's agent call, with its templates already
 // rendered: which preset, how to start it, which session, what prompt.
 type Invocation struct {
-	Preset       string   // PresetClaude, PresetCodex, PresetGemini, PresetSim or PresetExec
+	Preset       string   // PresetClaude, PresetCodex, PresetGemini, PresetQwen, PresetSim or PresetExec
 	Command      []string // replaces the preset's program when non-empty
 	Args         []string // appended after the preset's own flags
 	ContinueArgs []string // exec: appended when Resume is set
@@ -43,8 +44,8 @@ type Invocation struct {
 	Resume       bool   // continue SessionID instead of starting it
 	Scenario     string // sim: the scenario file
 	SelfExe      string // sim: the cadence binary, normally os.Executable()
-	// NativeSchema asks a claude agent to constrain its answer to
-	// SchemaJSON itself (--json-schema); the answer then arrives as
+	// NativeSchema asks a claude or qwen agent to constrain its answer
+	// to SchemaJSON itself (--json-schema); the answer then arrives as
 	// Result.StructuredOutput, which the caller still validates.
 	NativeSchema bool
 	SchemaJSON   []byte // the step's JSON Schema, when it has one
@@ -67,6 +68,7 @@ type Invocation struct {
 //   - gemini: GEMINI_CLI_HOME, the directory Gemini CLI uses instead of
 //     the home directory: its .gemini folder is created inside it
 //     (Gemini CLI's documented environment variables);
+//   - qwen: QWEN_HOME, the directory itself (~/.qwen: settings, sessions);
 //   - sim: CLAUDE_CONFIG_DIR, as the CLI it simulates (and ignores it).
 func ConfigDirEnv(preset string) string {
 	switch preset {
@@ -76,6 +78,8 @@ func ConfigDirEnv(preset string) string {
 		return "CODEX_HOME"
 	case PresetGemini:
 		return "GEMINI_CLI_HOME"
+	case PresetQwen:
+		return "QWEN_HOME"
 	}
 	return ""
 }
@@ -92,6 +96,8 @@ func ConfigDirEnv(preset string) string {
 //	              resume [-c sandbox_mode=MODE] ID -
 //	gemini: gemini -o stream-json --approval-mode yolo --skip-trust
 //	        [--resume=ID] ARGS…
+//	qwen:   qwen -o stream-json --approval-mode yolo
+//	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
 //	sim:    SELF agent sim --scenario FILE
 //	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
@@ -112,7 +118,7 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 	if inv.ConfigDir != "" {
 		switch {
 		case ConfigDirEnv(inv.Preset) == "":
-			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex and gemini presets", ErrInvocation, inv.Preset)
+			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex, gemini and qwen presets", ErrInvocation, inv.Preset)
 		case !filepath.IsAbs(inv.ConfigDir):
 			return nil, nil, "", fmt.Errorf("%w: %s: config directory %q is not an absolute path", ErrInvocation, inv.Preset, inv.ConfigDir)
 		}
@@ -146,6 +152,12 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		return codexArgv(inv), []byte(inv.Prompt), ProtocolCodexJSONL, nil
 	case PresetGemini:
 		return geminiArgv(inv), []byte(inv.Prompt), ProtocolGeminiStream, nil
+	case PresetQwen:
+		argv, err := qwenArgv(inv)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return argv, []byte(inv.Prompt), ProtocolQwenStream, nil
 	case PresetOpenAI:
 		return nil, nil, "", fmt.Errorf("%w: openai agents are called with RunChat, not started as a process", ErrInvocation)
 	case PresetSim:

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -60,6 +61,32 @@ func geminiArgv(inv Invocation) []string {
 		argv = append(argv, "--resume="+inv.SessionID)
 	}
 	return append(argv, inv.Args...)
+}
+
+// qwenArgv builds a qwen invocation. The prompt goes on stdin, where
+// Qwen Code reads it when no prompt argument is given; like Claude Code it
+// takes the new session's id from the caller (--session-id). Headless
+// tool use needs --approval-mode yolo, unless args choose a mode.
+func qwenArgv(inv Invocation) ([]string, error) {
+	argv := program(inv.Command, "qwen")
+	argv = append(argv, "-o", "stream-json")
+	if !slices.ContainsFunc(inv.Args, isApprovalArg) {
+		argv = append(argv, "--approval-mode", "yolo")
+	}
+	switch {
+	case inv.Resume:
+		argv = append(argv, "--resume="+inv.SessionID)
+	case inv.SessionID != "":
+		argv = append(argv, "--session-id="+inv.SessionID)
+	}
+	if inv.NativeSchema && len(inv.SchemaJSON) > 0 {
+		schema, err := compactJSON(inv.SchemaJSON)
+		if err != nil {
+			return nil, fmt.Errorf("%w: qwen: native schema: %w", ErrInvocation, err)
+		}
+		argv = append(argv, "--json-schema", schema)
+	}
+	return append(argv, inv.Args...), nil
 }
 
 func isApprovalArg(a string) bool {

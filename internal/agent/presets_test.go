@@ -73,6 +73,25 @@ func TestCommand(t *testing.T) {
 			wantStdin: "plan", wantProto: agent.ProtocolGeminiStream,
 		},
 		{
+			name:      "qwen new session",
+			inv:       agent.Invocation{Preset: "qwen", Prompt: "plan", SessionID: "Q1", Args: []string{"--auth-type", "openai"}},
+			wantArgv:  []string{"qwen", "-o", "stream-json", "--approval-mode", "yolo", "--session-id=Q1", "--auth-type", "openai"},
+			wantStdin: "plan", wantProto: agent.ProtocolQwenStream,
+		},
+		{
+			name:      "qwen resume with its own approval mode",
+			inv:       agent.Invocation{Preset: "qwen", Command: []string{"/opt/qwen"}, Prompt: "fix", SessionID: "Q1", Resume: true, Args: []string{"-y"}},
+			wantArgv:  []string{"/opt/qwen", "-o", "stream-json", "--resume=Q1", "-y"},
+			wantStdin: "fix", wantProto: agent.ProtocolQwenStream,
+		},
+		{
+			name: "qwen native schema",
+			inv: agent.Invocation{Preset: "qwen", Prompt: "p", SessionID: "Q1", NativeSchema: true,
+				SchemaJSON: []byte("{\n  \"type\": \"object\"\n}\n")},
+			wantArgv:  []string{"qwen", "-o", "stream-json", "--approval-mode", "yolo", "--session-id=Q1", "--json-schema", `{"type":"object"}`},
+			wantStdin: "p", wantProto: agent.ProtocolQwenStream,
+		},
+		{
 			name:      "gemini resume with its own approval mode",
 			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
 			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume=G1", "--approval-mode=auto_edit"},

@@ -511,3 +511,24 @@ func TestAgentCLIRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestQwenQuotaExhausted records Qwen Code failing at once, without its
+// own retries, on a 429 whose message says the quota is exhausted and
+// when it resets (its isQuotaExhaustedError).
+func TestQwenQuotaExhausted(t *testing.T) {
+	a := qwenCLI
+	s := Start(t, Reply{Status: 429, ErrorType: "insufficient_quota",
+		ErrorMessage: "You exceeded your current quota: the quota will reset after 2h0m0s."})
+	sb := newSandbox(t, a, 0)
+	r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+	saveTranscript(t, a, "quota", s, sb, r)
+	if r.Exit == 0 {
+		t.Error("exit 0 with an exhausted quota")
+	}
+	if n := len(s.Turns()); n != 1 {
+		t.Errorf("mock saw %d turns, want 1: an exhausted quota is not retried", n)
+	}
+	if !strings.Contains(string(r.Stdout), "Quota exhausted") {
+		t.Error("output does not say the quota is exhausted")
+	}
+}

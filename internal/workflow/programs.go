@@ -14,6 +14,7 @@ var defaultPrograms = map[string]string{
 	"claude": "claude",
 	"codex":  "codex",
 	"gemini": "gemini",
+	"qwen":   "qwen",
 }
 
 // CheckPrograms reports every agent and check whose program cannot be
