@@ -15,6 +15,7 @@ const (
 	KindLoopCheck   = "loop_check"   // Gemini CLI's check for an unproductive loop
 	KindCompact     = "compact"      // a request to summarise the conversation so far
 	KindMemory      = "memory"       // a background request to extract memories from the conversation
+	KindTitle       = "title"        // a request for a title of the session
 	KindUnknown     = "unknown"      // a path the server does not implement
 )
 
@@ -55,6 +56,9 @@ func classify(r Request) string {
 	case Chat:
 		if isMemoryExtraction(r) {
 			return KindMemory
+		}
+		if isTitleRequest(r) {
+			return KindTitle
 		}
 	case Gemini:
 		_, method, _ := geminiPath(r.Path)
@@ -111,6 +115,22 @@ func isMemoryExtraction(r Request) bool {
 	return false
 }
 
+// titleSystem opens the system message with which opencode 1.18 asks a
+// small model, alongside the first turn of a session, for the session's
+// title (the user message is the prompt itself).
+const titleSystem = "You are a title generator."
+
+// isTitleRequest reports whether the request's system message is
+// opencode's title generator's.
+func isTitleRequest(r Request) bool {
+	for _, m := range listOf(r.JSON["messages"]) {
+		if role, _ := m["role"].(string); role == "system" && strings.HasPrefix(strings.TrimSpace(textOf(m["content"])), titleSystem) {
+			return true
+		}
+	}
+	return false
+}
+
 // geminiSideKind recognises Gemini CLI's structured side requests by the
 // properties of the JSON schema they ask the answer to follow.
 func geminiSideKind(r Request) string {
@@ -143,6 +163,8 @@ func sideReply(r Request) Reply {
 		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
 	case KindMemory:
 		return Reply{Text: "Nothing durable to remember."}
+	case KindTitle:
+		return Reply{Text: "Mock session"}
 	case KindCompact:
 		return Reply{Text: "The scripted session is under way: every tool call so far ran and returned its result. Go on with the next step."}
 	case KindLoopCheck:
