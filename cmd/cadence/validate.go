@@ -319,6 +319,8 @@ func protocolOf(ag *workflow.Agent) (agent.Protocol, bool) {
 		return agent.ProtocolGeminiStream, true
 	case agent.PresetQwen:
 		return agent.ProtocolQwenStream, true
+	case agent.PresetOpencode:
+		return agent.ProtocolOpencodeJSON, true
 	case agent.PresetOpenAI:
 		return "", false
 	}

@@ -40,6 +40,9 @@ const (
 	// ProtocolQwenStream reads the JSON lines of `qwen -o stream-json`:
 	// Claude Code's events with Qwen Code's result (see qwenStream).
 	ProtocolQwenStream Protocol = "qwen-stream"
+	// ProtocolOpencodeJSON reads the JSON lines of `opencode run --format
+	// json` (see opencodeStream).
+	ProtocolOpencodeJSON Protocol = "opencode-json"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.

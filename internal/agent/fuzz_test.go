@@ -36,6 +36,8 @@ func fuzzSession(proto Protocol) *session {
 		st.now = func() time.Time { return fuzzNow }
 	case *qwenStream:
 		st.now = func() time.Time { return fuzzNow }
+	case *opencodeStream:
+		st.now = func() time.Time { return fuzzNow }
 	}
 	return s
 }
@@ -338,6 +340,27 @@ func FuzzQwenStream(f *testing.F) {
 		`{"type":"assistant","message":{"content":[{"type":"text","text":"[API Error: 503 Service Unavailable]"}]}}`,
 	)
 	runStreamFuzz(f, ProtocolQwenStream, seeds)
+}
+
+func FuzzOpencodeStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "opencode")
+	const session = "ses_de2fecf86ffebllsbo6kMSkQxa"
+	wants := map[string]*streamWant{
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session, in: 7706, out: 4},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session, in: 7746, out: 7},
+		filepath.Join(dir, "auth.jsonl"): {session: "ses_de303212affe8x8gArNFAZfSYo",
+			isError: true, permanent: true, message: "401 invalid API key"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "Session not found"},
+	}
+	paths := append(globSeeds(f, filepath.Join(dir, "*.jsonl")), globSeeds(f, "testdata/opencode_*.jsonl")...)
+	seeds := loadSeeds(f, wants, paths...)
+	addLineSeeds(f,
+		`{"type":"error","error":{"name":"APIError","data":{"statusCode":"429","isRetryable":true,"responseHeaders":{"Retry-After":"Wed, 21 Oct 2099 07:28:00 GMT"}}}}`,
+		`{"type":"error","error":{"data":{"statusCode":1e999,"responseHeaders":{"retry-after":"NaN"}}}}`,
+		`{"type":"error","error":"boom"}`+"\n"+`{"type":"step_start"}`+"\n"+`{"type":"text","part":{"text":">>>HELP<<<"}}`,
+		`{"type":"step_finish","part":{"tokens":{"input":-1,"output":1e308,"cache":{"read":"7"}},"cost":-3}}`,
+	)
+	runStreamFuzz(f, ProtocolOpencodeJSON, seeds)
 }
 
 // fuzzChatStatus maps any integer to a three-digit status, the only kind

@@ -14,9 +14,11 @@ const (
 	PresetCodex  = "codex"
 	PresetGemini = "gemini"
 	PresetQwen   = "qwen"
-	PresetOpenAI = "openai" // not a process: see RunChat
-	PresetSim    = "sim"
-	PresetExec   = "exec"
+	// PresetOpencode runs opencode (opencode-ai).
+	PresetOpencode = "opencode"
+	PresetOpenAI   = "openai" // not a process: see RunChat
+	PresetSim      = "sim"
+	PresetExec     = "exec"
 )
 
 // Ways an exec agent receives its prompt.
@@ -98,13 +100,14 @@ func ConfigDirEnv(preset string) string {
 //	        [--resume=ID] ARGS…
 //	qwen:   qwen -o stream-json --approval-mode yolo
 //	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
+//	opencode: opencode run --format json [--session=ID] ARGS…
 //	sim:    SELF agent sim --scenario FILE
 //	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
 //
-// Every preset but exec with prompt_via arg gets the prompt on stdin. Codex
-// and Gemini CLI choose the id of a new session themselves: SessionID is
-// used only to resume, and the new id comes from the stream
+// Every preset but exec with prompt_via arg gets the prompt on stdin. Codex,
+// Gemini CLI and opencode choose the id of a new session themselves:
+// SessionID is used only to resume, and the new id comes from the stream
 // (Result.SessionID, Spec.OnSession).
 //
 // A session id must pass CheckSessionID, or Command fails with
@@ -152,6 +155,13 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		return codexArgv(inv), []byte(inv.Prompt), ProtocolCodexJSONL, nil
 	case PresetGemini:
 		return geminiArgv(inv), []byte(inv.Prompt), ProtocolGeminiStream, nil
+	case PresetOpencode:
+		argv = program(inv.Command, "opencode")
+		argv = append(argv, "run", "--format", "json")
+		if inv.Resume {
+			argv = append(argv, "--session="+inv.SessionID)
+		}
+		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolOpencodeJSON, nil
 	case PresetQwen:
 		argv, err := qwenArgv(inv)
 		if err != nil {

@@ -213,6 +213,10 @@ func compactJSON(doc []byte) (string, error) {
 //   - claude: no; `--resume` of the id given with --session-id answers "No
 //     conversation found".
 //   - gemini: no; a new session is saved only once a turn was answered.
+//   - qwen: yes; the chat file of the id cadence chose is written at
+//     once.
+//   - opencode: no; it keeps the session, but prints its id only with
+//     the model's first answer, so cadence never learned it.
 //   - openai: yes; the history is cadence's own and holds nothing of the
 //     unanswered turn.
 //
@@ -221,7 +225,7 @@ func compactJSON(doc []byte) (string, error) {
 // resume that must fail.
 func UnansweredSessionResumable(preset string) bool {
 	switch preset {
-	case PresetClaude, PresetGemini:
+	case PresetClaude, PresetGemini, PresetOpencode:
 		return false
 	}
 	return true

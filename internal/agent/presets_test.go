@@ -92,6 +92,18 @@ func TestCommand(t *testing.T) {
 			wantStdin: "p", wantProto: agent.ProtocolQwenStream,
 		},
 		{
+			name:      "opencode new session ignores the proposed session id",
+			inv:       agent.Invocation{Preset: "opencode", Prompt: "plan", SessionID: "S9", Args: []string{"-m", "mock/m1"}},
+			wantArgv:  []string{"opencode", "run", "--format", "json", "-m", "mock/m1"},
+			wantStdin: "plan", wantProto: agent.ProtocolOpencodeJSON,
+		},
+		{
+			name:      "opencode resume",
+			inv:       agent.Invocation{Preset: "opencode", Command: []string{"/opt/opencode"}, Prompt: "fix", SessionID: "ses_1", Resume: true},
+			wantArgv:  []string{"/opt/opencode", "run", "--format", "json", "--session=ses_1"},
+			wantStdin: "fix", wantProto: agent.ProtocolOpencodeJSON,
+		},
+		{
 			name:      "gemini resume with its own approval mode",
 			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
 			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume=G1", "--approval-mode=auto_edit"},

@@ -85,6 +85,8 @@ func newSession(spec Spec, p *pipes) *session {
 		s.events = c
 	case ProtocolGeminiStream:
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
+	case ProtocolOpencodeJSON:
+		s.events = newOpencodeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 	case ProtocolQwenStream:
 		q := newQwenStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 		q.loc = agentZone(spec.Env)

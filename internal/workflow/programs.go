@@ -11,10 +11,11 @@ import (
 // defaultPrograms are the programs the CLI presets start when the agent
 // gives no command.
 var defaultPrograms = map[string]string{
-	"claude": "claude",
-	"codex":  "codex",
-	"gemini": "gemini",
-	"qwen":   "qwen",
+	"claude":   "claude",
+	"codex":    "codex",
+	"gemini":   "gemini",
+	"qwen":     "qwen",
+	"opencode": "opencode",
 }
 
 // CheckPrograms reports every agent and check whose program cannot be
