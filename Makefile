@@ -43,7 +43,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzRepair$$' -fuzztime $(FUZZTIME) ./internal/handoff/repair
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./internal/handoff
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/workflow
-	for t in FuzzEventScanner FuzzClaudeStream FuzzCodexStream FuzzGeminiStream FuzzQwenStream FuzzOpencodeStream FuzzChatResponse FuzzHelpMarker; do \
+	for t in FuzzEventScanner FuzzClaudeStream FuzzCodexStream FuzzGeminiStream FuzzQwenStream FuzzOpencodeStream FuzzPiStream FuzzChatResponse FuzzHelpMarker; do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./internal/agent || exit 1; \
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME) ./internal/agent/sim

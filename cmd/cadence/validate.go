@@ -321,6 +321,8 @@ func protocolOf(ag *workflow.Agent) (agent.Protocol, bool) {
 		return agent.ProtocolQwenStream, true
 	case agent.PresetOpencode:
 		return agent.ProtocolOpencodeJSON, true
+	case agent.PresetPi:
+		return agent.ProtocolPiJSON, true
 	case agent.PresetOpenAI:
 		return "", false
 	}

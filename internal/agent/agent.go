@@ -43,6 +43,9 @@ const (
 	// ProtocolOpencodeJSON reads the JSON lines of `opencode run --format
 	// json` (see opencodeStream).
 	ProtocolOpencodeJSON Protocol = "opencode-json"
+	// ProtocolPiJSON reads the JSON lines of `pi -p --mode json` (see
+	// piStream).
+	ProtocolPiJSON Protocol = "pi-json"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.

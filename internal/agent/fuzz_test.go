@@ -38,6 +38,8 @@ func fuzzSession(proto Protocol) *session {
 		st.now = func() time.Time { return fuzzNow }
 	case *opencodeStream:
 		st.now = func() time.Time { return fuzzNow }
+	case *piStream:
+		st.now = func() time.Time { return fuzzNow }
 	}
 	return s
 }
@@ -361,6 +363,27 @@ func FuzzOpencodeStream(f *testing.F) {
 		`{"type":"step_finish","part":{"tokens":{"input":-1,"output":1e308,"cache":{"read":"7"}},"cost":-3}}`,
 	)
 	runStreamFuzz(f, ProtocolOpencodeJSON, seeds)
+}
+
+func FuzzPiStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "pi")
+	const session = "01a21d09-9c0a-7499-84f4-1bc552127549"
+	wants := map[string]*streamWant{
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session, in: 1405, out: 4},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session, in: 1451, out: 7},
+		filepath.Join(dir, "rate_limited.jsonl"): {session: "01a21d0a-439c-738f-a5f0-8af3434d2933",
+			isError: true, transient: true, message: "429 Rate limit exceeded"},
+		filepath.Join(dir, "auth.jsonl"): {session: "01a21d0a-bb62-77ce-92e0-c6555ac74c4c",
+			isError: true, permanent: true, message: "401 invalid API key"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "No session found matching"},
+	}
+	seeds := loadSeeds(f, wants, globSeeds(f, filepath.Join(dir, "*.jsonl"))...)
+	addLineSeeds(f,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"error"}}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":">>>HELP<<<"},{"type":"text","text":"{}"}],"usage":{"input":-1,"cacheRead":1e308,"cost":{"total":"NaN"}}}}`,
+		`{"type":"session","id":"--yolo"}`+"\n"+`{"type":"agent_end"}`,
+	)
+	runStreamFuzz(f, ProtocolPiJSON, seeds)
 }
 
 // fuzzChatStatus maps any integer to a three-digit status, the only kind

@@ -29,6 +29,12 @@ func TestOpencodeStreamTranscripts(t *testing.T) {
 		{name: "auth", wantSession: "ses_de303212affe8x8gArNFAZfSYo", isError: true, permanent: true, auth: true, ended: true,
 			wantMessage: "401 invalid API key"},
 		{name: "unknown_session", notFound: true, wantMessage: "Session not found"},
+		// Printed after six requests that got a 429 (retry-after: 2) or
+		// a 503 (retry-after: 1); opencode then hung until killed.
+		{name: "rate_limited", wantSession: "ses_de2fb1196ffeiw3gNc3TJIz4Ha", isError: true, transient: true, ended: true,
+			retryAfter: 2 * time.Second, wantMessage: "429 Rate limit exceeded"},
+		{name: "overloaded", wantSession: "ses_de2fa0e7dffevxgEWw9OFMhDe9", isError: true, transient: true, ended: true,
+			retryAfter: time.Second, wantMessage: "503 Service Unavailable"},
 		// The answer is the last step's text; tokens and cost add up
 		// over the steps, cache and reasoning included.
 		{name: "tool steps", file: "testdata/opencode_tool_steps.jsonl", wantText: `{"ok": true}`, wantSession: "ses_de3088ac2ffelyjFDCj7M6yVRB",

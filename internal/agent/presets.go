@@ -16,9 +16,11 @@ const (
 	PresetQwen   = "qwen"
 	// PresetOpencode runs opencode (opencode-ai).
 	PresetOpencode = "opencode"
-	PresetOpenAI   = "openai" // not a process: see RunChat
-	PresetSim      = "sim"
-	PresetExec     = "exec"
+	// PresetPi runs pi (@mariozechner/pi-coding-agent).
+	PresetPi     = "pi"
+	PresetOpenAI = "openai" // not a process: see RunChat
+	PresetSim    = "sim"
+	PresetExec   = "exec"
 )
 
 // Ways an exec agent receives its prompt.
@@ -101,12 +103,13 @@ func ConfigDirEnv(preset string) string {
 //	qwen:   qwen -o stream-json --approval-mode yolo
 //	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
 //	opencode: opencode run --format json [--session=ID] ARGS…
+//	pi:     pi -p --mode json [--session ID] ARGS…
 //	sim:    SELF agent sim --scenario FILE
 //	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
 //
 // Every preset but exec with prompt_via arg gets the prompt on stdin. Codex,
-// Gemini CLI and opencode choose the id of a new session themselves:
+// Gemini CLI, opencode and pi choose the id of a new session themselves:
 // SessionID is used only to resume, and the new id comes from the stream
 // (Result.SessionID, Spec.OnSession).
 //
@@ -162,6 +165,15 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 			argv = append(argv, "--session="+inv.SessionID)
 		}
 		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolOpencodeJSON, nil
+	case PresetPi:
+		argv = program(inv.Command, "pi")
+		argv = append(argv, "-p", "--mode", "json")
+		if inv.Resume {
+			// pi takes a session file or id; an id could not pass for a
+			// path here: CheckSessionID allows no slash.
+			argv = append(argv, "--session", inv.SessionID)
+		}
+		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolPiJSON, nil
 	case PresetQwen:
 		argv, err := qwenArgv(inv)
 		if err != nil {

@@ -104,6 +104,18 @@ func TestCommand(t *testing.T) {
 			wantStdin: "fix", wantProto: agent.ProtocolOpencodeJSON,
 		},
 		{
+			name:      "pi new session",
+			inv:       agent.Invocation{Preset: "pi", Prompt: "plan", SessionID: "S9", Args: []string{"--provider", "mock"}},
+			wantArgv:  []string{"pi", "-p", "--mode", "json", "--provider", "mock"},
+			wantStdin: "plan", wantProto: agent.ProtocolPiJSON,
+		},
+		{
+			name:      "pi resume",
+			inv:       agent.Invocation{Preset: "pi", Prompt: "fix", SessionID: "01a21d09-9c0a", Resume: true},
+			wantArgv:  []string{"pi", "-p", "--mode", "json", "--session", "01a21d09-9c0a"},
+			wantStdin: "fix", wantProto: agent.ProtocolPiJSON,
+		},
+		{
 			name:      "gemini resume with its own approval mode",
 			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
 			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume=G1", "--approval-mode=auto_edit"},

@@ -95,7 +95,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	grace := t.r.grace()
 	var start time.Duration
 	switch proto {
-	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON:
+	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON:
 		// A stream CLI announces itself at once; a text agent may be
 		// silent until it answers.
 		start = ws.StartTimeout

@@ -58,6 +58,9 @@ type agentCLI struct {
 	// whatever its settings (opencode); TestAgentCLIRetriesForever
 	// records it instead of TestAgentCLIErrors.
 	retriesForever bool
+	// failsWithExitZero: the CLI reports a failed model call in its
+	// stream and exits 0 (pi's stopReason "error").
+	failsWithExitZero bool
 }
 
 var claudeCLI = agentCLI{
@@ -222,7 +225,55 @@ func opencodeConfig(s *Server) string {
 		`"models":{"m1":{"name":"m1"}}}},"model":"mock/m1","small_model":"mock/m1"}`, s.URL)
 }
 
-var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI}
+// piCLI drives pi through a custom provider in ~/.pi/agent/models.json on
+// the chat completions API, with a price so that it reports a cost, and
+// its own retries set by settings.json.
+var piCLI = agentCLI{
+	name: "pi",
+	setup: func(t *testing.T, sb sandbox) {
+		writeFile(t, filepath.Join(sb.home, ".pi", "agent", "settings.json"),
+			fmt.Sprintf(`{"retry":{"enabled":%v,"maxRetries":%d,"baseDelayMs":500,"provider":{"maxRetries":0}}}`, sb.retries > 0, max(sb.retries, 1)))
+	},
+	env: func(s *Server, sb sandbox) []string {
+		// models.json holds the mock's URL, known only now.
+		models := fmt.Sprintf(`{"providers":{"mock":{"baseUrl":"%s/v1","api":"openai-completions","apiKey":"sk-pi-mock",`+
+			`"compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},`+
+			`"models":[{"id":"m1","cost":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0}}]}}}`, s.URL)
+		path := filepath.Join(sb.home, ".pi", "agent", "models.json")
+		if err := os.WriteFile(path, []byte(models), 0o644); err != nil {
+			panic(err)
+		}
+		return nil
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"-p", "--mode", "json", "--provider", "mock", "--model", "m1"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-p", "--mode", "json", "--provider", "mock", "--model", "m1", "--session", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "session", "id") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			msg, _ := e["message"].(map[string]any)
+			if e["type"] != "message_end" || msg["role"] != "assistant" {
+				continue
+			}
+			text = ""
+			for _, c := range listOf(msg["content"]) {
+				if c["type"] == "text" {
+					s, _ := c["text"].(string)
+					text += s
+				}
+			}
+		}
+		return text
+	},
+	overloaded:        503,
+	failsWithExitZero: true,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI}
 
 // cliRun is one finished CLI process.
 type cliRun struct {
@@ -468,7 +519,10 @@ func TestAgentCLIErrors(t *testing.T) {
 				sb := newSandbox(t, a, 0)
 				r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
 				saveTranscript(t, a, c.name, s, sb, r)
-				if r.Exit == 0 {
+				switch {
+				case a.failsWithExitZero && r.Exit != 0:
+					t.Errorf("exit %d after a %d answer, want 0 with the failure in the stream", r.Exit, c.reply.Status)
+				case !a.failsWithExitZero && r.Exit == 0:
 					t.Errorf("exit 0 after a %d answer, want non-zero", c.reply.Status)
 				}
 				if len(s.Turns()) == 0 {

@@ -16,6 +16,7 @@ var defaultPrograms = map[string]string{
 	"gemini":   "gemini",
 	"qwen":     "qwen",
 	"opencode": "opencode",
+	"pi":       "pi",
 }
 
 // CheckPrograms reports every agent and check whose program cannot be
