@@ -258,9 +258,8 @@ var piAgent = e2eAgent{
 			"env":     map[string]string{"HOME": home},
 		}
 	},
-	overloaded:          mockmodel.Reply{Status: http.StatusServiceUnavailable},
-	reportsCost:         true,
-	unansweredResumable: true,
+	overloaded:  mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	reportsCost: true,
 }
 
 var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent}
@@ -804,4 +803,43 @@ steps:
 		t.Fatalf("Claude Code wrote no JSON file in its home or config directory: nothing was checked")
 	}
 	t.Logf("%d Claude Code processes at most at once; %d JSON files checked, all valid", most, checked)
+}
+
+// TestAgentCLINativeSchema: with native_schema, Codex is given the step's
+// schema (exec --output-schema FILE, the file beside the attempt's
+// output) and passes it to the model API as the answer's format; its
+// answer is still validated by cadence, so a model that ignores the
+// format is followed up as without it.
+func TestAgentCLINativeSchema(t *testing.T) {
+	s := mockmodel.Start(t, mockmodel.Text(badAnswer), mockmodel.Text(goodAnswer))
+	a := codexAgent
+	entry := a.entry
+	a.entry = func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		e := entry(t, s, home)
+		e["native_schema"] = true
+		return e
+	}
+	p := e2eProject(t, a, s)
+	runE2E(t, p)
+
+	st := step(p.inspect(), "answer")
+	if st.Status != "succeeded" || len(st.Attempts) != 2 || st.Attempts[0].Class != "schema" {
+		t.Fatalf("step %s after %d attempts, want succeeded after a schema failure: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+	}
+	turns := s.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("mock saw %d turns, want 2", len(turns))
+	}
+	for i, turn := range turns {
+		text, _ := turn.JSON["text"].(map[string]any)
+		format, _ := text["format"].(map[string]any)
+		schema, _ := json.Marshal(format["schema"])
+		if format["type"] != "json_schema" || !strings.Contains(string(schema), `"ok"`) || !strings.Contains(string(schema), `"boolean"`) {
+			t.Errorf("turn %d asked for format %v, want the step's schema", i+1, text["format"])
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(p.dir, ".cadence", "attempts", "*", "answer", "*.schema.json"))
+	if len(files) != 2 {
+		t.Errorf("schema files %v, want one per attempt", files)
+	}
 }

@@ -49,10 +49,15 @@ type Invocation struct {
 	Scenario     string // sim: the scenario file
 	SelfExe      string // sim: the cadence binary, normally os.Executable()
 	// NativeSchema asks a claude or qwen agent to constrain its answer
-	// to SchemaJSON itself (--json-schema); the answer then arrives as
-	// Result.StructuredOutput, which the caller still validates.
+	// to SchemaJSON itself (--json-schema), and a codex agent to
+	// SchemaFile (--output-schema); claude's and qwen's answer then
+	// arrives as Result.StructuredOutput, codex's as its last message,
+	// and the caller still validates it.
 	NativeSchema bool
 	SchemaJSON   []byte // the step's JSON Schema, when it has one
+	// SchemaFile is SchemaJSON written to a file, for codex, which reads
+	// a native schema from one (--output-schema FILE).
+	SchemaFile string
 	// IdleTimeout is the step's idle_timeout; a preset bounds its CLI's
 	// own tool time limits below it (PresetEnv).
 	IdleTimeout time.Duration
@@ -95,8 +100,8 @@ func ConfigDirEnv(preset string) string {
 //
 //	claude: claude -p --output-format stream-json --verbose
 //	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
-//	codex:  codex exec --json --skip-git-repo-check ARGS… -
-//	        codex exec --json --skip-git-repo-check ARGS…
+//	codex:  codex exec --json --skip-git-repo-check [--output-schema FILE] ARGS… -
+//	        codex exec --json --skip-git-repo-check [--output-schema FILE] ARGS…
 //	              resume [-c sandbox_mode=MODE] ID -
 //	gemini: gemini -o stream-json --approval-mode yolo --skip-trust
 //	        [--resume=ID] ARGS…

@@ -16,10 +16,15 @@ import (
 // (-s) option of its own: the user's args therefore go before `resume`,
 // where every exec option is valid, and a sandbox mode among them is
 // repeated after it as -c sandbox_mode=MODE so that the resumed thread runs
-// under it too.
+// under it too. With native_schema, --output-schema names the step's schema
+// file; Codex then asks the model for an answer in that shape, printed as
+// its last agent_message like any other.
 func codexArgv(inv Invocation) []string {
 	argv := program(inv.Command, "codex")
 	argv = append(argv, "exec", "--json", "--skip-git-repo-check")
+	if inv.NativeSchema && inv.SchemaFile != "" {
+		argv = append(argv, "--output-schema", inv.SchemaFile)
+	}
 	argv = append(argv, inv.Args...)
 	if inv.Resume {
 		argv = append(argv, "resume")
@@ -217,6 +222,9 @@ func compactJSON(doc []byte) (string, error) {
 //     once.
 //   - opencode: no; it keeps the session, but prints its id only with
 //     the model's first answer, so cadence never learned it.
+//   - pi: no; it prints the id at once but saves the session only with
+//     the model's answer (a failed one included): `--session ID` then
+//     answers "No session found matching".
 //   - openai: yes; the history is cadence's own and holds nothing of the
 //     unanswered turn.
 //
@@ -225,7 +233,7 @@ func compactJSON(doc []byte) (string, error) {
 // resume that must fail.
 func UnansweredSessionResumable(preset string) bool {
 	switch preset {
-	case PresetClaude, PresetGemini, PresetOpencode:
+	case PresetClaude, PresetGemini, PresetOpencode, PresetPi:
 		return false
 	}
 	return true

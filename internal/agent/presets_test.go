@@ -61,6 +61,20 @@ func TestCommand(t *testing.T) {
 			wantStdin: "fix", wantProto: agent.ProtocolCodexJSONL,
 		},
 		{
+			name: "codex native schema",
+			inv: agent.Invocation{Preset: "codex", Prompt: "fix", SessionID: "T1", Resume: true, NativeSchema: true,
+				SchemaJSON: []byte(`{"type":"object"}`), SchemaFile: "/p/.cadence/attempts/R/s/2.schema.json", Args: []string{"-s", "read-only"}},
+			wantArgv: []string{"codex", "exec", "--json", "--skip-git-repo-check", "--output-schema", "/p/.cadence/attempts/R/s/2.schema.json",
+				"-s", "read-only", "resume", "-c", "sandbox_mode=read-only", "T1", "-"},
+			wantStdin: "fix", wantProto: agent.ProtocolCodexJSONL,
+		},
+		{
+			name:      "codex schema file without native_schema",
+			inv:       agent.Invocation{Preset: "codex", Prompt: "p", SchemaFile: "/s.json"},
+			wantArgv:  []string{"codex", "exec", "--json", "--skip-git-repo-check", "-"},
+			wantStdin: "p", wantProto: agent.ProtocolCodexJSONL,
+		},
+		{
 			name:      "codex resume without a sandbox",
 			inv:       agent.Invocation{Preset: "codex", Prompt: "fix", SessionID: "T1", Resume: true, Args: []string{"--sandbox=danger-full-access", "--sandbox="}},
 			wantArgv:  []string{"codex", "exec", "--json", "--skip-git-repo-check", "--sandbox=danger-full-access", "--sandbox=", "resume", "T1", "-"},
