@@ -172,9 +172,9 @@ var openaiAgent = e2eAgent{
 			"env":         map[string]string{"MOCK_CHAT_KEY": "sk-chat-mock"},
 		}
 	},
-	overloaded:    mockmodel.Reply{Status: http.StatusServiceUnavailable, RetryAfter: "1"},
-	retryAfterMS:  1000,
-	retriesOwnWay: true,
+	overloaded:          mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	retryAfterMS:        1000,
+	unansweredResumable: true,
 }
 
 // qwenAgent is Qwen Code on its OpenAI-compatible provider, with its
@@ -227,9 +227,9 @@ var opencodeAgent = e2eAgent{
 			},
 		}
 	},
-	overloaded:          mockmodel.Reply{Status: http.StatusServiceUnavailable},
-	retryAfterMS:        1000,
-	unansweredResumable: true,
+	overloaded:    mockmodel.Reply{Status: http.StatusServiceUnavailable, RetryAfter: "1"},
+	retryAfterMS:  1000,
+	retriesOwnWay: true,
 }
 
 // piAgent is pi on a custom provider (chat completions) in its
