@@ -46,6 +46,8 @@ func TestConversationOfRealRequests(t *testing.T) {
 		{"codex_resume_request.json", Responses, "/v1/responses"},
 		{"gemini_resume_request.json", Gemini, "/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent"},
 		{"qwen_resume_request.json", Chat, "/v1/chat/completions"},
+		{"opencode_resume_request.json", Chat, "/v1/chat/completions"},
+		{"pi_resume_request.json", Chat, "/v1/chat/completions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -76,9 +78,9 @@ func TestConversationOfRealRequests(t *testing.T) {
 	}
 }
 
-// TestClassifyRealRequests checks that Gemini CLI's router request and
-// Qwen Code's memory extraction are side requests and their main turns
-// are turns.
+// TestClassifyRealRequests checks that Gemini CLI's router request, Qwen
+// Code's memory extraction and opencode's title request are side
+// requests and their main turns are turns.
 func TestClassifyRealRequests(t *testing.T) {
 	tests := []struct {
 		file, path, want string
@@ -91,6 +93,9 @@ func TestClassifyRealRequests(t *testing.T) {
 		{"codex_resume_request.json", "/v1/responses", KindTurn},
 		{"qwen_resume_request.json", "/v1/chat/completions", KindTurn},
 		{"qwen_memory_request.json", "/v1/chat/completions", KindMemory},
+		{"opencode_resume_request.json", "/v1/chat/completions", KindTurn},
+		{"opencode_title_request.json", "/v1/chat/completions", KindTitle},
+		{"pi_resume_request.json", "/v1/chat/completions", KindTurn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+tt.path, func(t *testing.T) {
