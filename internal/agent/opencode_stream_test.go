@@ -39,7 +39,7 @@ func TestOpencodeStreamTranscripts(t *testing.T) {
 		// over the steps, cache and reasoning included.
 		{name: "tool steps", file: "testdata/opencode_tool_steps.jsonl", wantText: `{"ok": true}`, wantSession: "ses_de3088ac2ffelyjFDCj7M6yVRB",
 			wantIn: 1685 + 6000 + 20 + 100 + 7596, wantCached: 6000 + 7596, wantOut: 10 + 5 + 4, wantCost: 0.015},
-		{name: "rate limited", file: "testdata/opencode_rate_limited.jsonl", wantSession: "ses_de305feccffeFpcbPZvTlYh3Zi",
+		{name: "429 from an earlier run", file: "testdata/opencode_rate_limited.jsonl", wantSession: "ses_de305feccffeFpcbPZvTlYh3Zi",
 			isError: true, transient: true, ended: true, retryAfter: 2 * time.Second, wantMessage: "429 Rate limit exceeded"},
 		// opencode's own retry got through before cadence stopped it.
 		{name: "error then a step", file: "testdata/opencode_error_then_ok.jsonl", wantText: `{"ok": true}`,
