@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3000x
 # The real agent CLIs the end-to-end tests drive, pinned (docs/agents.md).
-AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 \
+AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 \
 	@qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
 AGENTS_DIR ?= $(CURDIR)/.cache/agents
 

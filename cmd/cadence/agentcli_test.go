@@ -20,8 +20,8 @@ import (
 // These tests run the cadence binary end to end with the real agent CLIs
 // (and the openai preset) against the mock model API. They need the CLIs:
 //
-//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 \
-//	    @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4
+//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
+//	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4
 //	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
@@ -31,7 +31,7 @@ import (
 
 const (
 	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
-	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4"
 
 	// e2eTimeout bounds one cadence command of these tests: each real
 	// CLI takes seconds to start, many on a loaded machine.
