@@ -20,8 +20,8 @@ import (
 // These tests run the cadence binary end to end with the real agent CLIs
 // (and the openai preset) against the mock model API. They need the CLIs:
 //
-//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 \
-//	    @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
+//	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4
 //	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
@@ -31,7 +31,11 @@ import (
 
 const (
 	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
-	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4"
+
+	// e2eTimeout bounds one cadence command of these tests: each real
+	// CLI takes seconds to start, many on a loaded machine.
+	e2eTimeout = 5 * time.Minute
 
 	e2ePrompt  = `Reply with a JSON object {"ok": <boolean>} and nothing else.`
 	badAnswer  = `{"ok": "yes"}`
@@ -55,9 +59,29 @@ type e2eAgent struct {
 	// print it; Gemini CLI passes the server's RetryInfo on); 0 for none.
 	retryAfterMS int64
 	// unansweredResumable: a session whose first turn was killed before
-	// the model answered can be resumed (Codex keeps the thread; Claude
-	// Code and Gemini CLI keep nothing; cadence keeps openai's history).
+	// the model answered can be resumed (Codex keeps the thread, Qwen
+	// Code its chat file; Claude Code and Gemini CLI keep nothing;
+	// cadence keeps openai's history).
 	unansweredResumable bool
+	// ownRetries is how many times the CLI repeats a request that got a
+	// 429 or a 5xx, whatever its settings say (Qwen Code: 6, waiting the
+	// retry-after): a script that fails an attempt repeats its failure
+	// that many more times.
+	ownRetries int
+	// retriesOwnWay: how many requests the CLI makes of a failing turn
+	// depends on timing (opencode's retry policy), so no script can fail
+	// exactly its first attempt; TestAgentCLIRetriesOwnWay covers it.
+	retriesOwnWay bool
+}
+
+// failing is the script of an attempt that fails with reply: the reply,
+// once more for each request the CLI repeats itself.
+func (a e2eAgent) failing(reply mockmodel.Reply) []mockmodel.Reply {
+	out := make([]mockmodel.Reply, a.ownRetries+1)
+	for i := range out {
+		out[i] = reply
+	}
+	return out
 }
 
 func agentBinary(t *testing.T, name string) string {
@@ -153,7 +177,92 @@ var openaiAgent = e2eAgent{
 	unansweredResumable: true,
 }
 
-var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent}
+// qwenAgent is Qwen Code on its OpenAI-compatible provider, with its
+// background memory extraction (a model request after every answered
+// turn, see internal/mockmodel) turned off to spare time. Its own
+// retries of a 429 or 503 (seven requests in all) cannot be turned off;
+// a 503 with a retry-after is retried after it rather than after a
+// backoff of over a minute.
+var qwenAgent = e2eAgent{
+	preset: "qwen",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		settings := filepath.Join(home, ".qwen", "settings.json")
+		if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(settings, []byte(`{"security":{"auth":{"selectedType":"openai"}},"model":{"generationConfig":{"maxRetries":0}},"memory":{"enableManagedAutoMemory":false}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{
+			"command": []string{agentBinary(t, "qwen")},
+			"env": map[string]string{
+				"HOME":            home,
+				"OPENAI_BASE_URL": s.URL + "/v1",
+				"OPENAI_API_KEY":  "sk-qwen-mock",
+				"OPENAI_MODEL":    "qwen3-coder-plus",
+			},
+		}
+	},
+	overloaded:          mockmodel.Reply{Status: http.StatusServiceUnavailable, RetryAfter: "1"},
+	unansweredResumable: true,
+	ownRetries:          6,
+}
+
+// opencodeAgent is opencode on a custom OpenAI-compatible provider given
+// in OPENCODE_CONFIG_CONTENT. opencode retries a 429 or 5xx five times by
+// itself (waiting the retry-after), then prints an error event and hangs;
+// cadence ends the attempt at that event (see agent.opencodeStream). It
+// prints nothing before the model answers, so cadence does not learn the
+// session of a first turn killed while it waits.
+var opencodeAgent = e2eAgent{
+	preset: "opencode",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		return map[string]any{
+			"command": []string{agentBinary(t, "opencode")},
+			"env": map[string]string{
+				"HOME": home,
+				"OPENCODE_CONFIG_CONTENT": fmt.Sprintf(`{"$schema":"https://opencode.ai/config.json","autoupdate":false,"share":"disabled",`+
+					`"provider":{"mock":{"npm":"@ai-sdk/openai-compatible","name":"Mock","options":{"baseURL":"%s/v1","apiKey":"sk-opencode-mock"},`+
+					`"models":{"m1":{"name":"m1"}}}},"model":"mock/m1","small_model":"mock/m1"}`, s.URL),
+			},
+		}
+	},
+	overloaded:    mockmodel.Reply{Status: http.StatusServiceUnavailable, RetryAfter: "1"},
+	retryAfterMS:  1000,
+	retriesOwnWay: true,
+}
+
+// piAgent is pi on a custom provider (chat completions) in its
+// models.json, priced so that it reports a cost, with its own retries off.
+var piAgent = e2eAgent{
+	preset: "pi",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		dir := filepath.Join(home, ".pi", "agent")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		models := fmt.Sprintf(`{"providers":{"mock":{"baseUrl":"%s/v1","api":"openai-completions","apiKey":"sk-pi-mock",`+
+			`"compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},`+
+			`"models":[{"id":"m1","cost":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0}}]}}}`, s.URL)
+		for name, content := range map[string]string{
+			"models.json":   models,
+			"settings.json": `{"retry":{"enabled":false,"provider":{"maxRetries":0}}}`,
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return map[string]any{
+			"command": []string{agentBinary(t, "pi")},
+			"args":    []string{"--provider", "mock", "--model", "m1"},
+			"env":     map[string]string{"HOME": home},
+		}
+	},
+	overloaded:  mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	reportsCost: true,
+}
+
+var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent}
 
 // e2eProject writes a one-step project whose agent is a under the mock.
 func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
@@ -192,7 +301,7 @@ steps:
 // runE2E runs `cadence run` and fails with its output unless it exits 0.
 func runE2E(t *testing.T, p *project) {
 	t.Helper()
-	r := p.cadence(nil, "run")
+	r := p.cadenceWithin(e2eTimeout, nil, "run")
 	if r.signal != 0 || r.code != 0 {
 		t.Fatalf("cadence run exited %d (signal %v), want 0\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
 	}
@@ -322,6 +431,9 @@ func TestAgentCLICheckFeedback(t *testing.T) {
 // retried; the step then succeeds.
 func TestAgentCLITransient(t *testing.T) {
 	for _, a := range e2eAgents {
+		if a.retriesOwnWay {
+			continue
+		}
 		cases := []struct {
 			name  string
 			reply mockmodel.Reply
@@ -331,7 +443,7 @@ func TestAgentCLITransient(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(a.preset+"/"+c.name, func(t *testing.T) {
-				s := mockmodel.Start(t, c.reply, mockmodel.Text(goodAnswer))
+				s := mockmodel.Start(t, append(a.failing(c.reply), mockmodel.Text(goodAnswer))...)
 				p := e2eProject(t, a, s)
 				runE2E(t, p)
 
@@ -344,14 +456,14 @@ func TestAgentCLITransient(t *testing.T) {
 					t.Errorf("attempt 1 class %q delay %v next %v, want transient with a backoff (%s)", first.Class, first.DelayMS, first.NextRetryAt, first.Error)
 				}
 				turns := s.Turns()
-				if len(turns) != 2 {
-					t.Fatalf("mock saw %d turns, want 2", len(turns))
+				if len(turns) != a.ownRetries+2 {
+					t.Fatalf("mock saw %d turns, want %d", len(turns), a.ownRetries+2)
 				}
 				if c.reply.Status == http.StatusTooManyRequests && a.retryAfterMS > 0 {
 					if first.RetryAfterMS == nil || *first.RetryAfterMS != a.retryAfterMS {
 						t.Errorf("attempt 1 retry_after_ms %v, want %d", first.RetryAfterMS, a.retryAfterMS)
 					}
-					if gap := turns[1].Received.Sub(turns[0].Received); gap < time.Duration(a.retryAfterMS)*time.Millisecond {
+					if gap := turns[len(turns)-1].Received.Sub(turns[len(turns)-2].Received); gap < time.Duration(a.retryAfterMS)*time.Millisecond {
 						t.Errorf("retried after %v, before the retry-after of %dms", gap, a.retryAfterMS)
 					}
 				}
@@ -360,6 +472,66 @@ func TestAgentCLITransient(t *testing.T) {
 				}
 				if a.reportsCost && st.CostUSD <= 0 {
 					t.Errorf("cost %v, want the agent's reported cost", st.CostUSD)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentCLIRetriesOwnWay: a CLI that retries a rate limit or an
+// overload by itself, and then reports it and hangs (opencode), against
+// an API that answers so until the CLI's second process starts: the first
+// attempt ends at the CLI's report, not at the step's timeout, as class
+// transient waiting the retry-after the CLI passed on, and the second
+// finishes the step.
+func TestAgentCLIRetriesOwnWay(t *testing.T) {
+	for _, a := range e2eAgents {
+		if !a.retriesOwnWay {
+			continue
+		}
+		for _, c := range []struct {
+			name  string
+			reply mockmodel.Reply
+		}{{"rate_limited", mockmodel.RateLimited("1")}, {"overloaded", a.overloaded}} {
+			t.Run(a.preset+"/"+c.name, func(t *testing.T) {
+				s := mockmodel.Start(t, c.reply)
+				// Each opencode process asks for a title first: the
+				// second such request is the second attempt's.
+				done := make(chan struct{})
+				defer close(done)
+				go func() {
+					for {
+						titles := 0
+						for _, r := range s.Requests() {
+							if r.Kind == mockmodel.KindTitle {
+								titles++
+							}
+						}
+						if titles >= 2 {
+							s.Enqueue(mockmodel.Text(goodAnswer))
+							return
+						}
+						select {
+						case <-done:
+							return
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				}()
+				p := e2eProjectWith(t, a, s, "    timeout: 10m\n")
+				runE2E(t, p)
+				st := step(p.inspect(), "answer")
+				if st.Status != "succeeded" || len(st.Attempts) != 2 {
+					t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+				}
+				first := st.Attempts[0]
+				if first.Class != "transient" || first.RetryAfterMS == nil || *first.RetryAfterMS != a.retryAfterMS {
+					t.Errorf("attempt 1 class %q retry_after_ms %v, want transient waiting %dms (%s)", first.Class, first.RetryAfterMS, a.retryAfterMS, first.Error)
+				}
+				// The step's timeout is 10 minutes: an attempt that ended
+				// within 2 ended at the CLI's report.
+				if first.FinishedAt == nil || first.FinishedAt.Sub(first.StartedAt) > 2*time.Minute {
+					t.Errorf("attempt 1 ran from %v to %v, want it to end at the CLI's report", first.StartedAt, first.FinishedAt)
 				}
 			})
 		}
@@ -377,8 +549,8 @@ func TestAgentCLIKillResume(t *testing.T) {
 				mockmodel.Reply{Text: goodAnswer, Delay: 2 * time.Minute}, // the turn cadence is killed in
 				mockmodel.Text(goodAnswer))
 			p := e2eProject(t, a, s)
-			p.killWhen(t, "run", func() bool { return len(s.Turns()) >= 2 })
-			r := p.cadence(nil, "resume")
+			p.killWhenWithin(t, e2eTimeout, "run", func() bool { return len(s.Turns()) >= 2 })
+			r := p.cadenceWithin(e2eTimeout, nil, "resume")
 			if r.signal != 0 || r.code != 0 {
 				t.Fatalf("cadence resume exited %d (signal %v)\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
 			}
@@ -411,8 +583,8 @@ func TestAgentCLIKillFirstAttempt(t *testing.T) {
 				mockmodel.Reply{Text: goodAnswer, Delay: 2 * time.Minute},
 				mockmodel.Text(goodAnswer))
 			p := e2eProject(t, a, s)
-			p.killWhen(t, "run", func() bool { return len(s.Turns()) >= 1 })
-			r := p.cadence(nil, "resume")
+			p.killWhenWithin(t, e2eTimeout, "run", func() bool { return len(s.Turns()) >= 1 })
+			r := p.cadenceWithin(e2eTimeout, nil, "resume")
 			if r.signal != 0 || r.code != 0 {
 				t.Fatalf("cadence resume exited %d (signal %v)\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
 			}
@@ -435,76 +607,127 @@ func TestAgentCLIKillFirstAttempt(t *testing.T) {
 	}
 }
 
-// TestAgentCLIFallback: Claude Code answers with a usage limit that resets
-// in an hour (the exit-0 "success" whose text is the limit message); the
-// step's agent entry has Codex as its fallback, so the next attempt runs
-// at once on Codex, in a fresh session with the original task, and Codex
-// finishes the step. Each CLI talks to a mock of its own API.
+// TestAgentCLIFallback: the first CLI answers with a usage limit that
+// resets in an hour or two; the step's agent entry has another CLI as its
+// fallback, so the next attempt runs at once on it, in a fresh session
+// with the original task, and it finishes the step. Each CLI talks to a
+// mock of its own API.
+//
+//   - claude to codex: Claude Code's exit-0 "success" whose text is the
+//     limit message, resetting in an hour;
+//   - qwen to gemini: an exhausted quota that resets in two hours, which
+//     Qwen Code reports at once, without its own retries.
 func TestAgentCLIFallback(t *testing.T) {
 	reset := time.Now().Add(time.Hour).Unix()
-	claudeAPI := mockmodel.Start(t, mockmodel.Text(fmt.Sprintf("Claude AI usage limit reached|%d", reset)))
-	codexAPI := mockmodel.Start(t, mockmodel.Text(goodAnswer))
-	entry := func(a e2eAgent, s *mockmodel.Server, fallback ...string) string {
-		e := a.entry(t, s, t.TempDir())
-		e["preset"] = a.preset
-		if len(fallback) > 0 {
-			e["fallback"] = fallback
-		}
-		b, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	cases := []struct {
+		from, to e2eAgent
+		limit    mockmodel.Reply
+	}{
+		{claudeAgent, codexAgent, mockmodel.Text(fmt.Sprintf("Claude AI usage limit reached|%d", reset))},
+		{qwenAgent, geminiAgent, mockmodel.Reply{Status: http.StatusTooManyRequests, ErrorType: "insufficient_quota",
+			ErrorMessage: "You exceeded your current quota: the quota will reset after 2h0m0s."}},
 	}
-	prompt, _ := json.Marshal(e2ePrompt)
-	wf := `version: 1
+	for _, c := range cases {
+		t.Run(c.from.preset+"_to_"+c.to.preset, func(t *testing.T) {
+			fromAPI := mockmodel.Start(t, c.limit)
+			toAPI := mockmodel.Start(t, mockmodel.Text(goodAnswer))
+			entry := func(a e2eAgent, s *mockmodel.Server, fallback ...string) string {
+				e := a.entry(t, s, t.TempDir())
+				e["preset"] = a.preset
+				if len(fallback) > 0 {
+					e["fallback"] = fallback
+				}
+				b, err := json.Marshal(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			prompt, _ := json.Marshal(e2ePrompt)
+			wf := `version: 1
 defaults:
-  agent: claude
+  agent: first
   retry: {max_attempts: 3, backoff: fixed, initial: 100ms, jitter: none}
   timeout: 3m
 agents:
-  claude: ` + entry(claudeAgent, claudeAPI, "codex") + `
-  codex: ` + entry(codexAgent, codexAPI) + `
+  first: ` + entry(c.from, fromAPI, "second") + `
+  second: ` + entry(c.to, toAPI) + `
 steps:
   - id: answer
     prompt: ` + string(prompt) + `
     handoff: {schema: s.json}
 `
-	p := newProject(t, wf, map[string]string{"s.json": e2eSchema})
-	runE2E(t, p)
+			p := newProject(t, wf, map[string]string{"s.json": e2eSchema})
+			runE2E(t, p)
 
-	rep := p.inspect()
-	st := step(rep, "answer")
-	if st.Status != "succeeded" || len(st.Attempts) != 2 || st.Agent != "codex" {
-		t.Fatalf("step %s on %s after %d attempts, want succeeded on codex after 2: %+v%s", st.Status, st.Agent, len(st.Attempts), st.Attempts, attemptOutputs(p))
+			rep := p.inspect()
+			st := step(rep, "answer")
+			if st.Status != "succeeded" || len(st.Attempts) != 2 || st.Agent != "second" {
+				t.Fatalf("step %s on %s after %d attempts, want succeeded on the fallback after 2: %+v%s", st.Status, st.Agent, len(st.Attempts), st.Attempts, attemptOutputs(p))
+			}
+			first, second := st.Attempts[0], st.Attempts[1]
+			if first.Agent != "first" || first.Class != "transient" || !first.Uncounted {
+				t.Errorf("attempt 1: agent %s class %q uncounted %v, want %s's usage limit, uncounted (%s)", first.Agent, first.Class, first.Uncounted, c.from.preset, first.Error)
+			}
+			if second.Agent != "second" || second.Kind != "fallback" || second.Status != "succeeded" {
+				t.Errorf("attempt 2: agent %s kind %q status %q, want a fallback on %s that succeeded", second.Agent, second.Kind, second.Status, c.to.preset)
+			}
+			if second.SessionID == first.SessionID {
+				t.Errorf("the fallback continued %s's session %s, want a fresh one", c.from.preset, first.SessionID)
+			}
+			if st.AttemptsUsed != 1 {
+				t.Errorf("attempts used %d, want 1: the usage limit does not count", st.AttemptsUsed)
+			}
+			if n := len(fromAPI.Turns()); n != 1 {
+				t.Errorf("%s's API saw %d turns, want 1", c.from.preset, n)
+			}
+			turns := toAPI.Turns()
+			if len(turns) != 1 {
+				t.Fatalf("%s's API saw %d turns, want 1", c.to.preset, len(turns))
+			}
+			if last := turns[0].LastUserText(); !strings.Contains(last, `{"ok": <boolean>}`) {
+				t.Errorf("%s was not given the original task:\n%s", c.to.preset, last)
+			}
+			for _, circuit := range rep.Circuits {
+				if circuit.Agent == "first" && circuit.State != "open" {
+					t.Errorf("%s's circuit %s, want open until its limit resets", c.from.preset, circuit.State)
+				}
+			}
+		})
 	}
-	first, second := st.Attempts[0], st.Attempts[1]
-	if first.Agent != "claude" || first.Class != "transient" || !first.Uncounted {
-		t.Errorf("attempt 1: agent %s class %q uncounted %v, want claude's usage limit, uncounted (%s)", first.Agent, first.Class, first.Uncounted, first.Error)
-	}
-	if second.Agent != "codex" || second.Kind != "fallback" || second.Status != "succeeded" {
-		t.Errorf("attempt 2: agent %s kind %q status %q, want a fallback on codex that succeeded", second.Agent, second.Kind, second.Status)
-	}
-	if second.SessionID == first.SessionID {
-		t.Errorf("the fallback continued claude's session %s, want a fresh one", first.SessionID)
-	}
-	if st.AttemptsUsed != 1 {
-		t.Errorf("attempts used %d, want 1: the usage limit does not count", st.AttemptsUsed)
-	}
-	if n := len(claudeAPI.Turns()); n != 1 {
-		t.Errorf("claude's API saw %d turns, want 1", n)
-	}
-	turns := codexAPI.Turns()
-	if len(turns) != 1 {
-		t.Fatalf("codex's API saw %d turns, want 1", len(turns))
-	}
-	if last := turns[0].LastUserText(); !strings.Contains(last, `{"ok": <boolean>}`) {
-		t.Errorf("codex was not given the original task:\n%s", last)
-	}
-	for _, c := range rep.Circuits {
-		if c.Agent == "claude" && c.State != "open" {
-			t.Errorf("claude's circuit %s, want open until its limit resets", c.State)
-		}
+}
+
+// TestAgentCLIAuth: the model API refuses the agent's key (401). The
+// attempt is class auth and not counted, the run stops resumable (exit 3)
+// naming the agent to log in to, and a resume once the key is good
+// finishes the step.
+func TestAgentCLIAuth(t *testing.T) {
+	for _, a := range []e2eAgent{qwenAgent, opencodeAgent, piAgent} {
+		t.Run(a.preset, func(t *testing.T) {
+			s := mockmodel.Start(t, mockmodel.Reply{Status: http.StatusUnauthorized}, mockmodel.Text(goodAnswer))
+			p := e2eProject(t, a, s)
+			r := p.cadenceWithin(e2eTimeout, nil, "run")
+			if r.signal != 0 || r.code != 3 {
+				t.Fatalf("cadence run exited %d (signal %v), want 3\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
+			}
+			if !strings.Contains(r.stdout, "log in to agent a") {
+				t.Errorf("run does not say which agent to log in to:\n%s", r.stdout)
+			}
+			st := step(p.inspect(), "answer")
+			if len(st.Attempts) != 1 || st.Attempts[0].Class != "auth" || !st.Attempts[0].Uncounted {
+				t.Fatalf("attempts %+v, want one uncounted attempt of class auth%s", st.Attempts, attemptOutputs(p))
+			}
+			if n := len(s.Turns()); n != 1 {
+				t.Errorf("mock saw %d turns, want 1: a refused login is not retried", n)
+			}
+			r = p.cadenceWithin(e2eTimeout, nil, "resume")
+			if r.signal != 0 || r.code != 0 {
+				t.Fatalf("cadence resume exited %d (signal %v)\nstdout:\n%s\nstderr:\n%s%s", r.code, r.signal, r.stdout, r.stderr, attemptOutputs(p))
+			}
+			if st := step(p.inspect(), "answer"); st.Status != "succeeded" || st.AttemptsUsed != 1 {
+				t.Errorf("step %s with %d attempts used, want succeeded with 1", st.Status, st.AttemptsUsed)
+			}
+		})
 	}
 }
 
@@ -595,4 +818,43 @@ steps:
 		t.Fatalf("Claude Code wrote no JSON file in its home or config directory: nothing was checked")
 	}
 	t.Logf("%d Claude Code processes at most at once; %d JSON files checked, all valid", most, checked)
+}
+
+// TestAgentCLINativeSchema: with native_schema, Codex is given the step's
+// schema (exec --output-schema FILE, the file beside the attempt's
+// output) and passes it to the model API as the answer's format; its
+// answer is still validated by cadence, so a model that ignores the
+// format is followed up as without it.
+func TestAgentCLINativeSchema(t *testing.T) {
+	s := mockmodel.Start(t, mockmodel.Text(badAnswer), mockmodel.Text(goodAnswer))
+	a := codexAgent
+	entry := a.entry
+	a.entry = func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		e := entry(t, s, home)
+		e["native_schema"] = true
+		return e
+	}
+	p := e2eProject(t, a, s)
+	runE2E(t, p)
+
+	st := step(p.inspect(), "answer")
+	if st.Status != "succeeded" || len(st.Attempts) != 2 || st.Attempts[0].Class != "schema" {
+		t.Fatalf("step %s after %d attempts, want succeeded after a schema failure: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+	}
+	turns := s.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("mock saw %d turns, want 2", len(turns))
+	}
+	for i, turn := range turns {
+		text, _ := turn.JSON["text"].(map[string]any)
+		format, _ := text["format"].(map[string]any)
+		schema, _ := json.Marshal(format["schema"])
+		if format["type"] != "json_schema" || !strings.Contains(string(schema), `"ok"`) || !strings.Contains(string(schema), `"boolean"`) {
+			t.Errorf("turn %d asked for format %v, want the step's schema", i+1, text["format"])
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(p.dir, ".cadence", "attempts", "*", "answer", "*.schema.json"))
+	if len(files) != 2 {
+		t.Errorf("schema files %v, want one per attempt", files)
+	}
 }

@@ -69,7 +69,14 @@ type result struct {
 // TestMain) as a real subprocess in the project, with extra environment.
 func (p *project) cadence(env []string, args ...string) result {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return p.cadenceWithin(60*time.Second, env, args...)
+}
+
+// cadenceWithin is cadence with a time limit of d instead of a minute, for
+// runs of real agent CLIs, which take seconds each to start.
+func (p *project) cadenceWithin(d time.Duration, env []string, args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := p.command(ctx, env, args...)
 	var out, errb bytes.Buffer
@@ -110,7 +117,13 @@ func (p *project) finish(cmd *exec.Cmd, err error, stdout, stderr string) result
 // with SIGKILL, as a crash would.
 func (p *project) killWhen(t *testing.T, cmdName string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	p.killWhenWithin(t, 30*time.Second, cmdName, cond)
+}
+
+// killWhenWithin is killWhen waiting up to d for cond.
+func (p *project) killWhenWithin(t *testing.T, d time.Duration, cmdName string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
 	defer cancel()
 	cmd := p.command(ctx, nil, cmdName)
 	var out, errb bytes.Buffer
@@ -118,7 +131,7 @@ func (p *project) killWhen(t *testing.T, cmdName string, cond func() bool) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the moment to kill cadence", cond)
+	waitForWithin(t, d, "the moment to kill cadence", cond)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	p.finish(cmd, cmd.Wait(), out.String(), errb.String()).killed(t)
 }
@@ -194,7 +207,13 @@ func (p *project) executions(step string) []sim.LedgerRecord {
 // condition, never a fixed sleep.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitForWithin(t, 30*time.Second, what, cond)
+}
+
+// waitForWithin is waitFor with a time limit of d.
+func waitForWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -329,6 +329,12 @@ func protocolOf(ag *workflow.Agent) (agent.Protocol, bool) {
 		return agent.ProtocolCodexJSONL, true
 	case agent.PresetGemini:
 		return agent.ProtocolGeminiStream, true
+	case agent.PresetQwen:
+		return agent.ProtocolQwenStream, true
+	case agent.PresetOpencode:
+		return agent.ProtocolOpencodeJSON, true
+	case agent.PresetPi:
+		return agent.ProtocolPiJSON, true
 	case agent.PresetOpenAI:
 		return "", false
 	}

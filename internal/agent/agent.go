@@ -37,6 +37,15 @@ const (
 	ProtocolCodexJSONL Protocol = "codex-jsonl"
 	// ProtocolGeminiStream reads the JSON lines of `gemini -o stream-json`.
 	ProtocolGeminiStream Protocol = "gemini-stream"
+	// ProtocolQwenStream reads the JSON lines of `qwen -o stream-json`:
+	// Claude Code's events with Qwen Code's result (see qwenStream).
+	ProtocolQwenStream Protocol = "qwen-stream"
+	// ProtocolOpencodeJSON reads the JSON lines of `opencode run --format
+	// json` (see opencodeStream).
+	ProtocolOpencodeJSON Protocol = "opencode-json"
+	// ProtocolPiJSON reads the JSON lines of `pi -p --mode json` (see
+	// piStream).
+	ProtocolPiJSON Protocol = "pi-json"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.

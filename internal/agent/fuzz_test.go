@@ -34,6 +34,12 @@ func fuzzSession(proto Protocol) *session {
 		st.now = func() time.Time { return fuzzNow }
 	case *codexStream:
 		st.now = func() time.Time { return fuzzNow }
+	case *qwenStream:
+		st.now = func() time.Time { return fuzzNow }
+	case *opencodeStream:
+		st.now = func() time.Time { return fuzzNow }
+	case *piStream:
+		st.now = func() time.Time { return fuzzNow }
 	}
 	return s
 }
@@ -121,10 +127,10 @@ func checkStreamBounds(t *testing.T, proto Protocol, stdout, stderr []byte, r *R
 	if len(r.StderrTail) > min(len(stderr), stderrTailSz) {
 		t.Errorf("StderrTail is %d bytes from %d bytes of stderr", len(r.StderrTail), len(stderr))
 	}
-	// Claude reports num_turns itself; Codex and Gemini turns are counted
-	// one per event line.
+	// Claude and Qwen Code report num_turns themselves; Codex and Gemini
+	// turns are counted one per event line.
 	turnLimit := bytes.Count(stdout, []byte("\n")) + 1
-	if proto == ProtocolClaudeStream {
+	if proto == ProtocolClaudeStream || proto == ProtocolQwenStream {
 		turnLimit = math.MaxInt32
 	}
 	if r.Turns < 0 || r.Turns > turnLimit {
@@ -312,6 +318,72 @@ func FuzzGeminiStream(f *testing.F) {
 		`{"type":"message","role":"assistant","content":"stuck >>>HE"}`+"\n"+`{"type":"message","role":"assistant","content":"LP<<<\n{\"q\":"}`,
 	)
 	runStreamFuzz(f, ProtocolGeminiStream, seeds)
+}
+
+func FuzzQwenStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "qwen")
+	const session = "d441224f-b792-4d5a-86ea-df79f57e0949"
+	wants := map[string]*streamWant{
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session, in: 30464, out: 12},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session, in: 61026, out: 27},
+		filepath.Join(dir, "rate_limited.jsonl"): {session: "66dbe8b7-ef15-4125-b343-6f1df87a062d",
+			isError: true, transient: true, message: "API Error: 429"},
+		filepath.Join(dir, "auth.jsonl"): {session: "ac740a4d-7588-475d-8571-2c0205a1c858",
+			isError: true, permanent: true, message: "API Error: 401"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "No saved session found with ID"},
+	}
+	paths := append(globSeeds(f, filepath.Join(dir, "*.jsonl")), globSeeds(f, "testdata/qwen_*.jsonl")...)
+	seeds := loadSeeds(f, wants, paths...)
+	addLineSeeds(f,
+		`{"type":"result","is_error":true,"error":{"message":"Quota exhausted: the quota will reset after 99999h1m1s."}}`,
+		`{"type":"result","is_error":true,"error":"[API Error: 429]"}`,
+		`{"type":"result","is_error":false,"result":"{}","structured_result":{"a":[1,2,{"b":null}]}}`,
+		`{"type":"result","is_error":false,"structured_result":"\u0000\ufffd","usage":{"input_tokens":-5,"cache_read_input_tokens":1e308}}`,
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"[API Error: 503 Service Unavailable]"}]}}`,
+	)
+	runStreamFuzz(f, ProtocolQwenStream, seeds)
+}
+
+func FuzzOpencodeStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "opencode")
+	const session = "ses_de2fecf86ffebllsbo6kMSkQxa"
+	wants := map[string]*streamWant{
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session, in: 7706, out: 4},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session, in: 7746, out: 7},
+		filepath.Join(dir, "auth.jsonl"): {session: "ses_de303212affe8x8gArNFAZfSYo",
+			isError: true, permanent: true, message: "401 invalid API key"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "Session not found"},
+	}
+	paths := append(globSeeds(f, filepath.Join(dir, "*.jsonl")), globSeeds(f, "testdata/opencode_*.jsonl")...)
+	seeds := loadSeeds(f, wants, paths...)
+	addLineSeeds(f,
+		`{"type":"error","error":{"name":"APIError","data":{"statusCode":"429","isRetryable":true,"responseHeaders":{"Retry-After":"Wed, 21 Oct 2099 07:28:00 GMT"}}}}`,
+		`{"type":"error","error":{"data":{"statusCode":1e999,"responseHeaders":{"retry-after":"NaN"}}}}`,
+		`{"type":"error","error":"boom"}`+"\n"+`{"type":"step_start"}`+"\n"+`{"type":"text","part":{"text":">>>HELP<<<"}}`,
+		`{"type":"step_finish","part":{"tokens":{"input":-1,"output":1e308,"cache":{"read":"7"}},"cost":-3}}`,
+	)
+	runStreamFuzz(f, ProtocolOpencodeJSON, seeds)
+}
+
+func FuzzPiStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "pi")
+	const session = "01a21d09-9c0a-7499-84f4-1bc552127549"
+	wants := map[string]*streamWant{
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session, in: 1405, out: 4},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session, in: 1451, out: 7},
+		filepath.Join(dir, "rate_limited.jsonl"): {session: "01a21d0a-439c-738f-a5f0-8af3434d2933",
+			isError: true, transient: true, message: "429 Rate limit exceeded"},
+		filepath.Join(dir, "auth.jsonl"): {session: "01a21d0a-bb62-77ce-92e0-c6555ac74c4c",
+			isError: true, permanent: true, message: "401 invalid API key"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "No session found matching"},
+	}
+	seeds := loadSeeds(f, wants, globSeeds(f, filepath.Join(dir, "*.jsonl"))...)
+	addLineSeeds(f,
+		`{"type":"message_end","message":{"role":"assistant","stopReason":"error"}}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":">>>HELP<<<"},{"type":"text","text":"{}"}],"usage":{"input":-1,"cacheRead":1e308,"cost":{"total":"NaN"}}}}`,
+		`{"type":"session","id":"--yolo"}`+"\n"+`{"type":"agent_end"}`,
+	)
+	runStreamFuzz(f, ProtocolPiJSON, seeds)
 }
 
 // fuzzChatStatus maps any integer to a three-digit status, the only kind

@@ -44,6 +44,11 @@ func TestCodexUsageLimits(t *testing.T) {
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Date(2026, 12, 1, 15, 14, 0, 0, berlin)}},
 		{"codex_usage_limit_resets.jsonl", time.Date(2026, 11, 24, 13, 0, 0, 0, berlin),
 			outcome{isError: true, transient: true, usageLimit: true, resetAt: time.Unix(1796124305, 0)}},
+		// Codex 0.171's sentence (read from its binary): a curly
+		// apostrophe and no time: a usage limit with no reset, waited out
+		// with a normal backoff.
+		{"codex_usage_limit_later.jsonl", time.Date(2026, 11, 24, 13, 0, 0, 0, berlin),
+			outcome{isError: true, transient: true, usageLimit: true}},
 		{"codex_auth_refresh.jsonl", time.Date(2026, 11, 24, 13, 0, 0, 0, berlin),
 			outcome{isError: true, permanent: true, auth: true}},
 	}
@@ -55,7 +60,7 @@ func TestCodexUsageLimits(t *testing.T) {
 			}
 			r := feedCodexAt(t, tt.now, berlin, data)
 			tt.want.check(t, r)
-			if tt.want.usageLimit && r.RetryAfter != tt.want.resetAt.Sub(tt.now) {
+			if tt.want.usageLimit && !tt.want.resetAt.IsZero() && r.RetryAfter != tt.want.resetAt.Sub(tt.now) {
 				t.Errorf("RetryAfter = %v, want the time until the reset, %v", r.RetryAfter, tt.want.resetAt.Sub(tt.now))
 			}
 		})

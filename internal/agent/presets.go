@@ -13,6 +13,11 @@ const (
 	PresetClaude = "claude"
 	PresetCodex  = "codex"
 	PresetGemini = "gemini"
+	PresetQwen   = "qwen"
+	// PresetOpencode runs opencode (opencode-ai).
+	PresetOpencode = "opencode"
+	// PresetPi runs pi (@mariozechner/pi-coding-agent).
+	PresetPi     = "pi"
 	PresetOpenAI = "openai" // not a process: see RunChat
 	PresetSim    = "sim"
 	PresetExec   = "exec"
@@ -33,7 +38,7 @@ var (
 // Invocation is one attempt's agent call, with its templates already
 // rendered: which preset, how to start it, which session, what prompt.
 type Invocation struct {
-	Preset       string   // PresetClaude, PresetCodex, PresetGemini, PresetSim or PresetExec
+	Preset       string   // PresetClaude, PresetCodex, PresetGemini, PresetQwen, PresetSim or PresetExec
 	Command      []string // replaces the preset's program when non-empty
 	Args         []string // appended after the preset's own flags
 	ContinueArgs []string // exec: appended when Resume is set
@@ -43,11 +48,16 @@ type Invocation struct {
 	Resume       bool   // continue SessionID instead of starting it
 	Scenario     string // sim: the scenario file
 	SelfExe      string // sim: the cadence binary, normally os.Executable()
-	// NativeSchema asks a claude agent to constrain its answer to
-	// SchemaJSON itself (--json-schema); the answer then arrives as
-	// Result.StructuredOutput, which the caller still validates.
+	// NativeSchema asks a claude or qwen agent to constrain its answer
+	// to SchemaJSON itself (--json-schema), and a codex agent to
+	// SchemaFile (--output-schema); claude's and qwen's answer then
+	// arrives as Result.StructuredOutput, codex's as its last message,
+	// and the caller still validates it.
 	NativeSchema bool
 	SchemaJSON   []byte // the step's JSON Schema, when it has one
+	// SchemaFile is SchemaJSON written to a file, for codex, which reads
+	// a native schema from one (--output-schema FILE).
+	SchemaFile string
 	// IdleTimeout is the step's idle_timeout; a preset bounds its CLI's
 	// own tool time limits below it (PresetEnv).
 	IdleTimeout time.Duration
@@ -67,6 +77,7 @@ type Invocation struct {
 //   - gemini: GEMINI_CLI_HOME, the directory Gemini CLI uses instead of
 //     the home directory: its .gemini folder is created inside it
 //     (Gemini CLI's documented environment variables);
+//   - qwen: QWEN_HOME, the directory itself (~/.qwen: settings, sessions);
 //   - sim: CLAUDE_CONFIG_DIR, as the CLI it simulates (and ignores it).
 func ConfigDirEnv(preset string) string {
 	switch preset {
@@ -76,6 +87,8 @@ func ConfigDirEnv(preset string) string {
 		return "CODEX_HOME"
 	case PresetGemini:
 		return "GEMINI_CLI_HOME"
+	case PresetQwen:
+		return "QWEN_HOME"
 	}
 	return ""
 }
@@ -87,18 +100,22 @@ func ConfigDirEnv(preset string) string {
 //
 //	claude: claude -p --output-format stream-json --verbose
 //	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
-//	codex:  codex exec --json --skip-git-repo-check ARGS… -
-//	        codex exec --json --skip-git-repo-check ARGS…
+//	codex:  codex exec --json --skip-git-repo-check [--output-schema FILE] ARGS… -
+//	        codex exec --json --skip-git-repo-check [--output-schema FILE] ARGS…
 //	              resume [-c sandbox_mode=MODE] ID -
 //	gemini: gemini -o stream-json --approval-mode yolo --skip-trust
 //	        [--resume=ID] ARGS…
+//	qwen:   qwen -o stream-json --approval-mode yolo
+//	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
+//	opencode: opencode run --format json [--session=ID] ARGS…
+//	pi:     pi -p --mode json [--session ID] ARGS…
 //	sim:    SELF agent sim --scenario FILE
 //	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
 //
-// Every preset but exec with prompt_via arg gets the prompt on stdin. Codex
-// and Gemini CLI choose the id of a new session themselves: SessionID is
-// used only to resume, and the new id comes from the stream
+// Every preset but exec with prompt_via arg gets the prompt on stdin. Codex,
+// Gemini CLI, opencode and pi choose the id of a new session themselves:
+// SessionID is used only to resume, and the new id comes from the stream
 // (Result.SessionID, Spec.OnSession).
 //
 // A session id must pass CheckSessionID, or Command fails with
@@ -112,7 +129,7 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 	if inv.ConfigDir != "" {
 		switch {
 		case ConfigDirEnv(inv.Preset) == "":
-			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex and gemini presets", ErrInvocation, inv.Preset)
+			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex, gemini and qwen presets", ErrInvocation, inv.Preset)
 		case !filepath.IsAbs(inv.ConfigDir):
 			return nil, nil, "", fmt.Errorf("%w: %s: config directory %q is not an absolute path", ErrInvocation, inv.Preset, inv.ConfigDir)
 		}
@@ -146,6 +163,28 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 		return codexArgv(inv), []byte(inv.Prompt), ProtocolCodexJSONL, nil
 	case PresetGemini:
 		return geminiArgv(inv), []byte(inv.Prompt), ProtocolGeminiStream, nil
+	case PresetOpencode:
+		argv = program(inv.Command, "opencode")
+		argv = append(argv, "run", "--format", "json")
+		if inv.Resume {
+			argv = append(argv, "--session="+inv.SessionID)
+		}
+		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolOpencodeJSON, nil
+	case PresetPi:
+		argv = program(inv.Command, "pi")
+		argv = append(argv, "-p", "--mode", "json")
+		if inv.Resume {
+			// pi takes a session file or id; an id could not pass for a
+			// path here: CheckSessionID allows no slash.
+			argv = append(argv, "--session", inv.SessionID)
+		}
+		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolPiJSON, nil
+	case PresetQwen:
+		argv, err := qwenArgv(inv)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return argv, []byte(inv.Prompt), ProtocolQwenStream, nil
 	case PresetOpenAI:
 		return nil, nil, "", fmt.Errorf("%w: openai agents are called with RunChat, not started as a process", ErrInvocation)
 	case PresetSim:

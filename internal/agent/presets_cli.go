@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -15,10 +16,15 @@ import (
 // (-s) option of its own: the user's args therefore go before `resume`,
 // where every exec option is valid, and a sandbox mode among them is
 // repeated after it as -c sandbox_mode=MODE so that the resumed thread runs
-// under it too.
+// under it too. With native_schema, --output-schema names the step's schema
+// file; Codex then asks the model for an answer in that shape, printed as
+// its last agent_message like any other.
 func codexArgv(inv Invocation) []string {
 	argv := program(inv.Command, "codex")
 	argv = append(argv, "exec", "--json", "--skip-git-repo-check")
+	if inv.NativeSchema && inv.SchemaFile != "" {
+		argv = append(argv, "--output-schema", inv.SchemaFile)
+	}
 	argv = append(argv, inv.Args...)
 	if inv.Resume {
 		argv = append(argv, "resume")
@@ -60,6 +66,32 @@ func geminiArgv(inv Invocation) []string {
 		argv = append(argv, "--resume="+inv.SessionID)
 	}
 	return append(argv, inv.Args...)
+}
+
+// qwenArgv builds a qwen invocation. The prompt goes on stdin, where
+// Qwen Code reads it when no prompt argument is given; like Claude Code it
+// takes the new session's id from the caller (--session-id). Headless
+// tool use needs --approval-mode yolo, unless args choose a mode.
+func qwenArgv(inv Invocation) ([]string, error) {
+	argv := program(inv.Command, "qwen")
+	argv = append(argv, "-o", "stream-json")
+	if !slices.ContainsFunc(inv.Args, isApprovalArg) {
+		argv = append(argv, "--approval-mode", "yolo")
+	}
+	switch {
+	case inv.Resume:
+		argv = append(argv, "--resume="+inv.SessionID)
+	case inv.SessionID != "":
+		argv = append(argv, "--session-id="+inv.SessionID)
+	}
+	if inv.NativeSchema && len(inv.SchemaJSON) > 0 {
+		schema, err := compactJSON(inv.SchemaJSON)
+		if err != nil {
+			return nil, fmt.Errorf("%w: qwen: native schema: %w", ErrInvocation, err)
+		}
+		argv = append(argv, "--json-schema", schema)
+	}
+	return append(argv, inv.Args...), nil
 }
 
 func isApprovalArg(a string) bool {
@@ -186,6 +218,13 @@ func compactJSON(doc []byte) (string, error) {
 //   - claude: no; `--resume` of the id given with --session-id answers "No
 //     conversation found".
 //   - gemini: no; a new session is saved only once a turn was answered.
+//   - qwen: yes; the chat file of the id cadence chose is written at
+//     once.
+//   - opencode: no; it keeps the session, but prints its id only with
+//     the model's first answer, so cadence never learned it.
+//   - pi: no; it prints the id at once but saves the session only with
+//     the model's answer (a failed one included): `--session ID` then
+//     answers "No session found matching".
 //   - openai: yes; the history is cadence's own and holds nothing of the
 //     unanswered turn.
 //
@@ -194,7 +233,7 @@ func compactJSON(doc []byte) (string, error) {
 // resume that must fail.
 func UnansweredSessionResumable(preset string) bool {
 	switch preset {
-	case PresetClaude, PresetGemini:
+	case PresetClaude, PresetGemini, PresetOpencode, PresetPi:
 		return false
 	}
 	return true

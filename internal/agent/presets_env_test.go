@@ -66,12 +66,13 @@ func TestPresetConfigDir(t *testing.T) {
 		{PresetClaude, "CLAUDE_CONFIG_DIR=/acct/work"},
 		{PresetCodex, "CODEX_HOME=/acct/work"},
 		{PresetGemini, "GEMINI_CLI_HOME=/acct/work"},
+		{PresetQwen, "QWEN_HOME=/acct/work"},
 		{PresetSim, "CLAUDE_CONFIG_DIR=/acct/work"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.preset, func(t *testing.T) {
 			inv := Invocation{Preset: tt.preset, ConfigDir: "/acct/work"}
-			base := []string{"PATH=/bin", "CLAUDE_CONFIG_DIR=/home/me/.claude", "CODEX_HOME=/home/me/.codex", "GEMINI_CLI_HOME=/home/me"}
+			base := []string{"PATH=/bin", "CLAUDE_CONFIG_DIR=/home/me/.claude", "CODEX_HOME=/home/me/.codex", "GEMINI_CLI_HOME=/home/me", "QWEN_HOME=/home/me/.qwen"}
 			got := presetEnvOn(inv, base, presetHost{euid: 1000})
 			if !slices.Contains(got, tt.want) {
 				t.Errorf("PresetEnv = %q, want %q in it", got, tt.want)
@@ -92,7 +93,7 @@ func TestPresetConfigDir(t *testing.T) {
 }
 
 func TestUnansweredSessionResumable(t *testing.T) {
-	want := map[string]bool{PresetClaude: false, PresetGemini: false, PresetCodex: true, PresetOpenAI: true, PresetSim: true, PresetExec: true}
+	want := map[string]bool{PresetClaude: false, PresetGemini: false, PresetCodex: true, PresetQwen: true, PresetOpencode: false, PresetPi: false, PresetOpenAI: true, PresetSim: true, PresetExec: true}
 	for preset, w := range want {
 		if got := UnansweredSessionResumable(preset); got != w {
 			t.Errorf("UnansweredSessionResumable(%q) = %v, want %v", preset, got, w)

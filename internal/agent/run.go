@@ -192,7 +192,7 @@ func interpreterHint(path, msg string) string {
 // knownProtocol reports whether Run can read p.
 func knownProtocol(p Protocol) bool {
 	switch p {
-	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream, ProtocolNone:
+	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream, ProtocolQwenStream, ProtocolOpencodeJSON, ProtocolPiJSON, ProtocolNone:
 		return true
 	}
 	return false

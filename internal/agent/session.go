@@ -85,6 +85,14 @@ func newSession(spec Spec, p *pipes) *session {
 		s.events = c
 	case ProtocolGeminiStream:
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
+	case ProtocolPiJSON:
+		s.events = newPiStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+	case ProtocolOpencodeJSON:
+		s.events = newOpencodeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+	case ProtocolQwenStream:
+		q := newQwenStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+		q.loc = agentZone(spec.Env)
+		s.events = q
 	}
 	if s.events != nil {
 		s.scan = newEventScanner(s.events.captures(), lineBudget(spec.MaxBytes))
@@ -408,11 +416,14 @@ func agentZone(env []string) *time.Location {
 }
 
 // sessionNotFoundMarkers are what the agent CLIs print, on stderr, when asked
-// to resume a session they do not have: Claude Code, Codex, Gemini CLI.
+// to resume a session they do not have: Claude Code, Codex, Gemini CLI,
+// Qwen Code, pi.
 var sessionNotFoundMarkers = []string{
 	noConversation,
 	"no rollout found for thread id",
 	"Error resuming session",
+	"No saved session found with ID",
+	"No session found matching",
 }
 
 func lastLineWith(s, sub string) string {

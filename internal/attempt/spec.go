@@ -3,6 +3,8 @@ package attempt
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +74,17 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	}
 	if ws.Handoff.Schema != nil {
 		inv.SchemaJSON = ws.Handoff.Schema.Raw
+		if ag.NativeSchema && ag.Preset == agent.PresetCodex {
+			// Codex reads the schema from a file: the step's, as
+			// compiled, beside the attempt's output.
+			inv.SchemaFile = filepath.Join(t.attemptsDir(), strconv.Itoa(a.N)+".schema.json")
+			if err := os.MkdirAll(filepath.Dir(inv.SchemaFile), 0o755); err != nil {
+				return agent.Spec{}, fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
+			}
+			if err := checkpoint.WriteFileAtomic(inv.SchemaFile, inv.SchemaJSON, 0o644); err != nil {
+				return agent.Spec{}, fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
+			}
+		}
 	}
 	var (
 		argv  []string
@@ -98,7 +111,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	grace := t.r.grace()
 	var start time.Duration
 	switch proto {
-	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream:
+	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON:
 		// A stream CLI announces itself at once; a text agent may be
 		// silent until it answers, so only a start_timeout the file sets
 		// applies to it.

@@ -14,6 +14,8 @@ const (
 	KindNextSpeaker = "next_speaker" // Gemini CLI's next-speaker check
 	KindLoopCheck   = "loop_check"   // Gemini CLI's check for an unproductive loop
 	KindCompact     = "compact"      // a request to summarise the conversation so far
+	KindMemory      = "memory"       // a background request to extract memories from the conversation
+	KindTitle       = "title"        // a request for a title of the session
 	KindUnknown     = "unknown"      // a path the server does not implement
 )
 
@@ -51,6 +53,13 @@ func classify(r Request) string {
 		if isCompaction(r) {
 			return KindCompact
 		}
+	case Chat:
+		if isMemoryExtraction(r) {
+			return KindMemory
+		}
+		if isTitleRequest(r) {
+			return KindTitle
+		}
 	case Gemini:
 		_, method, _ := geminiPath(r.Path)
 		if method == "countTokens" {
@@ -79,6 +88,43 @@ func isCompaction(r Request) bool {
 	last := r.LastUserText()
 	for _, p := range compactPrompts {
 		if strings.Contains(last, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryPrompts open the prompts with which CLIs ask a background
+// subagent to save what the conversation taught: Qwen Code 0.24's managed
+// auto-memory, which runs after every headless turn unless its setting
+// memory.enableManagedAutoMemory is false (read from its bundle and seen
+// against the mock).
+var memoryPrompts = []string{
+	"update durable managed memory",
+}
+
+// isMemoryExtraction reports whether the request's last user message
+// asks for the conversation's memories.
+func isMemoryExtraction(r Request) bool {
+	last := r.LastUserText()
+	for _, p := range memoryPrompts {
+		if strings.Contains(last, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// titleSystem opens the system message with which opencode 1.18 asks a
+// small model, alongside the first turn of a session, for the session's
+// title (the user message is the prompt itself).
+const titleSystem = "You are a title generator."
+
+// isTitleRequest reports whether the request's system message is
+// opencode's title generator's.
+func isTitleRequest(r Request) bool {
+	for _, m := range listOf(r.JSON["messages"]) {
+		if role, _ := m["role"].(string); role == "system" && strings.HasPrefix(strings.TrimSpace(textOf(m["content"])), titleSystem) {
 			return true
 		}
 	}
@@ -115,6 +161,10 @@ func sideReply(r Request) Reply {
 		return Reply{Text: `{"complexity_reasoning": "A short, simple request.", "complexity_score": 10}`}
 	case KindNextSpeaker:
 		return Reply{Text: `{"reasoning": "The model answered the request.", "next_speaker": "user"}`}
+	case KindMemory:
+		return Reply{Text: "Nothing durable to remember."}
+	case KindTitle:
+		return Reply{Text: "Mock session"}
 	case KindCompact:
 		return Reply{Text: "The scripted session is under way: every tool call so far ran and returned its result. Go on with the next step."}
 	case KindLoopCheck:

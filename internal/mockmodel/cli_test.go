@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,8 +21,8 @@ import (
 // These tests run the real agent CLIs against the mock, one turn each. They
 // need the CLIs installed:
 //
-//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 \
-//	    @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+//	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
+//	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4
 //	go test -tags agentcli ./internal/mockmodel/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up.
@@ -29,11 +30,11 @@ import (
 
 const (
 	defaultBinDir = "/work/.cache/agents/node_modules/.bin"
-	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4"
 	transcriptDir = "../../testdata/transcripts"
 
 	unknownSession = "4b9b3e52-6c1e-4f43-9d7a-0c1f5a9e2d11"
-	cliTimeout     = 90 * time.Second
+	cliTimeout     = 3 * time.Minute // opencode took over a minute to start on a loaded machine
 )
 
 // agentCLI describes how to drive one CLI against the mock.
@@ -53,6 +54,13 @@ type agentCLI struct {
 	answer func(events []map[string]any) string
 	// overloaded is the status the provider uses for "overloaded".
 	overloaded int
+	// retriesForever: the CLI retries a 429 or 5xx until it gets through,
+	// whatever its settings (opencode); TestAgentCLIRetriesForever
+	// records it instead of TestAgentCLIErrors.
+	retriesForever bool
+	// failsWithExitZero: the CLI reports a failed model call in its
+	// stream and exits 0 (pi's stopReason "error").
+	failsWithExitZero bool
 }
 
 var claudeCLI = agentCLI{
@@ -151,7 +159,121 @@ var geminiCLI = agentCLI{
 	overloaded: 503,
 }
 
-var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI}
+// qwenCLI drives Qwen Code through its OpenAI-compatible provider: the
+// chat completions API at the mock, key and model from the environment.
+// Its retries of a 429 are set by the settings file's
+// model.generationConfig.maxRetries.
+var qwenCLI = agentCLI{
+	name: "qwen",
+	setup: func(t *testing.T, sb sandbox) {
+		settings := fmt.Sprintf(`{"security":{"auth":{"selectedType":"openai"}},"model":{"generationConfig":{"maxRetries":%d}},"privacy":{"usageStatisticsEnabled":false}}`, sb.retries)
+		writeFile(t, filepath.Join(sb.home, ".qwen", "settings.json"), settings)
+	},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"OPENAI_BASE_URL=" + s.URL + "/v1",
+			"OPENAI_API_KEY=sk-qwen-mock",
+			"OPENAI_MODEL=qwen3-coder-plus",
+		}
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"-o", "stream-json", "--approval-mode", "yolo", "--auth-type", "openai"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-o", "stream-json", "--approval-mode", "yolo", "--auth-type", "openai", "--resume", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "", "session_id") },
+	answer: func(events []map[string]any) string {
+		return lastString(events, "result", "result")
+	},
+	overloaded: 503,
+}
+
+// opencodeCLI drives opencode through a custom OpenAI-compatible provider
+// given in OPENCODE_CONFIG_CONTENT, its inline configuration.
+var opencodeCLI = agentCLI{
+	name:  "opencode",
+	setup: func(*testing.T, sandbox) {},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{"OPENCODE_CONFIG_CONTENT=" + opencodeConfig(s)}
+	},
+	first: func(*Server, sandbox) []string { return []string{"run", "--format", "json"} },
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"run", "--format", "json", "--session", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "", "sessionID") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			part, _ := e["part"].(map[string]any)
+			if e["type"] == "text" {
+				text, _ = part["text"].(string)
+			}
+		}
+		return text
+	},
+	overloaded:     503,
+	retriesForever: true,
+}
+
+// opencodeConfig is an opencode configuration whose only model is the
+// mock's, through the OpenAI-compatible provider bundled with opencode,
+// with no sharing, no update check and no auto-compaction.
+func opencodeConfig(s *Server) string {
+	return fmt.Sprintf(`{"$schema":"https://opencode.ai/config.json","autoupdate":false,"share":"disabled",`+
+		`"provider":{"mock":{"npm":"@ai-sdk/openai-compatible","name":"Mock","options":{"baseURL":"%s/v1","apiKey":"sk-opencode-mock"},`+
+		`"models":{"m1":{"name":"m1"}}}},"model":"mock/m1","small_model":"mock/m1"}`, s.URL)
+}
+
+// piCLI drives pi through a custom provider in ~/.pi/agent/models.json on
+// the chat completions API, with a price so that it reports a cost, and
+// its own retries set by settings.json.
+var piCLI = agentCLI{
+	name: "pi",
+	setup: func(t *testing.T, sb sandbox) {
+		writeFile(t, filepath.Join(sb.home, ".pi", "agent", "settings.json"),
+			fmt.Sprintf(`{"retry":{"enabled":%v,"maxRetries":%d,"baseDelayMs":500,"provider":{"maxRetries":0}}}`, sb.retries > 0, max(sb.retries, 1)))
+	},
+	env: func(s *Server, sb sandbox) []string {
+		// models.json holds the mock's URL, known only now.
+		models := fmt.Sprintf(`{"providers":{"mock":{"baseUrl":"%s/v1","api":"openai-completions","apiKey":"sk-pi-mock",`+
+			`"compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},`+
+			`"models":[{"id":"m1","cost":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0}}]}}}`, s.URL)
+		path := filepath.Join(sb.home, ".pi", "agent", "models.json")
+		if err := os.WriteFile(path, []byte(models), 0o644); err != nil {
+			panic(err)
+		}
+		return nil
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"-p", "--mode", "json", "--provider", "mock", "--model", "m1"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"-p", "--mode", "json", "--provider", "mock", "--model", "m1", "--session", id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "session", "id") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			msg, _ := e["message"].(map[string]any)
+			if e["type"] != "message_end" || msg["role"] != "assistant" {
+				continue
+			}
+			text = ""
+			for _, c := range listOf(msg["content"]) {
+				if c["type"] == "text" {
+					s, _ := c["text"].(string)
+					text += s
+				}
+			}
+		}
+		return text
+	},
+	overloaded:        503,
+	failsWithExitZero: true,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI}
 
 // cliRun is one finished CLI process.
 type cliRun struct {
@@ -389,12 +511,18 @@ func TestAgentCLIErrors(t *testing.T) {
 			{"auth", Reply{Status: 401}},
 		}
 		for _, c := range cases {
+			if a.retriesForever && c.reply.Status != 401 {
+				continue
+			}
 			t.Run(a.name+"/"+c.name, func(t *testing.T) {
 				s := Start(t, c.reply)
 				sb := newSandbox(t, a, 0)
 				r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
 				saveTranscript(t, a, c.name, s, sb, r)
-				if r.Exit == 0 {
+				switch {
+				case a.failsWithExitZero && r.Exit != 0:
+					t.Errorf("exit %d after a %d answer, want 0 with the failure in the stream", r.Exit, c.reply.Status)
+				case !a.failsWithExitZero && r.Exit == 0:
 					t.Errorf("exit 0 after a %d answer, want non-zero", c.reply.Status)
 				}
 				if len(s.Turns()) == 0 {
@@ -480,4 +608,92 @@ func TestAgentCLIRetryAfter(t *testing.T) {
 			t.Logf("%s retried after %v (retry-after: %ds)", a.name, gap.Round(10*time.Millisecond), retryAfter)
 		})
 	}
+}
+
+// TestAgentCLIQwenQuota records Qwen Code failing at once, without its
+// own retries, on a 429 whose message says the quota is exhausted and
+// when it resets (its isQuotaExhaustedError).
+func TestAgentCLIQwenQuota(t *testing.T) {
+	a := qwenCLI
+	s := Start(t, Reply{Status: 429, ErrorType: "insufficient_quota",
+		ErrorMessage: "You exceeded your current quota: the quota will reset after 2h0m0s."})
+	sb := newSandbox(t, a, 0)
+	r := a.run(t, s, sb, firstPrompt, a.first(s, sb))
+	saveTranscript(t, a, "quota", s, sb, r)
+	if r.Exit == 0 {
+		t.Error("exit 0 with an exhausted quota")
+	}
+	if n := len(s.Turns()); n != 1 {
+		t.Errorf("mock saw %d turns, want 1: an exhausted quota is not retried", n)
+	}
+	if !strings.Contains(string(r.Stdout), "Quota exhausted") {
+		t.Error("output does not say the quota is exhausted")
+	}
+}
+
+// TestAgentCLIRetriesForever records what a CLI that retries a 429 or a
+// 503 by itself prints before its retries: it is stopped once it has
+// printed an error event and the mock has seen the retry.
+func TestAgentCLIRetriesForever(t *testing.T) {
+	for _, a := range agentCLIs {
+		if !a.retriesForever {
+			continue
+		}
+		for _, c := range []struct {
+			name  string
+			reply Reply
+		}{{"rate_limited", RateLimited("2")}, {"overloaded", Reply{Status: a.overloaded, RetryAfter: "1"}}} {
+			t.Run(a.name+"/"+c.name, func(t *testing.T) {
+				s := Start(t, c.reply)
+				sb := newSandbox(t, a, 0)
+				ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, agentBin(t, a.name), a.first(s, sb)...)
+				cmd.Dir = sb.project
+				cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + sb.home, "TMPDIR=" + sb.tmp,
+					"LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1", "CI=1"}, a.env(s, sb)...)
+				cmd.Stdin = strings.NewReader(firstPrompt)
+				var stdout, stderr syncBuffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				s.WaitTurns(t, 2, cliTimeout)
+				deadline := time.Now().Add(cliTimeout)
+				for !strings.Contains(stdout.String(), `"type":"error"`) && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				r := cliRun{Stdout: []byte(stdout.String()), Stderr: []byte(stderr.String()), Exit: -1}
+				t.Logf("%s stdout:\n%s\nstderr:\n%s", a.name, r.Stdout, r.Stderr)
+				for _, req := range s.Requests() {
+					t.Logf("request at %s: %s kind=%s status=%d", req.Received.Format("15:04:05.000"), req.Path, req.Kind, req.Reply.status())
+				}
+				saveTranscript(t, a, c.name, s, sb, r)
+				if !strings.Contains(string(r.Stdout), fmt.Sprint(c.reply.Status)) {
+					t.Errorf("the error event does not name status %d", c.reply.Status)
+				}
+			})
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from a process's copier and
+// read from the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -5,7 +5,8 @@
 // gives (valid JSON, broken JSON, a 429 with retry-after, a 529, a slow
 // answer), points a real CLI at it (Claude Code through ANTHROPIC_BASE_URL,
 // Codex through a custom model provider, Gemini CLI through
-// GOOGLE_GEMINI_BASE_URL, any OpenAI-compatible client through its base URL)
+// GOOGLE_GEMINI_BASE_URL, Qwen Code and any OpenAI-compatible client through
+// its base URL)
 // and afterwards asserts on what the model was sent.
 //
 // The server speaks enough of four wire protocols for a CLI to complete a
@@ -30,7 +31,7 @@
 //
 // Scripted replies are consumed only by requests that ask for the main
 // answer of a turn. CLIs also send side requests (Claude Code's title and
-// quota probes, Gemini CLI's model router and next-speaker checks, token
-// counts); those are recorded too but get a harmless default answer, so a
+// quota probes, Gemini CLI's model router and next-speaker checks, Qwen
+// Code's memory extraction, token counts); those are recorded too but get a harmless default answer, so a
 // script lists exactly the answers of the turns a test drives.
 package mockmodel

@@ -45,6 +45,9 @@ func TestConversationOfRealRequests(t *testing.T) {
 		{"claude_resume_request.json", Anthropic, "/v1/messages"},
 		{"codex_resume_request.json", Responses, "/v1/responses"},
 		{"gemini_resume_request.json", Gemini, "/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent"},
+		{"qwen_resume_request.json", Chat, "/v1/chat/completions"},
+		{"opencode_resume_request.json", Chat, "/v1/chat/completions"},
+		{"pi_resume_request.json", Chat, "/v1/chat/completions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -75,8 +78,9 @@ func TestConversationOfRealRequests(t *testing.T) {
 	}
 }
 
-// TestClassifyRealRequests checks that Gemini CLI's router request is a
-// side request and its main turn is a turn.
+// TestClassifyRealRequests checks that Gemini CLI's router request, Qwen
+// Code's memory extraction and opencode's title request are side
+// requests and their main turns are turns.
 func TestClassifyRealRequests(t *testing.T) {
 	tests := []struct {
 		file, path, want string
@@ -87,6 +91,11 @@ func TestClassifyRealRequests(t *testing.T) {
 		{"claude_resume_request.json", "/v1/messages", KindTurn},
 		{"claude_resume_request.json", "/v1/messages/count_tokens", KindCountTokens},
 		{"codex_resume_request.json", "/v1/responses", KindTurn},
+		{"qwen_resume_request.json", "/v1/chat/completions", KindTurn},
+		{"qwen_memory_request.json", "/v1/chat/completions", KindMemory},
+		{"opencode_resume_request.json", "/v1/chat/completions", KindTurn},
+		{"opencode_title_request.json", "/v1/chat/completions", KindTitle},
+		{"pi_resume_request.json", "/v1/chat/completions", KindTurn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+tt.path, func(t *testing.T) {

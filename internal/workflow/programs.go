@@ -11,9 +11,12 @@ import (
 // defaultPrograms are the programs the CLI presets start when the agent
 // gives no command.
 var defaultPrograms = map[string]string{
-	"claude": "claude",
-	"codex":  "codex",
-	"gemini": "gemini",
+	"claude":   "claude",
+	"codex":    "codex",
+	"gemini":   "gemini",
+	"qwen":     "qwen",
+	"opencode": "opencode",
+	"pi":       "pi",
 }
 
 // CheckPrograms reports every agent and check whose program cannot be

@@ -80,15 +80,15 @@ type Workflow struct {
 // are text/template sources; they were parsed at load time.
 type Agent struct {
 	Name         string
-	Preset       string            // claude | codex | gemini | openai | exec | sim
+	Preset       string            // claude | codex | gemini | qwen | opencode | pi | openai | exec | sim
 	Command      []string          // templates; replaces the preset's program
 	Args         []string          // templates; added after the preset's own flags
 	Env          map[string]string // added to cadence's own environment
 	PromptVia    string            // stdin | arg (exec; default stdin)
-	Output       string            // text | claude-stream | codex-jsonl | gemini-stream (exec; default text)
+	Output       string            // text | claude-stream | codex-jsonl | gemini-stream | qwen-stream | opencode-json | pi-json (exec; default text)
 	ContinueArgs []string          // exec: args added on a follow-up in the same session (templates, may use {{ .SessionID }})
 	HelpMarker   string            // default ">>>HELP<<<"
-	NativeSchema bool              // claude: pass --json-schema
+	NativeSchema bool              // claude, qwen: pass --json-schema; codex: --output-schema
 	Scenario     string            // sim: scenario file (absolute after load)
 	BaseURL      string            // openai
 	Model        string            // openai
