@@ -21,7 +21,8 @@ import (
 // (and the openai preset) against the mock model API. They need the CLIs:
 //
 //	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
-//	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4
+//	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 \
+//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
 //	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
@@ -31,7 +32,7 @@ import (
 
 const (
 	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
-	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 (or: make agents)"
 
 	// e2eTimeout bounds one cadence command of these tests: each real
 	// CLI takes seconds to start, many on a loaded machine.
