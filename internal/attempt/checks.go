@@ -130,7 +130,7 @@ func (t *try) beginCheck(ctx context.Context, c *workflow.Check, recordAttempt b
 		}
 		row = checkpoint.Check{RunID: t.in.Run.ID, StepID: t.in.StepPath(), ItemKey: t.in.ItemKey(), N: t.row.N, Seq: len(prev) + 1,
 			Name: c.Name, Command: c.Command, Status: checkpoint.CheckRunning, StartedAt: t.r.now(),
-			OutputFile: t.r.relPath(t.checkOutputPath(c))}
+			OutputFile: checkpoint.RelPath(t.r.Dir, t.checkOutputPath(c))}
 		return tx.InsertCheck(row)
 	})
 	if err != nil {

@@ -317,7 +317,7 @@ func (c *closing) writeRecord(ctx context.Context) ([]byte, error) {
 	if err := checkpoint.WriteFileAtomic(recPath, append(recJSON, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("write failed-handoff record: %w", err)
 	}
-	a.FailedHandoff = c.r.relPath(recPath)
+	a.FailedHandoff = checkpoint.RelPath(c.r.Dir, recPath)
 	return recJSON, nil
 }
 

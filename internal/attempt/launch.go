@@ -128,7 +128,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 	a := t.row
 	l := &launch{r: r, t: t, ag: ag}
 	l.outPath = filepath.Join(t.attemptsDir(), strconv.Itoa(a.N)+".out")
-	a.OutputFile = r.relPath(l.outPath)
+	a.OutputFile = checkpoint.RelPath(r.Dir, l.outPath)
 	var (
 		spec agent.Spec
 		err  error

@@ -234,10 +234,6 @@ func (r *Runner) grace() time.Duration {
 	return r.Grace
 }
 
-// relPath returns path relative to the project directory, for display and
-// for the paths recorded in the store.
-func (r *Runner) relPath(path string) string { return checkpoint.RelPath(r.Dir, path) }
-
 // ErrInterrupted reports that an attempt was stopped because cadence was
 // (SIGINT, SIGTERM): the run stops, resumable.
 var ErrInterrupted = errors.New("interrupted")

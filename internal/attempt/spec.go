@@ -74,16 +74,8 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	}
 	if ws.Handoff.Schema != nil {
 		inv.SchemaJSON = ws.Handoff.Schema.Raw
-		if ag.NativeSchema && ag.Preset == agent.PresetCodex {
-			// Codex reads the schema from a file: the step's, as
-			// compiled, beside the attempt's output.
-			inv.SchemaFile = filepath.Join(t.attemptsDir(), strconv.Itoa(a.N)+".schema.json")
-			if err := os.MkdirAll(filepath.Dir(inv.SchemaFile), 0o755); err != nil {
-				return agent.Spec{}, fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
-			}
-			if err := checkpoint.WriteFileAtomic(inv.SchemaFile, inv.SchemaJSON, 0o644); err != nil {
-				return agent.Spec{}, fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
-			}
+		if inv.SchemaFile, err = t.nativeSchemaFile(ag, inv.SchemaJSON); err != nil {
+			return agent.Spec{}, err
 		}
 	}
 	var (
@@ -108,26 +100,45 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 	if handoffPath != "" {
 		env = append(env, "CADENCE_HANDOFF_PATH="+handoffPath)
 	}
-	grace := t.r.grace()
-	var start time.Duration
-	switch proto {
-	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON:
-		// A stream CLI announces itself at once; a text agent may be
-		// silent until it answers, so only a start_timeout the file sets
-		// applies to it.
-		start = ws.StartTimeout
-	default:
-		if ws.StartTimeoutSet {
-			start = ws.StartTimeout
-		}
-	}
 	return agent.Spec{
-		StartTimeout: start,
+		StartTimeout: startTimeout(ws, proto),
 		Argv:         argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
-		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: grace, ExitGrace: ws.ExitGrace,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: t.r.grace(), ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe,
 	}, nil
+}
+
+// startTimeout is the step's start_timeout as it applies to an agent
+// speaking proto: a stream CLI announces itself at once, so the default
+// applies to it; a text agent may be silent until it answers, so only a
+// start_timeout the workflow sets applies to it.
+func startTimeout(ws *workflow.Step, proto agent.Protocol) time.Duration {
+	switch proto {
+	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON:
+		return ws.StartTimeout
+	}
+	if ws.StartTimeoutSet {
+		return ws.StartTimeout
+	}
+	return 0
+}
+
+// nativeSchemaFile writes the step's schema, as compiled, beside the
+// attempt's output for an agent that reads a native schema from a file
+// (Codex), and returns its path; "" for any other agent.
+func (t *try) nativeSchemaFile(ag *workflow.Agent, schema []byte) (string, error) {
+	if !ag.NativeSchema || ag.Preset != agent.PresetCodex {
+		return "", nil
+	}
+	path := filepath.Join(t.attemptsDir(), strconv.Itoa(t.row.N)+".schema.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
+	}
+	if err := checkpoint.WriteFileAtomic(path, schema, 0o644); err != nil {
+		return "", fmt.Errorf("agent %s: native schema: %w", ag.Name, err)
+	}
+	return path, nil
 }
 
 // recordUsage copies what the agent reported (exit code, session, turns,
