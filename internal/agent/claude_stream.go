@@ -294,15 +294,8 @@ func (c *claudeStream) resultEvent(e *eventScanner, ev claudeEvent) {
 		c.res.InputTokens = jsonInt64(usage.InputTokens) + jsonInt64(usage.CacheCreationTokens) + c.res.CachedTokens
 		c.res.OutputTokens = jsonInt64(usage.OutputTokens)
 	}
-	c.res.StructuredOutput = nil
-	if f, ok := e.get(clStructured); ok && string(f.raw) != "null" {
-		switch {
-		case f.over || f.size > c.maxBytes:
-			c.res.TextTooLarge, c.res.TextBytes = true, f.size
-		case json.Valid(f.raw):
-			c.res.StructuredOutput = append(json.RawMessage(nil), f.raw...)
-		}
-	}
+	f, ok := e.get(clStructured)
+	takeStructured(c.res, f, ok, c.maxBytes)
 	c.result = c.answer(e)
 	c.help.text(c.result)
 
@@ -476,4 +469,21 @@ func jsonInt64(raw json.RawMessage) int64 {
 		return 0
 	}
 	return int64(f)
+}
+
+// takeStructured sets res's structured answer from a result event's field
+// (Claude Code's structured_output, Qwen Code's structured_result, under
+// native_schema): kept when it is valid JSON of at most maxBytes, marked
+// too large past that, and nothing when the field is absent or null.
+func takeStructured(res *Result, f field, ok bool, maxBytes int64) {
+	res.StructuredOutput = nil
+	if !ok || string(f.raw) == "null" {
+		return
+	}
+	switch {
+	case f.over || f.size > maxBytes:
+		res.TextTooLarge, res.TextBytes = true, f.size
+	case json.Valid(f.raw):
+		res.StructuredOutput = append(json.RawMessage(nil), f.raw...)
+	}
 }

@@ -72,15 +72,8 @@ func (q *qwenStream) resultEvent(e *eventScanner, ev claudeEvent) {
 		c.res.CachedTokens = jsonInt64(usage.CacheReadTokens)
 		c.res.OutputTokens = jsonInt64(usage.OutputTokens)
 	}
-	c.res.StructuredOutput = nil
-	if f, ok := e.get(qwStructured); ok && string(f.raw) != "null" {
-		switch {
-		case f.over || f.size > c.maxBytes:
-			c.res.TextTooLarge, c.res.TextBytes = true, f.size
-		case json.Valid(f.raw):
-			c.res.StructuredOutput = append(json.RawMessage(nil), f.raw...)
-		}
-	}
+	f, ok := e.get(qwStructured)
+	takeStructured(c.res, f, ok, c.maxBytes)
 	c.result = c.answer(e)
 	c.help.text(c.result)
 	if !ev.isError {
