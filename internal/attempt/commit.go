@@ -1,9 +1,11 @@
 package attempt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -47,16 +49,69 @@ type storeError struct{ err error }
 func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 
-// WriteEnvelope writes an instance's accepted handoff atomically.
+// WriteEnvelope writes an instance's accepted handoff to its envelope
+// file (.cadence/handoffs/…), just before the commit that stores the same
+// envelope in the unit's row (tx.StepSucceeded). The row is the durable
+// copy, so the file is published whole by a rename but not fsynced: a
+// crash of the process leaves it whole, a power cut may lose it or leave
+// it empty. Cadence reads the file only to adopt an attempt a crash cut
+// short between the two (Settle), where a lost file is the same as a
+// crash just before it was written; the files of succeeded units are
+// checked against their rows, and rewritten, on resume
+// (RestoreEnvelope). Two fsyncs (the file's and its directory's) per
+// step are saved.
 func (r *Runner) WriteEnvelope(in *Instance, env handoff.Envelope) error {
-	b, err := json.MarshalIndent(env, "", "  ")
+	b, err := json.Marshal(env)
 	if err != nil {
 		return fmt.Errorf("encode envelope: %w", err)
 	}
-	if err := checkpoint.WriteFileAtomic(r.envelopePath(in), append(b, '\n'), 0o644); err != nil {
+	text, err := envelopeText(b)
+	if err != nil {
+		return err
+	}
+	if err := checkpoint.WriteFileAtomicNoSync(r.envelopePath(in), text, 0o644); err != nil {
 		return fmt.Errorf("write handoff of %s: %w", in.Label(), err)
 	}
 	return nil
+}
+
+// envelopeText is the content of the envelope file of an envelope stored
+// as envJSON: the same JSON indented by two spaces, with a final newline,
+// byte for byte what json.MarshalIndent of the envelope gives (it
+// indents what json.Marshal gives).
+func envelopeText(envJSON []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, envJSON, "", "  "); err != nil {
+		return nil, fmt.Errorf("indent envelope: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// RestoreEnvelope makes the envelope file of unit u, whose row holds the
+// accepted envelope envJSON, say what the row says: a file a power cut
+// lost, emptied or left from an earlier attempt is rewritten (without an
+// fsync, as WriteEnvelope writes it; the next resume checks it again). It
+// reports whether the file was rewritten. A unit without an envelope
+// (envJSON empty) has no file to restore.
+func (r *Runner) RestoreEnvelope(u checkpoint.Unit, envJSON []byte) (bool, error) {
+	if len(envJSON) == 0 {
+		return false, nil
+	}
+	want, err := envelopeText(envJSON)
+	if err != nil {
+		return false, fmt.Errorf("stored handoff of %s: %w", UnitLabel(u), err)
+	}
+	path := filepath.Join(r.Dir, checkpoint.EnvelopePath(u))
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(want)) {
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, want) {
+			return false, nil
+		}
+	}
+	if err := checkpoint.WriteFileAtomicNoSync(path, want, 0o644); err != nil {
+		return false, fmt.Errorf("restore handoff of %s: %w", UnitLabel(u), err)
+	}
+	return true, nil
 }
 
 // ending is how an attempt's outcome is written, in one transaction: the

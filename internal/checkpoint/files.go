@@ -25,6 +25,22 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return f.Commit()
 }
 
+// WriteFileAtomicNoSync is WriteFileAtomic without any fsync, for a file
+// that is a copy of committed state and is checked against that state
+// before anything relies on it (CreateAtomicNoSync): a crash of the
+// process leaves path with its old content or all of data, a power cut
+// may leave it missing, empty or old.
+func WriteFileAtomicNoSync(path string, data []byte, perm os.FileMode) error {
+	f, err := CreateAtomicNoSync(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return errors.Join(err, f.Abort())
+	}
+	return f.Commit()
+}
+
 // AtomicFile is a file being written at a temporary name beside its final
 // path. Nothing appears at the final path until Commit. Use it for output
 // that is streamed rather than held in memory.

@@ -251,3 +251,34 @@ func TestCreateAtomicNoSync(t *testing.T) {
 		t.Errorf("temporary files left: %v", entries)
 	}
 }
+
+// WriteFileAtomicNoSync publishes all of the data or nothing, replaces
+// what was at the path, creates the directories, and leaves no temporary
+// file; a path below a regular file is an error.
+func TestWriteFileAtomicNoSync(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "handoffs", "r1", "plan.json")
+	for _, data := range []string{`{"n": 1}`, `{"n": 22}`, ""} {
+		if err := WriteFileAtomicNoSync(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || string(b) != data {
+			t.Fatalf("read back %q, %v; want %q", b, err, data)
+		}
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("mode %v, %v; want 0600", fi.Mode(), err)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+			t.Fatalf("temporary files left: %v", entries)
+		}
+	}
+	blocker := filepath.Join(root, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomicNoSync(filepath.Join(blocker, "x.json"), []byte("{}"), 0o644); err == nil {
+		t.Fatal("writing below a regular file succeeded")
+	}
+}

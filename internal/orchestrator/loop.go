@@ -65,14 +65,22 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	// settling just completed was reported as it succeeded, and is not
 	// reported again as one that had.
 	done := map[string]bool{}
+	var succeeded []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		steps, err := tx.Steps(run.ID)
+		if err != nil {
+			return err
+		}
 		for _, s := range steps {
 			done[s.ID] = s.Status == checkpoint.StepSucceeded
 		}
+		succeeded, err = p.succeededUnits(tx, steps)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	}
+	if err := p.restoreEnvelopes(succeeded); err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if err := p.settle(ctx, run); err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
