@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
+	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // beginAttempt asks the agent's circuit for permission and, when granted,
@@ -25,7 +27,13 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 	u := in.Unit()
 	agentName := plan.agent
 	now := r.now()
-	err := r.Store.UpdateBeforeStart(ctx, func(tx *checkpoint.Tx) error {
+	commit := r.Store.UpdateBeforeStart
+	if startsProcess(r.Workflow, plan) {
+		// The pid's commit, before the process runs, makes the row
+		// durable with it: one fsync per attempt before its start.
+		commit = r.Store.UpdateSyncedByStart
+	}
+	err := commit(ctx, func(tx *checkpoint.Tx) error {
 		var gen int64
 		if ag := r.Workflow.Agents[agentName]; ag != nil && ag.MaxConcurrent > 0 {
 			n, err := tx.RunningOfAgent(agentName)
@@ -82,6 +90,19 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		return nil, time.Time{}, "", fmt.Errorf("begin an attempt of %s: %w", in.Label(), err)
 	}
 	return a, waitUntil, why, nil
+}
+
+// startsProcess reports whether an attempt of plan runs a process whose
+// pid is committed before it runs (agent.Spec.OnStart, try.onStart): a
+// command or a CLI agent. An openai agent's turn is a request cadence
+// makes itself, with no pid to commit, so its row is committed durably
+// on its own.
+func startsProcess(wf *workflow.Workflow, plan attemptPlan) bool {
+	if plan.agent == "" {
+		return true
+	}
+	ag := wf.Agents[plan.agent]
+	return ag != nil && ag.Preset != agent.PresetOpenAI
 }
 
 // maxConcurrentPoll is how soon an attempt that found its agent entry at

@@ -465,3 +465,27 @@ func TestPostgresRidesOutARestart(t *testing.T) {
 		return nil
 	})
 }
+
+// UpdateSyncedByStart is Update on PostgreSQL: another session may act
+// on an attempt's row as soon as it is committed, so the commit waits
+// for the server's WAL flush (synchronous_commit stays on).
+func TestPostgresUpdateSyncedByStart(t *testing.T) {
+	ctx := context.Background()
+	s := postgresEngine.newStore(t)
+	var v string
+	if err := s.UpdateSyncedByStart(ctx, func(tx *Tx) error {
+		if err := tx.CreateRun(sampleRun("r1", t0), nil); err != nil {
+			return err
+		}
+		return tx.tx.GetContext(ctx, &v, "SHOW synchronous_commit")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v != "on" {
+		t.Errorf("inside UpdateSyncedByStart synchronous_commit is %q, want on", v)
+	}
+	view(t, s, func(tx *Tx) error {
+		_, err := tx.Run("r1")
+		return err
+	})
+}

@@ -174,3 +174,61 @@ func TestUpdateRelaxed(t *testing.T) {
 		return nil
 	})
 }
+
+// UpdateSyncedByStart commits an attempt's row at synchronous=NORMAL on
+// SQLite (the pid's commit, UpdateBeforeStart at FULL, syncs it before the
+// process runs); under the unsynced-starts fault both commit at NORMAL.
+// The connection goes back to the pool at FULL.
+func TestUpdateSyncedByStart(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		fault         string
+		synced, start int // synchronous inside UpdateSyncedByStart, inside UpdateBeforeStart
+	}{
+		{fault: "", synced: 1, start: 2},
+		{fault: "unsynced-starts", synced: 1, start: 1},
+	} {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.fault != "" {
+			f, err := ParseFault(tt.fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.InjectFault(f)
+		}
+		setting := func(update func(context.Context, func(*Tx) error) error, id string) int {
+			var v int
+			if err := update(ctx, func(tx *Tx) error {
+				if err := tx.CreateRun(sampleRun(id, t0), nil); err != nil {
+					return err
+				}
+				return tx.tx.GetContext(ctx, &v, "PRAGMA synchronous")
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if got := setting(s.UpdateSyncedByStart, "r1"); got != tt.synced {
+			t.Errorf("fault %q: inside UpdateSyncedByStart synchronous is %d, want %d", tt.fault, got, tt.synced)
+		}
+		if got := setting(s.UpdateBeforeStart, "r2"); got != tt.start {
+			t.Errorf("fault %q: inside UpdateBeforeStart synchronous is %d, want %d", tt.fault, got, tt.start)
+		}
+		if got := readPragmas(t, s.db); got.Synchronous != 2 {
+			t.Errorf("fault %q: afterwards the connection is at synchronous %d, want 2 (FULL)", tt.fault, got.Synchronous)
+		}
+		view(t, s, func(tx *Tx) error {
+			runs, err := tx.Runs()
+			if err == nil && len(runs) != 2 {
+				t.Errorf("fault %q: %d runs committed, want 2", tt.fault, len(runs))
+			}
+			return err
+		})
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

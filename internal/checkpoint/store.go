@@ -442,6 +442,25 @@ func (s *Store) UpdateBeforeStart(ctx context.Context, fn func(tx *Tx) error) er
 	return s.Update(ctx, fn)
 }
 
+// UpdateSyncedByStart is Update for the commit of an attempt's row when
+// the commit of its process's pid (UpdateBeforeStart) follows it before
+// the process runs. On SQLite it commits at synchronous=NORMAL, like
+// UpdateRelaxed: its WAL frames reach the operating system at once, so a
+// killed process loses nothing, and the disk with the fsync of the WAL at
+// the pid's commit, which syncs every frame written before its own. The
+// row is thus durable before the process runs (G1), at one fsync per
+// attempt instead of two. A power cut between the two commits may lose
+// the row, but no process had run: the state is the one a cut before the
+// row leaves. On PostgreSQL it is Update, whose commit other sessions
+// may act on and which must therefore not be lost. The fault
+// unsynced-starts (InjectFault) applies to it as to UpdateBeforeStart.
+func (s *Store) UpdateSyncedByStart(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.engine == enginePostgres && !s.fault.UnsyncedStarts {
+		return s.Update(ctx, fn)
+	}
+	return s.UpdateRelaxed(ctx, fn)
+}
+
 // View runs fn in a read-only transaction: every read inside it sees the
 // same snapshot of the database.
 func (s *Store) View(ctx context.Context, fn func(tx *Tx) error) error {
