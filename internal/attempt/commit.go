@@ -88,13 +88,14 @@ func envelopeText(envJSON []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// RestoreEnvelope makes the envelope file of unit u, whose row holds the
-// accepted envelope envJSON, say what the row says: a file a power cut
+// RestoreEnvelope makes the envelope file of unit u in the project
+// directory dir, whose row holds the accepted envelope envJSON, say what
+// the row says: a file a power cut
 // lost, emptied or left from an earlier attempt is rewritten (without an
 // fsync, as WriteEnvelope writes it; the next resume checks it again). It
 // reports whether the file was rewritten. A unit without an envelope
 // (envJSON empty) has no file to restore.
-func (r *Runner) RestoreEnvelope(u checkpoint.Unit, envJSON []byte) (bool, error) {
+func RestoreEnvelope(dir string, u checkpoint.Unit, envJSON []byte) (bool, error) {
 	if len(envJSON) == 0 {
 		return false, nil
 	}
@@ -102,7 +103,7 @@ func (r *Runner) RestoreEnvelope(u checkpoint.Unit, envJSON []byte) (bool, error
 	if err != nil {
 		return false, fmt.Errorf("stored handoff of %s: %w", UnitLabel(u), err)
 	}
-	path := filepath.Join(r.Dir, checkpoint.EnvelopePath(u))
+	path := filepath.Join(dir, checkpoint.EnvelopePath(u))
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(want)) {
 		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, want) {
 			return false, nil
@@ -193,13 +194,19 @@ func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outco
 	var (
 		st   *checkpoint.Step
 		used int
+		prev []string
 	)
 	if err := t.r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		if st, err = tx.Unit(t.in.Unit()); err != nil {
 			return err
 		}
-		used, err = tx.UnitCountCounted(t.in.Unit())
+		if used, err = tx.UnitCountCounted(t.in.Unit()); err != nil || !j.ok {
+			return err
+		}
+		// What a success's envelope reports, read in the same snapshot
+		// rather than in a transaction of its own.
+		prev, err = previousErrors(tx, t.in.Unit())
 		return err
 	}); err != nil {
 		return Outcome{}, fmt.Errorf("read %s: %w", t.in.Label(), err)
@@ -211,7 +218,7 @@ func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outco
 	if !j.ok && j.class != handoff.ClassInterrupted {
 		v.jitter = t.r.Rand()
 	}
-	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now}
+	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now, step: st, prev: prev}
 	switch c.d.Decision {
 	case Succeed:
 		return c.succeeded(ctx)
@@ -232,6 +239,11 @@ type closing struct {
 	d    decided
 	note string // attemptNote
 	now  time.Time
+	// step is the unit's row as read before the decision; prev the
+	// errors of its earlier attempts (previousErrors), read only when
+	// the attempt's handoff was accepted.
+	step *checkpoint.Step
+	prev []string
 }
 
 func (c *closing) event(typ string) history.Event {
@@ -395,10 +407,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 		a.Warning = c.j.warning
 		c.r.Log.Warn(c.j.warning, "step", ws.ID, "item", t.in.ItemKey(), "attempt", a.N)
 	}
-	env, err := c.r.envelope(ctx, t, c.j.result)
-	if err != nil {
-		return Outcome{}, err
-	}
+	env := envelope(t, c.j.result, c.step, c.prev)
 	envJSON, err := json.Marshal(env)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("encode envelope: %w", err)
@@ -428,29 +437,10 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 }
 
 // envelope is the envelope of an accepted handoff (SPEC §5.6): the
-// instance's usage with this attempt's added, and the errors of its
-// earlier attempts.
-func (r *Runner) envelope(ctx context.Context, t *try, hr handoff.Result) (handoff.Envelope, error) {
+// instance's usage, as its row st holds it, with this attempt's added,
+// and prev, the errors of its earlier attempts.
+func envelope(t *try, hr handoff.Result, st *checkpoint.Step, prev []string) handoff.Envelope {
 	a := t.row
-	var (
-		prev []string
-		st   *checkpoint.Step
-	)
-	if err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
-		var err error
-		if st, err = tx.Unit(t.in.Unit()); err != nil {
-			return err
-		}
-		list, err := tx.UnitAttempts(t.in.Unit())
-		for _, x := range list {
-			if x.Status != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
-				prev = append(prev, x.Error)
-			}
-		}
-		return err
-	}); err != nil {
-		return handoff.Envelope{}, fmt.Errorf("read %s: %w", t.in.Label(), err)
-	}
 	step := *st
 	addUsage(&step, a)
 	return handoff.Envelope{
@@ -458,7 +448,20 @@ func (r *Runner) envelope(ctx context.Context, t *try, hr handoff.Result) (hando
 		Data: json.RawMessage(hr.JSON),
 		Metadata: handoff.EnvelopeMetadata{Attempts: t.counted, Repairs: nonNil(hr.Repairs), Provenance: hr.Provenance,
 			PreviousErrors: nonNil(prev), CostUSD: step.CostUSD, Turns: step.Turns},
-	}, nil
+	}
+}
+
+// previousErrors returns the errors of the unit's attempts that ended
+// with a class, help rounds aside: an envelope's previous_errors.
+func previousErrors(tx *checkpoint.Tx, u checkpoint.Unit) ([]string, error) {
+	list, err := tx.UnitAttempts(u)
+	var prev []string
+	for _, x := range list {
+		if x.Status != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
+			prev = append(prev, x.Error)
+		}
+	}
+	return prev, err
 }
 
 // originalTask returns the task prompt of the unit's current session.

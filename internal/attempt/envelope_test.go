@@ -34,7 +34,7 @@ func TestWriteEnvelopeMatchesTheRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rewrote, err := r.RestoreEnvelope(in.Unit(), row)
+		rewrote, err := RestoreEnvelope(r.Dir, in.Unit(), row)
 		if err != nil || rewrote {
 			t.Fatalf("%s: RestoreEnvelope after WriteEnvelope: rewrote %v, %v", in.Label(), rewrote, err)
 		}
@@ -96,7 +96,7 @@ func TestRestoreEnvelope(t *testing.T) {
 			if err := tt.before(path); err != nil {
 				t.Fatal(err)
 			}
-			rewrote, err := r.RestoreEnvelope(u, tt.row)
+			rewrote, err := RestoreEnvelope(r.Dir, u, tt.row)
 			if tt.wantErr {
 				if err == nil || !strings.Contains(err.Error(), UnitLabel(u)) {
 					t.Fatalf("err = %v, want an error naming %s", err, UnitLabel(u))
@@ -132,7 +132,7 @@ func TestRestoreEnvelope(t *testing.T) {
 func TestRestoreEnvelopeBadRow(t *testing.T) {
 	r := &Runner{Dir: t.TempDir()}
 	u := checkpoint.Unit{RunID: "r1", StepID: "fan", Item: "k"}
-	_, err := r.RestoreEnvelope(u, []byte(`{"component": "fan", "data": `))
+	_, err := RestoreEnvelope(r.Dir, u, []byte(`{"component": "fan", "data": `))
 	if err == nil {
 		t.Fatal("a cut-short stored envelope was restored")
 	}

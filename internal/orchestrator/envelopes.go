@@ -1,16 +1,20 @@
 package orchestrator
 
 import (
+	"log/slog"
+
+	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
-// succeededUnits returns the rows among steps, and among the items of
-// their map steps, that succeeded with an envelope: the units whose
-// envelope files restoreEnvelopes checks.
-func (p *project) succeededUnits(tx *checkpoint.Tx, steps []checkpoint.Step) ([]checkpoint.Step, error) {
+// succeededUnits returns the rows among steps of workflow wf, and among
+// the items of its map steps, that succeeded with an envelope: the units
+// whose envelope files restoreEnvelopes checks.
+func succeededUnits(tx *checkpoint.Tx, wf *workflow.Workflow, steps []checkpoint.Step) ([]checkpoint.Step, error) {
 	var out []checkpoint.Step
 	for _, s := range steps {
-		if ws, _ := p.wf.AtPath(s.ID); ws != nil && ws.Map != nil {
+		if ws, _ := wf.AtPath(s.ID); ws != nil && ws.Map != nil {
 			items, err := tx.Items(s.RunID, s.ID)
 			if err != nil {
 				return nil, err
@@ -28,15 +32,15 @@ func (p *project) succeededUnits(tx *checkpoint.Tx, steps []checkpoint.Step) ([]
 	return out, nil
 }
 
-// restoreEnvelopes makes the envelope file of each succeeded unit hold
-// the envelope its row committed. The files are written without an fsync
-// (attempt.Runner.WriteEnvelope): after a power cut the newest may be
-// missing or empty, and the run that resumes rewrites them from the
-// state.
-func (p *project) restoreEnvelopes(units []checkpoint.Step) error {
+// restoreEnvelopes makes the envelope file of each succeeded unit in the
+// project directory dir hold the envelope its row committed. The files
+// are written without an fsync (attempt.Runner.WriteEnvelope): after a
+// power cut the newest may be missing or empty, and the run that resumes
+// rewrites them from the state.
+func restoreEnvelopes(log *slog.Logger, dir string, units []checkpoint.Step) error {
 	restored := 0
 	for _, s := range units {
-		ok, err := p.attempts.RestoreEnvelope(s.Unit(), s.HandoffJSON)
+		ok, err := attempt.RestoreEnvelope(dir, s.Unit(), s.HandoffJSON)
 		if err != nil {
 			return err
 		}
@@ -45,7 +49,7 @@ func (p *project) restoreEnvelopes(units []checkpoint.Step) error {
 		}
 	}
 	if restored > 0 {
-		p.log.Info("rewrote envelope files from the state", "files", restored)
+		log.Info("rewrote envelope files from the state", "files", restored)
 	}
 	return nil
 }

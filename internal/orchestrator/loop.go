@@ -74,12 +74,12 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 		for _, s := range steps {
 			done[s.ID] = s.Status == checkpoint.StepSucceeded
 		}
-		succeeded, err = p.succeededUnits(tx, steps)
+		succeeded, err = succeededUnits(tx, p.wf, steps)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
 	}
-	if err := p.restoreEnvelopes(succeeded); err != nil {
+	if err := restoreEnvelopes(p.log, p.dir, succeeded); err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if err := p.settle(ctx, run); err != nil {
