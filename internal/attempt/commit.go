@@ -219,10 +219,10 @@ func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outco
 		v.jitter = t.r.Rand()
 	}
 	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now, step: st, prev: prev}
-	switch c.d.Decision {
-	case Succeed:
+	switch endOf(c.d.Decision) {
+	case endSucceeded:
 		return c.succeeded(ctx)
-	case Stop:
+	case endStopped:
 		return c.stopped(ctx)
 	}
 	return c.failed(ctx)
@@ -315,13 +315,15 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 		return c.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptFailed, outcome: circuit.OutcomeFor(a.Class),
 			resetAt: c.j.resetAt, usage: true, step: func(tx *checkpoint.Tx, s *checkpoint.Step) error {
 				s.FreshSession = c.d.fresh
-				switch c.d.Decision {
-				case Fail:
+				switch e := endOf(c.d.Decision); {
+				case e == endFailed:
 					return tx.StepFailed(s, c.now)
-				case WaitLogin:
+				case e == endLoginNeeded:
 					return tx.StepInterrupted(s, c.now)
+				case e.stepWaits():
+					return tx.StepWaiting(s, a.NextRetryAt, a.DelayMS, c.now)
 				}
-				return tx.StepWaiting(s, a.NextRetryAt, a.DelayMS, c.now)
+				return fmt.Errorf("attempt %d of %s: %s is no failed attempt's ending", a.N, t.in.Label(), endOf(c.d.Decision))
 			}}, c.now)
 	})
 	if err != nil {
@@ -334,15 +336,15 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 		ev.Stderr, ev.Tail = "", c.j.tail
 	}
 	c.r.Sink.Emit(ev)
-	switch c.d.Decision {
-	case WaitLogin:
+	switch endOf(c.d.Decision) {
+	case endLoginNeeded:
 		// A fallback that can serve takes the next attempt instead of
 		// a person logging in (SPEC §17).
 		if ok, err := c.r.canFallBack(ctx, t.in); err != nil || ok {
 			return Outcome{}, err
 		}
 		return Outcome{}, &LoginError{Agent: t.plan.agent, Step: t.in.StepPath(), Detail: c.j.diag.Summary()}
-	case Fail:
+	case endFailed:
 	default:
 		return Outcome{}, nil
 	}
