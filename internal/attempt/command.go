@@ -188,8 +188,8 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 	return slices.ContainsFunc(wf.All(), func(s *workflow.Step) bool { return s.Kind == workflow.KindCommand })
 }
 
-// syncOutputs makes the instance's CADENCE_OUTPUTS_DIR, dir, hold exactly the
-// committed outputs of the steps it may read (SPEC §16.2): for each of its
+// syncOutputs makes the instance's CADENCE_OUTPUTS_DIR in the project
+// directory hold exactly the committed outputs of the steps it may read (SPEC §16.2): for each of its
 // ancestors that succeeded, STEP.json with that step's output as the store
 // holds it, and nothing else. It runs before every attempt's process
 // starts, the first of a resumed run included.
@@ -208,7 +208,8 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 // directory the next attempt finds and rewrites. An fsync of each file
 // and of the directory would cost two per ancestor per instance, in a
 // chain of n steps n²; no guarantee depends on them.
-func syncOutputs(wf *workflow.Workflow, dir string, in *Instance) error {
+func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
+	dir := outputsDir(project, in)
 	want := map[string][]byte{}
 	for _, id := range wf.Ancestors(in.Step.ID) {
 		v, ok := in.Outputs[id].(map[string]any)
@@ -220,6 +221,9 @@ func syncOutputs(wf *workflow.Workflow, dir string, in *Instance) error {
 			return fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
 		}
 		want[id+".json"] = append(b, '\n')
+	}
+	if err := adoptNeedsDir(wf, project, in); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -256,13 +260,49 @@ func syncOutputs(wf *workflow.Workflow, dir string, in *Instance) error {
 	return nil
 }
 
+// adoptNeedsDir starts a top-level step's CADENCE_OUTPUTS_DIR in the
+// project directory when it has none yet, by renaming to it the directory of a step it needs:
+// that step succeeded before this one could start and never runs again,
+// and its directory already holds most of what this one may read (in a
+// chain, all but the needed step's own output). Nothing in the adopted
+// directory is trusted: syncOutputs compares every file with the
+// committed outputs and rewrites or removes what differs, as it does with
+// whatever a crash left. Without it a chain of n steps writes n(n-1)/2
+// files; with it, one per step. Of two steps that need the same one, the
+// first to rename takes its directory and the other fills its own.
+func adoptNeedsDir(wf *workflow.Workflow, project string, in *Instance) error {
+	dir := outputsDir(project, in)
+	if in.Item != nil || in.StepPath() != in.Step.ID || in.Step.Parent != "" {
+		return nil // a map item or a step inside a loop fills its own
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // it has one (or it cannot be told): kept, and checked
+	}
+	for _, id := range in.Step.Needs {
+		need := wf.Find(id)
+		if need == nil || need.Parent != "" || need.Map != nil || need.Kind == workflow.KindLoop {
+			continue
+		}
+		donor := outputsDir(project, &Instance{Run: in.Run, Step: need})
+		err := os.Rename(donor, dir)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, fs.ErrNotExist):
+			continue // it had none, or another step took it
+		}
+		return fmt.Errorf("adopt CADENCE_OUTPUTS_DIR %s of step %s: %w", donor, id, err)
+	}
+	return nil
+}
+
 // syncOutputs is syncOutputs for the try's instance, when it keeps
 // outputs.
 func (t *try) syncOutputs() error {
 	if !keepsOutputs(t.r.Workflow, t.in) {
 		return nil
 	}
-	if err := syncOutputs(t.r.Workflow, outputsDir(t.r.Dir, t.in), t.in); err != nil {
+	if err := syncOutputs(t.r.Workflow, t.r.Dir, t.in); err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", t.row.N, t.in.Label(), err)
 	}
 	return nil

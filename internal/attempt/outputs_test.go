@@ -1,0 +1,118 @@
+package attempt
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/workflow"
+)
+
+// outputsWorkflow: a chain a → b → c, d beside b (both need a), e needing
+// b and d.
+const outputsWorkflow = `version: 1
+name: outputs
+steps:
+  - {id: a, run: ["/bin/true"]}
+  - {id: b, run: ["/bin/true"], needs: [a]}
+  - {id: c, run: ["/bin/true"], needs: [b]}
+  - {id: d, run: ["/bin/true"], needs: [a]}
+  - {id: e, run: ["/bin/true"], needs: [b, d]}
+`
+
+// listDir returns name → content of the files in dir.
+func listDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// Each step's CADENCE_OUTPUTS_DIR holds exactly the outputs of its
+// ancestors, whether it started from the directory of a step it needs
+// (renamed to it) or from nothing; what a process changed in the adopted
+// directory is rewritten, what it added is removed.
+func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
+	project := t.TempDir()
+	wf, err := workflow.Parse(project, "w.yaml", []byte(outputsWorkflow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &checkpoint.Run{ID: "r1"}
+	outputs := map[string]any{}
+	inst := func(id string) *Instance { return &Instance{Run: run, Step: wf.Find(id), Outputs: outputs} }
+	dirOf := func(id string) string { return outputsDir(project, inst(id)) }
+	out := func(id string) string { return `{"from":"` + id + `"}` + "\n" }
+	succeed := func(id string) { outputs[id] = map[string]any{"Output": map[string]any{"from": id}} }
+
+	steps := []struct {
+		id   string
+		want []string // the files of its directory: its ancestors'
+		// tamper, when set, is what step id's process does to its own
+		// directory before it ends.
+		tamper func(dir string) error
+	}{
+		{id: "a", want: nil},
+		{id: "b", want: []string{"a.json"}, tamper: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"from":"forged"}`), 0o644); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "extra.json"), []byte(`{}`), 0o644)
+		}},
+		{id: "c", want: []string{"a.json", "b.json"}},
+		{id: "d", want: []string{"a.json"}},
+		{id: "e", want: []string{"a.json", "b.json", "d.json"}},
+	}
+	for _, st := range steps {
+		in := inst(st.id)
+		if err := syncOutputs(wf, project, in); err != nil {
+			t.Fatalf("step %s: %v", st.id, err)
+		}
+		got := listDir(t, dirOf(st.id))
+		var names []string
+		for name, content := range got {
+			names = append(names, name)
+			if want := out(name[:len(name)-len(".json")]); content != want {
+				t.Errorf("step %s: %s holds %q, want %q", st.id, name, content, want)
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, st.want) {
+			t.Errorf("step %s: its directory holds %v, want %v", st.id, names, st.want)
+		}
+		if st.tamper != nil {
+			if err := st.tamper(dirOf(st.id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		succeed(st.id)
+	}
+	// b took a's directory (its only need) and c took b's; d, which needs a
+	// too, found a's gone and filled its own; e took b's… which c had, so
+	// it took d's.
+	for _, gone := range []string{"a", "b", "d"} {
+		if _, err := os.Lstat(dirOf(gone)); !os.IsNotExist(err) {
+			t.Errorf("the directory of %s is still there after a step that needs it started: %v", gone, err)
+		}
+	}
+	// A step whose directory exists keeps it: a second attempt of c
+	// checks its own again and takes nothing.
+	if err := syncOutputs(wf, project, inst("c")); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dirOf("c")); len(got) != 2 {
+		t.Errorf("c's second attempt: %v", got)
+	}
+}
