@@ -5,6 +5,10 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/agent/sim"
+	// The supervisor starts in this package's init, before the rest of
+	// cadence is initialised; agentSuperviseCmd is then never reached
+	// but documents the command.
+	_ "github.com/cadence-dev/cadence/internal/supervise/early"
 )
 
 type agentCmd struct {

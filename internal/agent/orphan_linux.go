@@ -110,20 +110,6 @@ func parseStat(stat []byte) (state byte, pgrp int, ok bool) {
 	return fields[0][0], pgrp, true
 }
 
-// parsePPid reads the parent pid from /proc/PID/stat.
-func parsePPid(stat []byte) (int, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	fields := bytes.Fields(stat[i+1:])
-	if len(fields) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	return ppid, err == nil
-}
-
 // hasEnv reports whether process pid's environment holds exactly kv.
 func hasEnv(pid int, kv string) bool {
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")

@@ -20,13 +20,5 @@ func supervisorProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// raise sends sig to this process.
-func raise(sig syscall.Signal) {
-	_ = syscall.Kill(syscall.Getpid(), sig)
-}
-
-// dupTo makes descriptor to a copy of from (dup2).
-func dupTo(from, to int) error { return syscall.Dup2(from, to) }
-
 // growPipe leaves the pipe as it is: only Linux can enlarge one.
 func growPipe(*os.File) {}

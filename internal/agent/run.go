@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cadence-dev/cadence/internal/supervise"
 )
 
 // Errors returned by Run before any process starts.
@@ -154,7 +156,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			res.Signal = ws.Signal()
 		}
 	}
-	if spec.Supervisor != "" && res.ExitCode == superviseStartFailed {
+	if spec.Supervisor != "" && res.ExitCode == supervise.StartFailed {
 		// The supervisor could not start the program (a script whose
 		// interpreter is missing, a file the system cannot run): the
 		// same mistake as when this process cannot start it.
@@ -367,7 +369,7 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 				// the SIGKILL follows only if it does not.
 				askedSupervisor = true
 				_ = syscall.Kill(pid, syscall.SIGUSR1)
-				kill.Reset(killDescendantsBound + time.Second)
+				kill.Reset(supervise.KillBound + time.Second)
 				killC = kill.C
 				continue
 			}

@@ -54,6 +54,8 @@ type loader struct {
 	env     *cel.Env          // what expressions are compiled in (inputsEnv), once the inputs are known
 	mapped  map[string]bool   // the map steps, whose outputs are not checked against a schema
 	shapes  map[string]*shape // what each step's output is known to be (outputShape)
+	// ancestry answers which steps a step may read, once the graph is built.
+	ancestry *ancestry
 }
 
 // build decodes raw, named name in errors, against the project at dir.

@@ -39,15 +39,16 @@ func (l *loader) checkRefs(b builtStep) {
 		}
 	case KindLoop:
 		if s.Loop != nil && r.loop.until != nil {
-			allowed := l.readable(s)
-			for _, inner := range s.Loop.Steps {
-				allowed[inner.ID] = true
+			inner := map[string]bool{}
+			for _, in := range s.Loop.Steps {
+				inner[in.ID] = true
 			}
+			allowed := func(id string) bool { return inner[id] || c.mayRead(id) }
 			s.Loop.Until = l.expression(c, r.loop.until, b.path+".loop.until", allowed, true)
 		}
 	}
 	if r.when != nil {
-		s.When = l.expression(c, r.when, b.path+".when", l.readable(s), s.Parent != "")
+		s.When = l.expression(c, r.when, b.path+".when", c.mayRead, s.Parent != "")
 	}
 	if r.mapping != nil && (s.Kind == KindAgent || s.Kind == KindCommand) {
 		s.Map = l.buildMap(r.mapping, s, c)
@@ -55,21 +56,10 @@ func (l *loader) checkRefs(b builtStep) {
 	s.Reads = c.reads
 }
 
-// readable is the set of steps whose outputs s may read: its ancestors.
-func (l *loader) readable(s *Step) map[string]bool {
-	set := map[string]bool{}
-	if s.ID == "" {
-		return set
-	}
-	for _, id := range l.w.Ancestors(s.ID) {
-		set[id] = true
-	}
-	return set
-}
-
 // refChecker returns a checker of s's references.
 func (l *loader) refChecker(s *Step, isMap bool) *refChecker {
-	c := &refChecker{step: s.ID, w: l.w, ancestors: l.readable(s), inputs: map[string]bool{}, isMap: isMap, shape: l.outputShape}
+	mayRead := func(id string) bool { return l.ancestry.of(s, id) }
+	c := &refChecker{step: s.ID, w: l.w, mayRead: mayRead, inputs: map[string]bool{}, isMap: isMap, shape: l.outputShape}
 	for _, in := range l.w.Inputs {
 		c.inputs[in.Name] = true
 	}
@@ -112,7 +102,7 @@ func (l *loader) commandTemplates(c *refChecker, s *Step, r *rawRun, path string
 // expression compiles a when: or until: and checks the steps and inputs
 // it reads; allowed are the steps it may read, inLoop whether
 // loop.iteration is defined where it is evaluated.
-func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[string]bool, inLoop bool) *Expr {
+func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed func(id string) bool, inLoop bool) *Expr {
 	if l.env == nil {
 		env, err := inputsEnv(l.w.Inputs)
 		if err != nil {
@@ -130,8 +120,8 @@ func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[s
 	}
 	good := true
 	for _, id := range x.Steps {
-		if allowed[id] {
-			if c.ancestors[id] { // not a loop's own inner step, read by its until
+		if allowed(id) {
+			if c.mayRead(id) { // not a loop's own inner step, read by its until
 				c.reads = appendNew(c.reads, id)
 			}
 			continue
@@ -146,7 +136,7 @@ func (l *loader) expression(c *refChecker, r *rawExpr, key string, allowed map[s
 		}
 	}
 	for _, p := range x.Outputs {
-		if !allowed[p[0]] {
+		if !allowed(p[0]) {
 			continue
 		}
 		sh := l.outputShape(p[0])

@@ -37,6 +37,7 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 		}
 	}
 	l.buildGraph()
+	l.ancestry = newAncestry(l.w)
 	l.mapped = map[string]bool{}
 	for _, b := range l.built {
 		if b.r.mapping != nil {

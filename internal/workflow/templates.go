@@ -35,12 +35,12 @@ func newTemplate(name, text string) (*template.Template, error) {
 // $.Inputs.x), never handed whole to a function, a variable, with or a
 // template, where no walk could follow what is read of it.
 type refChecker struct {
-	step      string          // the step whose templates these are
-	w         *Workflow       // for where a step is, in messages
-	ancestors map[string]bool // the steps it may read (Workflow.Ancestors)
-	inputs    map[string]bool // the declared inputs
-	loop      *Step           // the innermost loop the step is inside, or nil
-	isMap     bool            // a map step: .Item is its work item
+	step    string               // the step whose templates these are
+	w       *Workflow            // for where a step is, in messages
+	mayRead func(id string) bool // whether it may read step id (Workflow.Ancestors)
+	inputs  map[string]bool      // the declared inputs
+	loop    *Step                // the innermost loop the step is inside, or nil
+	isMap   bool                 // a map step: .Item is its work item
 	// shell is set for a command given as a shell string: it may read no
 	// step's output, so that no agent output is interpreted by /bin/sh,
 	// and it may print an input only quoted by shq (see shellAction).
@@ -344,7 +344,7 @@ func (c *refChecker) loopRef(chain []string, bad func()) {
 // readStep checks that the step may read step id's output and records
 // it; what says what reads it, for messages.
 func (c *refChecker) readStep(id, what string) bool {
-	if c.ancestors[id] {
+	if c.mayRead(id) {
 		if !slices.Contains(c.reads, id) {
 			c.reads = append(c.reads, id)
 		}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agent
+package supervise
 
 // becomeSubreaper does nothing: only Linux has child subreapers, and an
 // orphan goes to init.

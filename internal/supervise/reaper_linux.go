@@ -1,8 +1,9 @@
 //go:build linux
 
-package agent
+package supervise
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -53,4 +54,18 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
+}
+
+// parsePPid reads the parent pid from /proc/PID/stat.
+func parsePPid(stat []byte) (int, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	return ppid, err == nil
 }

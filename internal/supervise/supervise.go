@@ -1,4 +1,10 @@
-package agent
+// Package supervise is the process cadence puts between itself and each
+// agent or command it runs (`cadence agent supervise`), so that nothing the
+// agent starts outlives the attempt or cadence (SPEC G6). It is a package
+// of its own, importing only the standard library's lighter packages,
+// because it runs once per attempt: see package supervise/early for how
+// the supervisor starts without the rest of cadence's initialisation.
+package supervise
 
 import (
 	"errors"
@@ -6,17 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
 
-// Supervise is the body of `cadence agent supervise --parent PID -- PROGRAM
+// Main is the body of `cadence agent supervise --parent PID -- PROGRAM
 // ARGS...`, a small process that cadence puts between itself and an agent
-// when Spec.Supervisor is set. The parent-death signal only reaches the
+// when agent.Spec.Supervisor is set. The parent-death signal only reaches the
 // process cadence started; an agent that is a launcher (an npm shim, say)
 // leaves its real work to a child that would survive a SIGKILLed cadence.
 // The supervisor leads the agent's process group, gets the parent-death
@@ -40,7 +44,7 @@ import (
 // stopped by it, nor could any tool it starts. A caught signal reverts to
 // its default in the child, so the agent gets the dispositions cadence was
 // started with.
-func Supervise(args []string, stderr io.Writer) int {
+func Main(args []string, stderr io.Writer) int {
 	parent, gated, argv, err := parseSupervise(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
@@ -74,25 +78,27 @@ func Supervise(args []string, stderr io.Writer) int {
 		// must not run unrecorded.
 		return 1
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
+	// os.StartProcess, not os/exec, whose imports would be initialised
+	// before the supervisor starts (see package early); cadence passes
+	// the program as the absolute path it resolved.
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	if err != nil {
 		msg := argv[0] + ": " + err.Error()
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			msg = pe.Path + ": " + pe.Err.Error()
 		}
-		fmt.Fprintf(stderr, "%s%s\n", superviseStartPrefix, msg)
-		return superviseStartFailed
+		fmt.Fprintf(stderr, "%s%s\n", StartPrefix, msg)
+		return StartFailed
 	}
 	// The agent holds stdin and stdout now; the supervisor lets go of
 	// them, so that cadence sees the end of the agent's stdout when the
 	// agent closes it, not only when the supervisor exits.
 	releaseStdio()
-	// Not cmd.Wait: orphans reparented to the supervisor are its children
+	// Not proc.Wait: orphans reparented to the supervisor are its children
 	// too, and are reaped as they exit.
 	done := make(chan waitResult, 1)
-	go func() { done <- reapUntil(cmd.Process.Pid) }()
+	go func() { done <- reapUntil(proc.Pid) }()
 	select {
 	case <-orphaned:
 		killDescendants()
@@ -143,39 +149,51 @@ func reapUntil(pid int) waitResult {
 	}
 }
 
-// killDescendantsBound bounds how long the supervisor keeps killing its
+// KillBound bounds how long the supervisor keeps killing its
 // descendants: a process that forks as fast as it is killed is still
 // killed with the group by cadence afterwards.
-const killDescendantsBound = 5 * time.Second
+const KillBound = 5 * time.Second
 
 // killDescendants kills every process descended from the supervisor,
 // waits for those reparented to it, and repeats until none is left: a
 // process started between a scan and the kill is found by the next scan.
+//
+// Every descendant descends from one of the supervisor's children: the
+// agent's orphans are reparented to it, a child subreaper, before the
+// agent's exit can be reaped. So once no child is left, none is left at
+// all, and the walk of /proc that finds grandchildren (a millisecond and
+// more on a busy machine, at the end of every attempt) is skipped: the
+// usual command or agent leaves nothing behind.
 func killDescendants() {
-	deadline := time.Now().Add(killDescendantsBound)
+	deadline := time.Now().Add(KillBound)
 	for {
+		if !reapAll() {
+			return
+		}
 		pids := descendants(os.Getpid())
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		reapAll()
-		if len(pids) == 0 || time.Now().After(deadline) {
+		if !reapAll() || len(pids) == 0 || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// reapAll reaps the children that have exited, without waiting.
-func reapAll() {
+// reapAll reaps the children that have exited, without waiting, and
+// reports whether any child is left (or whether that is unknown).
+func reapAll() bool {
 	for {
 		var ws syscall.WaitStatus
 		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if errors.Is(err, syscall.EINTR) {
+		switch {
+		case errors.Is(err, syscall.EINTR):
 			continue
-		}
-		if err != nil || got <= 0 {
-			return
+		case errors.Is(err, syscall.ECHILD):
+			return false
+		case err != nil || got <= 0:
+			return true
 		}
 	}
 }
@@ -226,19 +244,15 @@ func exitLike(ws syscall.WaitStatus) int {
 }
 
 // gateFD is the descriptor of the start gate in the supervisor: the first
-// of exec.Cmd's ExtraFiles.
+// of the ExtraFiles of the exec.Cmd that starts it.
 const gateFD = 3
 
-// withGate adds --gate to a supervisor's argv, before its "--".
-func withGate(args []string) []string {
-	for i, a := range args {
-		if a == "--" {
-			out := append(append(append([]string(nil), args[:i]...), "--gate"), args[i:]...)
-			return out
-		}
-	}
-	return args
-}
+// How the supervisor reports that it could not start the program: this
+// exit code, and a last line of stderr that starts with the prefix.
+const (
+	StartFailed = 127
+	StartPrefix = "cadence agent supervise: start "
+)
 
 // waitGate reads the start gate: true when cadence opened it (one byte),
 // false when its end was closed without (cadence died, or gave up on the
@@ -252,30 +266,4 @@ func waitGate() bool {
 	var b [1]byte
 	n, _ := f.Read(b[:])
 	return n == 1
-}
-
-// supervised returns the program and argv that run argv under the
-// supervisor at self.
-func supervised(self, path string, argv []string) (string, []string) {
-	wrapped := append([]string{self, "agent", "supervise", "--parent", strconv.Itoa(os.Getpid()), "--", path}, argv[1:]...)
-	return self, wrapped
-}
-
-// How the supervisor reports that it could not start the program: this
-// exit code, and a last line of stderr that starts with the prefix.
-const (
-	superviseStartFailed = 127
-	superviseStartPrefix = "cadence agent supervise: start "
-)
-
-// superviseStartError returns the supervisor's report of a program it
-// could not start, from the end of the process's stderr.
-func superviseStartError(stderrTail string) (string, bool) {
-	lines := strings.Split(strings.TrimRight(stderrTail, "\n"), "\n")
-	last := lines[len(lines)-1]
-	msg, ok := strings.CutPrefix(last, superviseStartPrefix)
-	if !ok {
-		return "", false
-	}
-	return msg, true
 }
