@@ -46,6 +46,9 @@ const (
 	// ProtocolPiJSON reads the JSON lines of `pi -p --mode json` (see
 	// piStream).
 	ProtocolPiJSON Protocol = "pi-json"
+	// ProtocolCopilotJSON reads the JSON lines of `copilot
+	// --output-format json` (see copilotStream).
+	ProtocolCopilotJSON Protocol = "copilot-json"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.
@@ -186,6 +189,13 @@ type Spec struct {
 	// CachedTokens and OutputTokens are this attempt's usage. Zero for a
 	// new session.
 	PriorInputTokens, PriorCachedTokens, PriorOutputTokens int64
+	// UsageFileFlag, when set, is the option by which the agent writes its
+	// token usage to a file as it exits (UsageFileFlag of the preset:
+	// Copilot CLI's --usage-output-file). Run appends FLAG=FILE to Argv,
+	// FILE in a temporary directory of its own, removed before Run
+	// returns, and adds the tokens the file reports to the Result. The
+	// file's path never comes from the agent.
+	UsageFileFlag string
 }
 
 // Result describes how an attempt ended and what the agent said. Every agent

@@ -274,7 +274,42 @@ var piCLI = agentCLI{
 	failsWithExitZero: true,
 }
 
-var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI}
+// copilotCLI drives GitHub Copilot CLI through its custom provider
+// (BYOK): the chat completions API at COPILOT_PROVIDER_BASE_URL, in
+// offline mode, so that no GitHub login, telemetry or update is involved.
+var copilotCLI = agentCLI{
+	name:  "copilot",
+	setup: func(*testing.T, sandbox) {},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"COPILOT_PROVIDER_BASE_URL=" + s.URL + "/v1",
+			"COPILOT_PROVIDER_API_KEY=sk-copilot-mock",
+			"COPILOT_MODEL=m1",
+			"COPILOT_OFFLINE=true",
+			"COPILOT_AUTO_UPDATE=false",
+		}
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"--output-format", "json", "--allow-all-tools"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"--output-format", "json", "--allow-all-tools", "--resume=" + id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "result", "sessionId") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			data, _ := e["data"].(map[string]any)
+			if e["type"] == "assistant.message" {
+				text, _ = data["content"].(string)
+			}
+		}
+		return text
+	},
+	overloaded: 503,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI, copilotCLI}
 
 // cliRun is one finished CLI process.
 type cliRun struct {
