@@ -22,7 +22,7 @@ import (
 //
 //	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
 //	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 \
-//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102
 //	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
@@ -32,7 +32,7 @@ import (
 
 const (
 	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
-	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 (or: make agents)"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102 (or: make agents)"
 
 	// e2eTimeout bounds one cadence command of these tests: each real
 	// CLI takes seconds to start, many on a loaded machine.
@@ -73,6 +73,9 @@ type e2eAgent struct {
 	// depends on timing (opencode's retry policy), so no script can fail
 	// exactly its first attempt; TestAgentCLIRetriesOwnWay covers it.
 	retriesOwnWay bool
+	// authRetries is how many times the CLI repeats a request refused
+	// with a 401 before it reports it (Copilot CLI: 2).
+	authRetries int
 }
 
 // failing is the script of an attempt that fails with reply: the reply,
@@ -263,7 +266,32 @@ var piAgent = e2eAgent{
 	reportsCost: true,
 }
 
-var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent}
+// copilotAgent is GitHub Copilot CLI on its custom provider (BYOK: chat
+// completions at COPILOT_PROVIDER_BASE_URL) in offline mode, so that no
+// GitHub login, telemetry or update check is involved. It retries a 429
+// or a 5xx five times by itself (no setting turns that off) and passes no
+// retry-after on.
+var copilotAgent = e2eAgent{
+	preset: "copilot",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		return map[string]any{
+			"command": []string{agentBinary(t, "copilot")},
+			"env": map[string]string{
+				"HOME":                      home,
+				"COPILOT_PROVIDER_BASE_URL": s.URL + "/v1",
+				"COPILOT_PROVIDER_API_KEY":  "sk-copilot-mock",
+				"COPILOT_MODEL":             "m1",
+				"COPILOT_OFFLINE":           "true",
+				"COPILOT_AUTO_UPDATE":       "false",
+			},
+		}
+	},
+	overloaded:  mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	ownRetries:  5,
+	authRetries: 2,
+}
+
+var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent, copilotAgent}
 
 // e2eProject writes a one-step project whose agent is a under the mock.
 func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
@@ -703,9 +731,13 @@ steps:
 // naming the agent to log in to, and a resume once the key is good
 // finishes the step.
 func TestAgentCLIAuth(t *testing.T) {
-	for _, a := range []e2eAgent{qwenAgent, opencodeAgent, piAgent} {
+	for _, a := range []e2eAgent{qwenAgent, opencodeAgent, piAgent, copilotAgent} {
 		t.Run(a.preset, func(t *testing.T) {
-			s := mockmodel.Start(t, mockmodel.Reply{Status: http.StatusUnauthorized}, mockmodel.Text(goodAnswer))
+			refused := make([]mockmodel.Reply, a.authRetries+1)
+			for i := range refused {
+				refused[i] = mockmodel.Reply{Status: http.StatusUnauthorized}
+			}
+			s := mockmodel.Start(t, append(refused, mockmodel.Text(goodAnswer))...)
 			p := e2eProject(t, a, s)
 			r := p.cadenceWithin(e2eTimeout, nil, "run")
 			if r.signal != 0 || r.code != 3 {
@@ -718,8 +750,8 @@ func TestAgentCLIAuth(t *testing.T) {
 			if len(st.Attempts) != 1 || st.Attempts[0].Class != "auth" || !st.Attempts[0].Uncounted {
 				t.Fatalf("attempts %+v, want one uncounted attempt of class auth%s", st.Attempts, attemptOutputs(p))
 			}
-			if n := len(s.Turns()); n != 1 {
-				t.Errorf("mock saw %d turns, want 1: a refused login is not retried", n)
+			if n := len(s.Turns()); n != a.authRetries+1 {
+				t.Errorf("mock saw %d turns, want %d: cadence does not retry a refused login", n, a.authRetries+1)
 			}
 			r = p.cadenceWithin(e2eTimeout, nil, "resume")
 			if r.signal != 0 || r.code != 0 {

@@ -184,7 +184,7 @@ type Spec struct {
 	Resume bool
 	// PriorInputTokens, PriorCachedTokens and PriorOutputTokens are, for
 	// protocols whose usage is cumulative per session
-	// (ProtocolCodexJSONL), the session's cumulative figures after its
+	// (ProtocolCodexJSONL, Copilot CLI's usage file), the session's cumulative figures after its
 	// previous attempt. Run subtracts them so that Result.InputTokens,
 	// CachedTokens and OutputTokens are this attempt's usage. Zero for a
 	// new session.
@@ -314,7 +314,7 @@ type Result struct {
 	// CumulativeInputTokens, CumulativeCachedTokens and
 	// CumulativeOutputTokens are the session's usage so far as the agent
 	// reported it, for agents whose usage is cumulative per session
-	// (Codex's turn.completed); zero otherwise. The caller passes them as
+	// (Codex's turn.completed, Copilot CLI's usage file); zero otherwise. The caller passes them as
 	// Spec.PriorInputTokens/PriorCachedTokens/PriorOutputTokens of the
 	// session's next attempt.
 	CumulativeInputTokens  int64

@@ -108,7 +108,9 @@ func (c *copilotStream) message(e *eventScanner) {
 // sessionError records the failure that ends the turn.
 func (c *copilotStream) sessionError(e *eventScanner) {
 	kind := stringValue(value(e, cpErrorType))
-	msg := stringValue(value(e, cpMessage))
+	// The message may span lines ("… (HTTP 401).\n  Check your
+	// COPILOT_PROVIDER_API_KEY …"); cadence reports it on one.
+	msg := strings.Join(strings.Fields(stringValue(value(e, cpMessage))), " ")
 	if msg == "" {
 		msg = "Copilot CLI reported an error"
 		if kind != "" {
@@ -218,11 +220,15 @@ type copilotUsage struct {
 // readCopilotUsage adds the tokens of Copilot CLI's usage file at path to
 // res: inputTokens (which include the cache read, as the chat completions
 // API's prompt_tokens do), cacheReadTokens as the cached part, and
-// outputTokens, summed over the models. The file is written by the
+// outputTokens, summed over the models. They are the session's, from its
+// first turn (checked with 1.0.102: a resumed session's file counts both
+// turns), so prior, the session's usage before this attempt
+// (Spec.PriorInputTokens…), is taken off, and the session's figures are
+// kept as res.Cumulative*. The file is written by the
 // agent's process, so it is opened without following a link, read only if
 // it is a regular file, and at most maxUsageFile of it; a file that is
 // missing (the CLI was killed) or not the CLI's JSON adds nothing.
-func readCopilotUsage(path string, res *Result) error {
+func readCopilotUsage(path string, res *Result, prior [3]int64) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -255,9 +261,11 @@ func readCopilotUsage(path string, res *Result) error {
 		cached = addTokens(cached, jsonInt64(m.Usage.CacheReadTokens))
 		out = addTokens(out, jsonInt64(m.Usage.OutputTokens))
 	}
-	res.InputTokens = addTokens(res.InputTokens, in)
-	res.CachedTokens = addTokens(res.CachedTokens, min(cached, in))
-	res.OutputTokens = addTokens(res.OutputTokens, out)
+	cached = min(cached, in)
+	res.CumulativeInputTokens, res.CumulativeCachedTokens, res.CumulativeOutputTokens = in, cached, out
+	res.InputTokens = addTokens(res.InputTokens, delta(in, prior[0]))
+	res.CachedTokens = addTokens(res.CachedTokens, delta(cached, prior[1]))
+	res.OutputTokens = addTokens(res.OutputTokens, delta(out, prior[2]))
 	return nil
 }
 

@@ -47,7 +47,7 @@ func TestCopilotStreamTranscripts(t *testing.T) {
 		{name: "overloaded", wantSession: "27574daa-c20f-485c-94dd-4f3000c6b606", isError: true, transient: true, ended: true,
 			wantMessage: "Last error: 503 Service Unavailable"},
 		{name: "auth", wantSession: "afab2e74-acc6-4e59-a0f0-ef29bd4c8842", isError: true, permanent: true, auth: true, ended: true,
-			wantMessage: "Authentication failed with provider at http://127.0.0.1:PORT/v1 (HTTP 401)"},
+			wantMessage: "Authentication failed with provider at http://127.0.0.1:PORT/v1 (HTTP 401). Check your COPILOT_PROVIDER_API_KEY,"},
 		{name: "unknown_session", notFound: true, wantMessage: "No session, task, or name matched"},
 	}
 	for _, tt := range tests {
@@ -163,10 +163,16 @@ func TestReadCopilotUsage(t *testing.T) {
 	}
 	tests := []struct {
 		name, path      string
+		prior           [3]int64
 		in, cached, out int64
 		wantErr         string
 	}{
 		{name: "recorded", path: write("real.json", string(real)), in: 12005, out: 4},
+		// The file of a resumed session counts its earlier turns too.
+		{name: "a follow-up", path: write("resumed.json", `{"modelMetrics":{"m1":{"usage":{"inputTokens":24075,"outputTokens":11,"cacheReadTokens":100}}}}`),
+			prior: [3]int64{12009, 40, 4}, in: 12066, cached: 60, out: 7},
+		{name: "a prior larger than the file's", path: write("smaller.json", `{"modelMetrics":{"m1":{"usage":{"inputTokens":50,"outputTokens":3}}}}`),
+			prior: [3]int64{12009, 0, 4}, in: 50, out: 3},
 		{name: "two models and a cache", path: write("two.json",
 			`{"modelMetrics":{"a":{"usage":{"inputTokens":100,"outputTokens":5,"cacheReadTokens":60}},"b":{"usage":{"inputTokens":10,"outputTokens":2}}}}`),
 			in: 110, cached: 60, out: 7},
@@ -183,7 +189,7 @@ func TestReadCopilotUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var r Result
-			err := readCopilotUsage(tt.path, &r)
+			err := readCopilotUsage(tt.path, &r, tt.prior)
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}

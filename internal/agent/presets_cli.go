@@ -258,6 +258,8 @@ func compactJSON(doc []byte) (string, error) {
 //   - pi: no; it prints the id at once but saves the session only with
 //     the model's answer (a failed one included): `--session ID` then
 //     answers "No session found matching".
+//   - copilot: no; `--resume` of the id given with --session-id answers
+//     "No session, task, or name matched".
 //   - openai: yes; the history is cadence's own and holds nothing of the
 //     unanswered turn.
 //
@@ -266,7 +268,7 @@ func compactJSON(doc []byte) (string, error) {
 // resume that must fail.
 func UnansweredSessionResumable(preset string) bool {
 	switch preset {
-	case PresetClaude, PresetGemini, PresetOpencode, PresetPi:
+	case PresetClaude, PresetGemini, PresetOpencode, PresetPi, PresetCopilot:
 		return false
 	}
 	return true

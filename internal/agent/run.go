@@ -153,7 +153,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 
 	res := s.result()
 	if usageFile != "" {
-		if err := readCopilotUsage(usageFile, res); err != nil {
+		prior := [3]int64{spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens}
+		if err := readCopilotUsage(usageFile, res, prior); err != nil {
 			slog.Warn("agent usage not read", "agent", spec.Argv[0], "err", err)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 //
 //	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
 //	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 \
-//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102
 //	go test -tags agentcli ./internal/mockmodel/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up.
@@ -31,7 +31,7 @@ import (
 
 const (
 	defaultBinDir = "/work/.cache/agents/node_modules/.bin"
-	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 (or: make agents)"
+	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102 (or: make agents)"
 	transcriptDir = "../../testdata/transcripts"
 
 	unknownSession = "4b9b3e52-6c1e-4f43-9d7a-0c1f5a9e2d11"
