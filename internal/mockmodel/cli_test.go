@@ -733,3 +733,43 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestAgentCLIQwenStructured runs Qwen Code with --json-schema: it
+// declares a structured_output tool whose parameters are the schema, and
+// the mock answers with a call of it. An answer the schema refuses comes
+// back to the model as the tool's error, in the same process; the next,
+// valid one ends the session, and the result carries it as
+// structured_result.
+func TestAgentCLIQwenStructured(t *testing.T) {
+	const schema = `{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}}}`
+	a := qwenCLI
+	s := Start(t, Call(Structured(`{"ok": "yes"}`)), Call(Structured(`{"ok": true}`)))
+	sb := newSandbox(t, a, 0)
+	r := a.run(t, s, sb, firstPrompt, append(a.first(s, sb), "--json-schema", schema))
+	saveTranscript(t, a, "structured", s, sb, r)
+	if r.Exit != 0 {
+		t.Fatalf("exit %d, want 0", r.Exit)
+	}
+	turns := s.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("mock saw %d turns, want the refused answer and the valid one", len(turns))
+	}
+	saveRequest(t, "qwen_structured_request", sb, turns[0])
+	if tools := declaredTools(turns[0]); !has(tools, "structured_output") {
+		t.Errorf("first turn declares %v, want structured_output", tools)
+	}
+	results := turns[1].ToolResults()
+	if len(results) != 1 || results[0].CallID != turns[0].ToolID {
+		t.Fatalf("second turn's tool results %+v, want the result of call %s", results, turns[0].ToolID)
+	}
+	t.Logf("the refused answer came back as: %s", results[0].Output)
+	var got any
+	for _, e := range r.Events {
+		if e["type"] == "result" {
+			got = e["structured_result"]
+		}
+	}
+	if b, _ := json.Marshal(got); string(b) != `{"ok":true}` {
+		t.Errorf("structured_result %s, want {\"ok\":true}", b)
+	}
+}
