@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,4 +243,42 @@ echo '{"type":"result","sessionId":"0cb916db-26aa-40f2-86b5-1ba81b225fd2","exitC
 	if _, err := os.Stat(filepath.Dir(file)); !os.IsNotExist(err) {
 		t.Errorf("the usage file's directory is still there after Run (%v)", err)
 	}
+}
+
+// BenchmarkCopilotStream measures agent.Run reading a 64 MiB Copilot CLI
+// transcript (streamed deltas and whole messages of 32 KiB, the shape of
+// a long tool-using session) through a pipe from cat; b.SetBytes makes
+// the framework report MB/s, and the answer's bytes are the last message.
+func BenchmarkCopilotStream(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "copilot.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunk := strings.Repeat(`func f() { return \"line\" }\n`, 32<<10/30)
+	var size int64
+	for i := 0; size < 64<<20; i++ {
+		n, err := fmt.Fprintf(f, `{"type":"assistant.message_delta","data":{"messageId":"m%d","deltaContent":"%s"},"ephemeral":true}`+"\n"+
+			`{"type":"assistant.message","data":{"messageId":"m%d","content":"%s","toolRequests":[{"name":"edit"}]}}`+"\n", i, chunk, i, chunk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += int64(n)
+	}
+	n, _ := fmt.Fprintln(f, `{"type":"assistant.message","data":{"content":"{\"ok\": true}"}}`+"\n"+`{"type":"result","sessionId":"0cb916db-26aa-40f2-86b5-1ba81b225fd2","exitCode":0}`)
+	size += int64(n)
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		res, err := Run(context.Background(), Spec{Argv: []string{"cat", path}, Dir: b.TempDir(), Protocol: ProtocolCopilotJSON})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if string(res.Text) != `{"ok": true}` || res.StdoutBytes != size {
+			b.Fatalf("Text %q after %d of %d bytes", res.Text, res.StdoutBytes, size)
+		}
+	}
+	b.ReportMetric(float64(size)/(1<<20), "MiB/op")
 }
