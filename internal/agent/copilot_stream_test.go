@@ -282,3 +282,32 @@ func BenchmarkCopilotStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/(1<<20), "MiB/op")
 }
+
+// TestCopilotAnswerTooLarge: a message over max_bytes is not an answer
+// but reported as too large; a later message within it is the answer.
+func TestCopilotAnswerTooLarge(t *testing.T) {
+	big := `{"type":"assistant.message","data":{"content":"` + strings.Repeat("x", 200) + `"}}` + "\n"
+	small := `{"type":"assistant.message","data":{"content":"{\"ok\": true}"}}` + "\n"
+	tests := []struct {
+		name, stdout string
+		wantText     string
+		tooLarge     bool
+	}{
+		{name: "last message too large", stdout: small + big, tooLarge: true},
+		{name: "a later one within max_bytes", stdout: big + small, wantText: `{"ok": true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession(withDefaults(Spec{Protocol: ProtocolCopilotJSON, MaxBytes: 64}), nil)
+			s.consume([]byte(tt.stdout))
+			s.endStdout()
+			r := s.result()
+			if string(r.Text) != tt.wantText || r.TextTooLarge != tt.tooLarge {
+				t.Errorf("text %q too large %v (%d bytes), want %q %v", r.Text, r.TextTooLarge, r.TextBytes, tt.wantText, tt.tooLarge)
+			}
+			if tt.tooLarge && r.TextBytes != 200 {
+				t.Errorf("TextBytes %d, want the message's 200", r.TextBytes)
+			}
+		})
+	}
+}
