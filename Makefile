@@ -3,7 +3,8 @@ GO ?= go
 FUZZTIME ?= 3000x
 # The real agent CLIs the end-to-end tests drive, pinned (docs/agents.md).
 AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 \
-	@qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+	@qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 \
+	@github/copilot@1.0.102
 AGENTS_DIR ?= $(CURDIR)/.cache/agents
 
 .PHONY: test deps vet unit e2e agents fuzz-smoke browser bench bench-steps demo
@@ -44,7 +45,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzRepair$$' -fuzztime $(FUZZTIME) ./internal/handoff/repair
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./internal/handoff
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/workflow
-	for t in FuzzEventScanner FuzzClaudeStream FuzzCodexStream FuzzGeminiStream FuzzQwenStream FuzzOpencodeStream FuzzPiStream FuzzChatResponse FuzzHelpMarker; do \
+	for t in FuzzEventScanner FuzzClaudeStream FuzzCodexStream FuzzGeminiStream FuzzQwenStream FuzzOpencodeStream FuzzPiStream FuzzCopilotStream FuzzChatResponse FuzzHelpMarker; do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./internal/agent || exit 1; \
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME) ./internal/agent/sim

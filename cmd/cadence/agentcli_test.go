@@ -22,7 +22,7 @@ import (
 //
 //	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
 //	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 \
-//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102
 //	go test -tags agentcli -run TestAgentCLI ./cmd/cadence/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up. Each
@@ -32,7 +32,7 @@ import (
 
 const (
 	defaultAgentBinDir = "/work/.cache/agents/node_modules/.bin"
-	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 (or: make agents)"
+	agentInstallHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102 (or: make agents)"
 
 	// e2eTimeout bounds one cadence command of these tests: each real
 	// CLI takes seconds to start, many on a loaded machine.
@@ -73,6 +73,9 @@ type e2eAgent struct {
 	// depends on timing (opencode's retry policy), so no script can fail
 	// exactly its first attempt; TestAgentCLIRetriesOwnWay covers it.
 	retriesOwnWay bool
+	// authRetries is how many times the CLI repeats a request refused
+	// with a 401 before it reports it (Copilot CLI: 2).
+	authRetries int
 }
 
 // failing is the script of an attempt that fails with reply: the reply,
@@ -263,7 +266,32 @@ var piAgent = e2eAgent{
 	reportsCost: true,
 }
 
-var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent}
+// copilotAgent is GitHub Copilot CLI on its custom provider (BYOK: chat
+// completions at COPILOT_PROVIDER_BASE_URL) in offline mode, so that no
+// GitHub login, telemetry or update check is involved. It retries a 429
+// or a 5xx five times by itself (no setting turns that off) and passes no
+// retry-after on.
+var copilotAgent = e2eAgent{
+	preset: "copilot",
+	entry: func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		return map[string]any{
+			"command": []string{agentBinary(t, "copilot")},
+			"env": map[string]string{
+				"HOME":                      home,
+				"COPILOT_PROVIDER_BASE_URL": s.URL + "/v1",
+				"COPILOT_PROVIDER_API_KEY":  "sk-copilot-mock",
+				"COPILOT_MODEL":             "m1",
+				"COPILOT_OFFLINE":           "true",
+				"COPILOT_AUTO_UPDATE":       "false",
+			},
+		}
+	},
+	overloaded:  mockmodel.Reply{Status: http.StatusServiceUnavailable},
+	ownRetries:  5,
+	authRetries: 2,
+}
+
+var e2eAgents = []e2eAgent{claudeAgent, codexAgent, geminiAgent, openaiAgent, qwenAgent, opencodeAgent, piAgent, copilotAgent}
 
 // e2eProject writes a one-step project whose agent is a under the mock.
 func e2eProject(t *testing.T, a e2eAgent, s *mockmodel.Server) *project {
@@ -617,20 +645,31 @@ func TestAgentCLIKillFirstAttempt(t *testing.T) {
 //   - claude to codex: Claude Code's exit-0 "success" whose text is the
 //     limit message, resetting in an hour;
 //   - qwen to gemini: an exhausted quota that resets in two hours, which
-//     Qwen Code reports at once, without its own retries.
+//     Qwen Code reports at once, without its own retries;
+//   - copilot to pi: the same 429, which Copilot CLI retries five times
+//     (it is a rate_limit to it) and then reports with its message.
 func TestAgentCLIFallback(t *testing.T) {
 	reset := time.Now().Add(time.Hour).Unix()
+	quota := mockmodel.Reply{Status: http.StatusTooManyRequests, ErrorType: "insufficient_quota",
+		ErrorMessage: "You exceeded your current quota: the quota will reset after 2h0m0s."}
 	cases := []struct {
 		from, to e2eAgent
 		limit    mockmodel.Reply
+		// requests is how many times the first CLI asks before it
+		// reports the limit.
+		requests int
 	}{
-		{claudeAgent, codexAgent, mockmodel.Text(fmt.Sprintf("Claude AI usage limit reached|%d", reset))},
-		{qwenAgent, geminiAgent, mockmodel.Reply{Status: http.StatusTooManyRequests, ErrorType: "insufficient_quota",
-			ErrorMessage: "You exceeded your current quota: the quota will reset after 2h0m0s."}},
+		{claudeAgent, codexAgent, mockmodel.Text(fmt.Sprintf("Claude AI usage limit reached|%d", reset)), 1},
+		{qwenAgent, geminiAgent, quota, 1},
+		{copilotAgent, piAgent, quota, copilotAgent.ownRetries + 1},
 	}
 	for _, c := range cases {
 		t.Run(c.from.preset+"_to_"+c.to.preset, func(t *testing.T) {
-			fromAPI := mockmodel.Start(t, c.limit)
+			limits := make([]mockmodel.Reply, c.requests)
+			for i := range limits {
+				limits[i] = c.limit
+			}
+			fromAPI := mockmodel.Start(t, limits...)
 			toAPI := mockmodel.Start(t, mockmodel.Text(goodAnswer))
 			entry := func(a e2eAgent, s *mockmodel.Server, fallback ...string) string {
 				e := a.entry(t, s, t.TempDir())
@@ -679,8 +718,11 @@ steps:
 			if st.AttemptsUsed != 1 {
 				t.Errorf("attempts used %d, want 1: the usage limit does not count", st.AttemptsUsed)
 			}
-			if n := len(fromAPI.Turns()); n != 1 {
-				t.Errorf("%s's API saw %d turns, want 1", c.from.preset, n)
+			if n := len(fromAPI.Turns()); n != c.requests {
+				t.Errorf("%s's API saw %d turns, want %d", c.from.preset, n, c.requests)
+			}
+			if !strings.Contains(first.Error, "usage limit reached") {
+				t.Errorf("attempt 1 error %q, want a usage limit", first.Error)
 			}
 			turns := toAPI.Turns()
 			if len(turns) != 1 {
@@ -703,9 +745,13 @@ steps:
 // naming the agent to log in to, and a resume once the key is good
 // finishes the step.
 func TestAgentCLIAuth(t *testing.T) {
-	for _, a := range []e2eAgent{qwenAgent, opencodeAgent, piAgent} {
+	for _, a := range []e2eAgent{qwenAgent, opencodeAgent, piAgent, copilotAgent} {
 		t.Run(a.preset, func(t *testing.T) {
-			s := mockmodel.Start(t, mockmodel.Reply{Status: http.StatusUnauthorized}, mockmodel.Text(goodAnswer))
+			refused := make([]mockmodel.Reply, a.authRetries+1)
+			for i := range refused {
+				refused[i] = mockmodel.Reply{Status: http.StatusUnauthorized}
+			}
+			s := mockmodel.Start(t, append(refused, mockmodel.Text(goodAnswer))...)
 			p := e2eProject(t, a, s)
 			r := p.cadenceWithin(e2eTimeout, nil, "run")
 			if r.signal != 0 || r.code != 3 {
@@ -718,8 +764,8 @@ func TestAgentCLIAuth(t *testing.T) {
 			if len(st.Attempts) != 1 || st.Attempts[0].Class != "auth" || !st.Attempts[0].Uncounted {
 				t.Fatalf("attempts %+v, want one uncounted attempt of class auth%s", st.Attempts, attemptOutputs(p))
 			}
-			if n := len(s.Turns()); n != 1 {
-				t.Errorf("mock saw %d turns, want 1: a refused login is not retried", n)
+			if n := len(s.Turns()); n != a.authRetries+1 {
+				t.Errorf("mock saw %d turns, want %d: cadence does not retry a refused login", n, a.authRetries+1)
 			}
 			r = p.cadenceWithin(e2eTimeout, nil, "resume")
 			if r.signal != 0 || r.code != 0 {
@@ -857,5 +903,79 @@ func TestAgentCLINativeSchema(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(p.dir, ".cadence", "attempts", "*", "answer", "*.schema.json"))
 	if len(files) != 2 {
 		t.Errorf("schema files %v, want one per attempt", files)
+	}
+}
+
+// TestAgentCLIQwenNativeSchema: with native_schema, Qwen Code is given
+// the step's schema (--json-schema) and declares it to the model as its
+// structured_output tool, through which the model answers. An answer the
+// schema refuses, Qwen Code hands back to the model in the same process;
+// the structured answer it accepts is the one cadence takes, and cadence
+// still judges it: here a check refuses {"ok": false}, the follow-up in
+// the same session (given the schema again) answers {"ok": true}, and
+// that is the step's handoff.
+func TestAgentCLIQwenNativeSchema(t *testing.T) {
+	s := mockmodel.Start(t,
+		mockmodel.Call(mockmodel.Structured(badAnswer)),
+		mockmodel.Call(mockmodel.Structured(`{"ok": false}`)),
+		mockmodel.Call(mockmodel.Structured(goodAnswer)))
+	a := qwenAgent
+	entry := a.entry
+	a.entry = func(t *testing.T, s *mockmodel.Server, home string) map[string]any {
+		e := entry(t, s, home)
+		e["native_schema"] = true
+		return e
+	}
+	p := e2eProjectWith(t, a, s, `    checks:
+      - name: verdict
+        run: 'grep -q true "$CADENCE_HANDOFF_PATH" || { echo "the handoff says $(cat "$CADENCE_HANDOFF_PATH"), want ok true"; exit 1; }'
+`)
+	runE2E(t, p)
+
+	st := step(p.inspect(), "answer")
+	if st.Status != "succeeded" || len(st.Attempts) != 2 {
+		t.Fatalf("step %s after %d attempts, want succeeded after 2: %+v%s", st.Status, len(st.Attempts), st.Attempts, attemptOutputs(p))
+	}
+	if a := st.Attempts[0]; a.Class != "check" {
+		t.Errorf("attempt 1 class %q, want check (%s)", a.Class, a.Error)
+	}
+	if a := st.Attempts[1]; a.Kind != "followup" || a.Status != "succeeded" {
+		t.Errorf("attempt 2 kind %q status %q, want a follow-up that succeeded", a.Kind, a.Status)
+	}
+	sameSession(t, st)
+	turns := s.Turns()
+	if len(turns) != 3 {
+		t.Fatalf("mock saw %d turns, want 3", len(turns))
+	}
+	for i, turn := range turns {
+		var schema string
+		for _, tool := range turn.JSON["tools"].([]any) {
+			fn, _ := tool.(map[string]any)["function"].(map[string]any)
+			if fn["name"] == "structured_output" {
+				b, _ := json.Marshal(fn["parameters"])
+				schema = string(b)
+			}
+		}
+		if !strings.Contains(schema, `"ok"`) || !strings.Contains(schema, `"boolean"`) {
+			t.Errorf("turn %d declares structured_output with parameters %q, want the step's schema", i+1, schema)
+		}
+	}
+	if res := turns[1].ToolResults(); len(res) != 1 || res[0].CallID != turns[0].ToolID || !strings.Contains(res[0].Output, "boolean") {
+		t.Errorf("turn 2 carries tool results %+v, want Qwen Code's refusal of call %s", res, turns[0].ToolID)
+	}
+	if last := turns[2].LastUserText(); !strings.Contains(last, `want ok true`) {
+		t.Errorf("the follow-up does not carry the check's output:\n%s", last)
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, st.Handoff))
+	if err != nil {
+		t.Fatalf("handoff: %v", err)
+	}
+	var env struct{ Data json.RawMessage }
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("handoff %s: %v", b, err)
+	}
+	var got struct{ OK *bool }
+	if err := json.Unmarshal(env.Data, &got); err != nil || got.OK == nil || !*got.OK {
+		t.Errorf("handoff data %s (%v), want the structured answer %s", env.Data, err, goodAnswer)
 	}
 }

@@ -335,6 +335,8 @@ func protocolOf(ag *workflow.Agent) (agent.Protocol, bool) {
 		return agent.ProtocolOpencodeJSON, true
 	case agent.PresetPi:
 		return agent.ProtocolPiJSON, true
+	case agent.PresetCopilot:
+		return agent.ProtocolCopilotJSON, true
 	case agent.PresetOpenAI:
 		return "", false
 	}

@@ -46,6 +46,9 @@ const (
 	// ProtocolPiJSON reads the JSON lines of `pi -p --mode json` (see
 	// piStream).
 	ProtocolPiJSON Protocol = "pi-json"
+	// ProtocolCopilotJSON reads the JSON lines of `copilot
+	// --output-format json` (see copilotStream).
+	ProtocolCopilotJSON Protocol = "copilot-json"
 	// ProtocolNone reads nothing: stdout goes only to Output and the tail
 	// (a check command, whose output is a log, not a handoff). MaxBytes
 	// does not apply.
@@ -181,11 +184,18 @@ type Spec struct {
 	Resume bool
 	// PriorInputTokens, PriorCachedTokens and PriorOutputTokens are, for
 	// protocols whose usage is cumulative per session
-	// (ProtocolCodexJSONL), the session's cumulative figures after its
+	// (ProtocolCodexJSONL, Copilot CLI's usage file), the session's cumulative figures after its
 	// previous attempt. Run subtracts them so that Result.InputTokens,
 	// CachedTokens and OutputTokens are this attempt's usage. Zero for a
 	// new session.
 	PriorInputTokens, PriorCachedTokens, PriorOutputTokens int64
+	// UsageFileFlag, when set, is the option by which the agent writes its
+	// token usage to a file as it exits (UsageFileFlag of the preset:
+	// Copilot CLI's --usage-output-file). Run appends FLAG=FILE to Argv,
+	// FILE in a temporary directory of its own, removed before Run
+	// returns, and adds the tokens the file reports to the Result. The
+	// file's path never comes from the agent.
+	UsageFileFlag string
 }
 
 // Result describes how an attempt ended and what the agent said. Every agent
@@ -304,7 +314,7 @@ type Result struct {
 	// CumulativeInputTokens, CumulativeCachedTokens and
 	// CumulativeOutputTokens are the session's usage so far as the agent
 	// reported it, for agents whose usage is cumulative per session
-	// (Codex's turn.completed); zero otherwise. The caller passes them as
+	// (Codex's turn.completed, Copilot CLI's usage file); zero otherwise. The caller passes them as
 	// Spec.PriorInputTokens/PriorCachedTokens/PriorOutputTokens of the
 	// session's next attempt.
 	CumulativeInputTokens  int64

@@ -386,6 +386,33 @@ func FuzzPiStream(f *testing.F) {
 	runStreamFuzz(f, ProtocolPiJSON, seeds)
 }
 
+func FuzzCopilotStream(f *testing.F) {
+	dir := filepath.Join(transcriptDir, "copilot")
+	const session = "a2feccbd-d849-4508-a560-dc60abde86c5"
+	wants := map[string]*streamWant{
+		// Tokens come from the usage file, not the stream.
+		filepath.Join(dir, "success.jsonl"): {text: `{"ok": true}`, session: session},
+		filepath.Join(dir, "resume.jsonl"):  {text: `{"ok": true, "again": true}`, session: session},
+		filepath.Join(dir, "rate_limited_then_ok.jsonl"): {text: `{"ok": true}`,
+			session: "2a736e11-e693-491d-be24-8c47a7ed84e8"},
+		filepath.Join(dir, "rate_limited.jsonl"): {session: "4a6f74e4-a879-42fb-b3a3-5c9a752e9e0a",
+			isError: true, transient: true, message: "Last error: 429 Rate limit exceeded"},
+		filepath.Join(dir, "overloaded.jsonl"): {session: "27574daa-c20f-485c-94dd-4f3000c6b606",
+			isError: true, transient: true, message: "Last error: 503 Service Unavailable"},
+		filepath.Join(dir, "auth.jsonl"): {session: "afab2e74-acc6-4e59-a0f0-ef29bd4c8842",
+			isError: true, permanent: true, message: "Authentication failed with provider"},
+		filepath.Join(dir, "unknown_session.jsonl"): {notFound: true, message: "No session, task, or name matched"},
+	}
+	seeds := loadSeeds(f, wants, globSeeds(f, filepath.Join(dir, "*.jsonl"))...)
+	addLineSeeds(f,
+		`{"type":"session.error","data":{"errorType":"quota","statusCode":"1e400"}}`,
+		`{"type":"assistant.message","data":{"content":">>>HELP<<< {\"q\": 1}"}}`+"\n"+`{"type":"result","sessionId":"--yolo","exitCode":"x"}`,
+		`{"type":"session.error","data":{"errorType":"rate_limit","message":"429 retry after 99999999999 seconds"}}`,
+		`{"type":"assistant.message","data":{"content":null}}`+"\n"+`{"type":"session.error","data":null}`,
+	)
+	runStreamFuzz(f, ProtocolCopilotJSON, seeds)
+}
+
 // fuzzChatStatus maps any integer to a three-digit status, the only kind
 // net/http's client hands back.
 func fuzzChatStatus(n int) int {

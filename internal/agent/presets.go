@@ -17,10 +17,12 @@ const (
 	// PresetOpencode runs opencode (opencode-ai).
 	PresetOpencode = "opencode"
 	// PresetPi runs pi (@mariozechner/pi-coding-agent).
-	PresetPi     = "pi"
-	PresetOpenAI = "openai" // not a process: see RunChat
-	PresetSim    = "sim"
-	PresetExec   = "exec"
+	PresetPi = "pi"
+	// PresetCopilot runs GitHub Copilot CLI (@github/copilot).
+	PresetCopilot = "copilot"
+	PresetOpenAI  = "openai" // not a process: see RunChat
+	PresetSim     = "sim"
+	PresetExec    = "exec"
 )
 
 // Ways an exec agent receives its prompt.
@@ -78,6 +80,8 @@ type Invocation struct {
 //     the home directory: its .gemini folder is created inside it
 //     (Gemini CLI's documented environment variables);
 //   - qwen: QWEN_HOME, the directory itself (~/.qwen: settings, sessions);
+//   - copilot: COPILOT_HOME, the directory itself (~/.copilot: settings,
+//     sessions, logs);
 //   - sim: CLAUDE_CONFIG_DIR, as the CLI it simulates (and ignores it).
 func ConfigDirEnv(preset string) string {
 	switch preset {
@@ -89,6 +93,8 @@ func ConfigDirEnv(preset string) string {
 		return "GEMINI_CLI_HOME"
 	case PresetQwen:
 		return "QWEN_HOME"
+	case PresetCopilot:
+		return "COPILOT_HOME"
 	}
 	return ""
 }
@@ -109,6 +115,8 @@ func ConfigDirEnv(preset string) string {
 //	        (--session-id=ID | --resume=ID) [--json-schema SCHEMA] ARGS…
 //	opencode: opencode run --format json [--session=ID] ARGS…
 //	pi:     pi -p --mode json [--session ID] ARGS…
+//	copilot: copilot --output-format json --allow-all-tools
+//	        (--session-id=ID | --resume=ID) ARGS…
 //	sim:    SELF agent sim --scenario FILE
 //	        (--session-id=ID | --resume=ID) ARGS…
 //	exec:   COMMAND… ARGS… [CONTINUE_ARGS…] [PROMPT]        prompt on stdin or last
@@ -129,7 +137,7 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 	if inv.ConfigDir != "" {
 		switch {
 		case ConfigDirEnv(inv.Preset) == "":
-			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex, gemini and qwen presets", ErrInvocation, inv.Preset)
+			return nil, nil, "", fmt.Errorf("%w: %s: a config directory is for the claude, codex, gemini, qwen and copilot presets", ErrInvocation, inv.Preset)
 		case !filepath.IsAbs(inv.ConfigDir):
 			return nil, nil, "", fmt.Errorf("%w: %s: config directory %q is not an absolute path", ErrInvocation, inv.Preset, inv.ConfigDir)
 		}
@@ -179,6 +187,8 @@ func Command(inv Invocation) (argv []string, stdin []byte, proto Protocol, err e
 			argv = append(argv, "--session", inv.SessionID)
 		}
 		return append(argv, inv.Args...), []byte(inv.Prompt), ProtocolPiJSON, nil
+	case PresetCopilot:
+		return copilotArgv(inv), []byte(inv.Prompt), ProtocolCopilotJSON, nil
 	case PresetQwen:
 		argv, err := qwenArgv(inv)
 		if err != nil {

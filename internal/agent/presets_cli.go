@@ -94,6 +94,39 @@ func qwenArgv(inv Invocation) ([]string, error) {
 	return append(argv, inv.Args...), nil
 }
 
+// copilotArgv builds a copilot invocation. Copilot CLI reads its prompt
+// from stdin when no -p is given and stdin is not a terminal (checked with
+// 1.0.102: a prompt beginning with "-" is taken as text), so the prompt
+// stays out of argv. Like Claude Code it takes the new session's id from
+// the caller (--session-id, a UUID); a follow-up resumes it with
+// --resume=ID. --allow-all-tools lets it use its tools without asking,
+// which non-interactive mode requires, unless args choose their own
+// permissions (--allow-all, --yolo, --allow-tool). Its token usage comes
+// from --usage-output-file, which Run adds (UsageFileFlag).
+func copilotArgv(inv Invocation) []string {
+	argv := program(inv.Command, "copilot")
+	argv = append(argv, "--output-format", "json")
+	if !slices.ContainsFunc(inv.Args, isCopilotPermissionArg) {
+		argv = append(argv, "--allow-all-tools")
+	}
+	switch {
+	case inv.Resume:
+		argv = append(argv, "--resume="+inv.SessionID)
+	case inv.SessionID != "":
+		argv = append(argv, "--session-id="+inv.SessionID)
+	}
+	return append(argv, inv.Args...)
+}
+
+func isCopilotPermissionArg(a string) bool {
+	name, _, _ := strings.Cut(a, "=")
+	switch name {
+	case "--allow-all-tools", "--allow-all", "--yolo", "--allow-tool":
+		return true
+	}
+	return false
+}
+
 func isApprovalArg(a string) bool {
 	return a == "--approval-mode" || strings.HasPrefix(a, "--approval-mode=") || a == "--yolo" || a == "-y"
 }
@@ -225,6 +258,8 @@ func compactJSON(doc []byte) (string, error) {
 //   - pi: no; it prints the id at once but saves the session only with
 //     the model's answer (a failed one included): `--session ID` then
 //     answers "No session found matching".
+//   - copilot: no; `--resume` of the id given with --session-id answers
+//     "No session, task, or name matched".
 //   - openai: yes; the history is cadence's own and holds nothing of the
 //     unanswered turn.
 //
@@ -233,7 +268,7 @@ func compactJSON(doc []byte) (string, error) {
 // resume that must fail.
 func UnansweredSessionResumable(preset string) bool {
 	switch preset {
-	case PresetClaude, PresetGemini, PresetOpencode, PresetPi:
+	case PresetClaude, PresetGemini, PresetOpencode, PresetPi, PresetCopilot:
 		return false
 	}
 	return true

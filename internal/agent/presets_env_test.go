@@ -93,7 +93,7 @@ func TestPresetConfigDir(t *testing.T) {
 }
 
 func TestUnansweredSessionResumable(t *testing.T) {
-	want := map[string]bool{PresetClaude: false, PresetGemini: false, PresetCodex: true, PresetQwen: true, PresetOpencode: false, PresetPi: false, PresetOpenAI: true, PresetSim: true, PresetExec: true}
+	want := map[string]bool{PresetClaude: false, PresetGemini: false, PresetCodex: true, PresetQwen: true, PresetOpencode: false, PresetPi: false, PresetCopilot: false, PresetOpenAI: true, PresetSim: true, PresetExec: true}
 	for preset, w := range want {
 		if got := UnansweredSessionResumable(preset); got != w {
 			t.Errorf("UnansweredSessionResumable(%q) = %v, want %v", preset, got, w)

@@ -130,6 +130,18 @@ func TestCommand(t *testing.T) {
 			wantStdin: "fix", wantProto: agent.ProtocolPiJSON,
 		},
 		{
+			name:      "copilot new session",
+			inv:       agent.Invocation{Preset: "copilot", Prompt: "--yolo plan", SessionID: "0cb916db-26aa-40f2-86b5-1ba81b225fd2", Args: []string{"--model", "m1"}},
+			wantArgv:  []string{"copilot", "--output-format", "json", "--allow-all-tools", "--session-id=0cb916db-26aa-40f2-86b5-1ba81b225fd2", "--model", "m1"},
+			wantStdin: "--yolo plan", wantProto: agent.ProtocolCopilotJSON,
+		},
+		{
+			name:      "copilot resume with its own permissions",
+			inv:       agent.Invocation{Preset: "copilot", Command: []string{"/opt/copilot"}, Prompt: "fix", SessionID: "C1", Resume: true, Args: []string{"--allow-tool=shell(git:*)"}},
+			wantArgv:  []string{"/opt/copilot", "--output-format", "json", "--resume=C1", "--allow-tool=shell(git:*)"},
+			wantStdin: "fix", wantProto: agent.ProtocolCopilotJSON,
+		},
+		{
 			name:      "gemini resume with its own approval mode",
 			inv:       agent.Invocation{Preset: "gemini", Prompt: "fix", SessionID: "G1", Resume: true, Args: []string{"--approval-mode=auto_edit"}},
 			wantArgv:  []string{"gemini", "-o", "stream-json", "--skip-trust", "--resume=G1", "--approval-mode=auto_edit"},
@@ -186,7 +198,7 @@ func TestCommandErrors(t *testing.T) {
 		inv  agent.Invocation
 		want error
 	}{
-		{"unknown preset", agent.Invocation{Preset: "copilot"}, agent.ErrUnknownPreset},
+		{"unknown preset", agent.Invocation{Preset: "cursor"}, agent.ErrUnknownPreset},
 		{"resume without session", agent.Invocation{Preset: "claude", Resume: true}, agent.ErrInvocation},
 		{"sim without scenario", agent.Invocation{Preset: "sim", SelfExe: "/x"}, agent.ErrInvocation},
 		{"sim without binary", agent.Invocation{Preset: "sim", Scenario: "s.yaml"}, agent.ErrInvocation},

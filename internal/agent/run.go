@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +55,13 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	path, err := resolveProgram(spec.Argv[0], spec.Dir, spec.Env)
 	if err != nil {
 		return nil, fmt.Errorf("%w: find program %q: %w", ErrStart, spec.Argv[0], err)
+	}
+	usageFile, err := withUsageFile(&spec)
+	if err != nil {
+		return nil, err
+	}
+	if usageFile != "" {
+		defer os.RemoveAll(filepath.Dir(usageFile))
 	}
 	p, err := openPipes(spec.Stdin != nil)
 	if err != nil {
@@ -145,6 +154,12 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 
 	res := s.result()
+	if usageFile != "" {
+		prior := [3]int64{spec.PriorInputTokens, spec.PriorCachedTokens, spec.PriorOutputTokens}
+		if err := readCopilotUsage(usageFile, res, prior); err != nil {
+			slog.Warn("agent usage not read", "agent", spec.Argv[0], "err", err)
+		}
+	}
 	res.PID = pid
 	res.Stop = stop
 	res.NoOutputSinceStart = stop == StopStuck && s.silentStart
@@ -191,10 +206,26 @@ func interpreterHint(path, msg string) string {
 	return " (the file exists: the interpreter its #! line names does not)"
 }
 
+// withUsageFile makes the temporary directory of spec's usage file and
+// appends the option that names the file to spec.Argv; it returns the
+// file's path, "" when spec asks for none.
+func withUsageFile(spec *Spec) (string, error) {
+	if spec.UsageFileFlag == "" {
+		return "", nil
+	}
+	dir, err := os.MkdirTemp("", "cadence-usage-")
+	if err != nil {
+		return "", fmt.Errorf("start agent %s: usage file: %w", spec.Argv[0], err)
+	}
+	file := filepath.Join(dir, "usage.json")
+	spec.Argv = append(slices.Clone(spec.Argv), spec.UsageFileFlag+"="+file)
+	return file, nil
+}
+
 // knownProtocol reports whether Run can read p.
 func knownProtocol(p Protocol) bool {
 	switch p {
-	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream, ProtocolQwenStream, ProtocolOpencodeJSON, ProtocolPiJSON, ProtocolNone:
+	case ProtocolText, ProtocolClaudeStream, ProtocolCodexJSONL, ProtocolGeminiStream, ProtocolQwenStream, ProtocolOpencodeJSON, ProtocolPiJSON, ProtocolCopilotJSON, ProtocolNone:
 		return true
 	}
 	return false

@@ -87,6 +87,8 @@ func newSession(spec Spec, p *pipes) *session {
 		s.events = newGeminiStream(&s.res, &s.help, time.Now, spec.MaxBytes, spec.Resume)
 	case ProtocolPiJSON:
 		s.events = newPiStream(&s.res, &s.help, time.Now, spec.MaxBytes)
+	case ProtocolCopilotJSON:
+		s.events = newCopilotStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 	case ProtocolOpencodeJSON:
 		s.events = newOpencodeStream(&s.res, &s.help, time.Now, spec.MaxBytes)
 	case ProtocolQwenStream:

@@ -106,6 +106,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: t.r.grace(), ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe,
+		UsageFileFlag: agent.UsageFileFlag(ag.Preset),
 	}, nil
 }
 
@@ -115,7 +116,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 // start_timeout the workflow sets applies to it.
 func startTimeout(ws *workflow.Step, proto agent.Protocol) time.Duration {
 	switch proto {
-	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON:
+	case agent.ProtocolClaudeStream, agent.ProtocolCodexJSONL, agent.ProtocolGeminiStream, agent.ProtocolQwenStream, agent.ProtocolOpencodeJSON, agent.ProtocolPiJSON, agent.ProtocolCopilotJSON:
 		return ws.StartTimeout
 	}
 	if ws.StartTimeoutSet {

@@ -18,13 +18,20 @@ func serveChat(w http.ResponseWriter, rec Request) {
 	created := rec.Received.Unix()
 	model := rec.Model()
 	in, out := tokens(len(rec.Body)), tokens(len(reply.Text))
+	if rec.use != nil {
+		out = tokens(rec.use.size())
+	}
 	usage := map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}
 	if !rec.Stream {
+		msg, finish := map[string]any{"role": "assistant", "content": reply.Text}, "stop"
+		if u := rec.use; u != nil {
+			msg, finish = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+				"id": u.ID, "type": "function", "function": map[string]any{"name": u.Name, "arguments": chatArguments(u)}}}}, "tool_calls"
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": reply.Text}}},
-			"usage": usage,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+			"usage":   usage,
 		})
 		return
 	}
@@ -33,14 +40,35 @@ func serveChat(w http.ResponseWriter, rec Request) {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
 	s := startSSE(w)
-	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for _, c := range chunks(reply.Text, 24) {
-		s.event("", chunk(map[string]any{"content": c}, nil))
+	if u := rec.use; u != nil {
+		// The call's name comes first, its arguments in pieces after it,
+		// as the API streams them.
+		s.event("", chunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"index": 0, "id": u.ID, "type": "function", "function": map[string]any{"name": u.Name, "arguments": ""}}}}, nil))
+		for _, c := range chunks(chatArguments(u), 8) {
+			s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": c}}}}, nil))
+		}
+		s.event("", chunk(map[string]any{}, "tool_calls"))
+	} else {
+		s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		for _, c := range chunks(reply.Text, 24) {
+			s.event("", chunk(map[string]any{"content": c}, nil))
+		}
+		s.event("", chunk(map[string]any{}, "stop"))
 	}
-	s.event("", chunk(map[string]any{}, "stop"))
 	if opts, _ := rec.JSON["stream_options"].(map[string]any); opts["include_usage"] == true {
 		s.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created,
 			"model": model, "choices": []any{}, "usage": usage})
 	}
 	s.raw("", "[DONE]")
+}
+
+// chatArguments is a tool call's arguments as the chat completions API
+// sends them: a string holding JSON (or, for a scripted answer that is
+// not a JSON object, that answer verbatim).
+func chatArguments(u *toolUse) string {
+	if u.Args == nil {
+		return u.Input
+	}
+	return jsonString(u.Args)
 }

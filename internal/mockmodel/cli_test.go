@@ -23,7 +23,7 @@ import (
 //
 //	npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 \
 //	    @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 \
-//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+//	    opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102
 //	go test -tags agentcli ./internal/mockmodel/
 //
 // CADENCE_AGENT_BIN_DIR overrides where the binaries are looked up.
@@ -31,7 +31,7 @@ import (
 
 const (
 	defaultBinDir = "/work/.cache/agents/node_modules/.bin"
-	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 (or: make agents)"
+	installHint   = "npm install --prefix /work/.cache/agents @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @qwen-code/qwen-code@0.24.4 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1 @github/copilot@1.0.102 (or: make agents)"
 	transcriptDir = "../../testdata/transcripts"
 
 	unknownSession = "4b9b3e52-6c1e-4f43-9d7a-0c1f5a9e2d11"
@@ -274,7 +274,42 @@ var piCLI = agentCLI{
 	failsWithExitZero: true,
 }
 
-var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI}
+// copilotCLI drives GitHub Copilot CLI through its custom provider
+// (BYOK): the chat completions API at COPILOT_PROVIDER_BASE_URL, in
+// offline mode, so that no GitHub login, telemetry or update is involved.
+var copilotCLI = agentCLI{
+	name:  "copilot",
+	setup: func(*testing.T, sandbox) {},
+	env: func(s *Server, sb sandbox) []string {
+		return []string{
+			"COPILOT_PROVIDER_BASE_URL=" + s.URL + "/v1",
+			"COPILOT_PROVIDER_API_KEY=sk-copilot-mock",
+			"COPILOT_MODEL=m1",
+			"COPILOT_OFFLINE=true",
+			"COPILOT_AUTO_UPDATE=false",
+		}
+	},
+	first: func(*Server, sandbox) []string {
+		return []string{"--output-format", "json", "--allow-all-tools"}
+	},
+	resume: func(_ *Server, _ sandbox, id string) []string {
+		return []string{"--output-format", "json", "--allow-all-tools", "--resume=" + id}
+	},
+	session: func(events []map[string]any) string { return lastString(events, "result", "sessionId") },
+	answer: func(events []map[string]any) string {
+		var text string
+		for _, e := range events {
+			data, _ := e["data"].(map[string]any)
+			if e["type"] == "assistant.message" {
+				text, _ = data["content"].(string)
+			}
+		}
+		return text
+	},
+	overloaded: 503,
+}
+
+var agentCLIs = []agentCLI{claudeCLI, codexCLI, geminiCLI, qwenCLI, opencodeCLI, piCLI, copilotCLI}
 
 // cliRun is one finished CLI process.
 type cliRun struct {
@@ -697,4 +732,44 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestAgentCLIQwenStructured runs Qwen Code with --json-schema: it
+// declares a structured_output tool whose parameters are the schema, and
+// the mock answers with a call of it. An answer the schema refuses comes
+// back to the model as the tool's error, in the same process; the next,
+// valid one ends the session, and the result carries it as
+// structured_result.
+func TestAgentCLIQwenStructured(t *testing.T) {
+	const schema = `{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}}}`
+	a := qwenCLI
+	s := Start(t, Call(Structured(`{"ok": "yes"}`)), Call(Structured(`{"ok": true}`)))
+	sb := newSandbox(t, a, 0)
+	r := a.run(t, s, sb, firstPrompt, append(a.first(s, sb), "--json-schema", schema))
+	saveTranscript(t, a, "structured", s, sb, r)
+	if r.Exit != 0 {
+		t.Fatalf("exit %d, want 0", r.Exit)
+	}
+	turns := s.Turns()
+	if len(turns) != 2 {
+		t.Fatalf("mock saw %d turns, want the refused answer and the valid one", len(turns))
+	}
+	saveRequest(t, "qwen_structured_request", sb, turns[0])
+	if tools := declaredTools(turns[0]); !has(tools, "structured_output") {
+		t.Errorf("first turn declares %v, want structured_output", tools)
+	}
+	results := turns[1].ToolResults()
+	if len(results) != 1 || results[0].CallID != turns[0].ToolID {
+		t.Fatalf("second turn's tool results %+v, want the result of call %s", results, turns[0].ToolID)
+	}
+	t.Logf("the refused answer came back as: %s", results[0].Output)
+	var got any
+	for _, e := range r.Events {
+		if e["type"] == "result" {
+			got = e["structured_result"]
+		}
+	}
+	if b, _ := json.Marshal(got); string(b) != `{"ok":true}` {
+		t.Errorf("structured_result %s, want {\"ok\":true}", b)
+	}
 }

@@ -271,6 +271,13 @@ func (r Request) ToolResults() []ToolResult {
 				out = append(out, ToolResult{CallID: id, Output: textOf(item["output"])})
 			}
 		}
+	case Chat:
+		for _, m := range listOf(r.JSON["messages"]) {
+			if m["role"] == "tool" {
+				id, _ := m["tool_call_id"].(string)
+				out = append(out, ToolResult{CallID: id, Output: textOf(m["content"])})
+			}
+		}
 	case Gemini:
 		for _, c := range listOf(r.JSON["contents"]) {
 			for _, p := range listOf(c["parts"]) {

@@ -48,6 +48,7 @@ func TestConversationOfRealRequests(t *testing.T) {
 		{"qwen_resume_request.json", Chat, "/v1/chat/completions"},
 		{"opencode_resume_request.json", Chat, "/v1/chat/completions"},
 		{"pi_resume_request.json", Chat, "/v1/chat/completions"},
+		{"copilot_resume_request.json", Chat, "/v1/chat/completions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -96,6 +97,7 @@ func TestClassifyRealRequests(t *testing.T) {
 		{"opencode_resume_request.json", "/v1/chat/completions", KindTurn},
 		{"opencode_title_request.json", "/v1/chat/completions", KindTitle},
 		{"pi_resume_request.json", "/v1/chat/completions", KindTurn},
+		{"copilot_resume_request.json", "/v1/chat/completions", KindTurn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+tt.path, func(t *testing.T) {

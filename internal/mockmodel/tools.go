@@ -19,6 +19,10 @@ const (
 	OpShell ToolOp = "shell" // run a shell command
 	OpWrite ToolOp = "write" // write a file
 	OpEdit  ToolOp = "edit"  // replace a string in a file
+	// OpStructured answers through the tool a CLI declares for a native
+	// schema (Qwen Code's structured_output under --json-schema), whose
+	// arguments are the answer itself.
+	OpStructured ToolOp = "structured"
 )
 
 // ToolCall is one tool use the scripted model asks the agent for. The
@@ -42,6 +46,9 @@ type ToolCall struct {
 	// (1-based); 0 Lines reads the whole file, however large (Claude
 	// Code's Read is then asked with allow_large).
 	From, Lines int
+	// Answer is the JSON object OpStructured answers with: the tool
+	// call's arguments.
+	Answer string
 	// Timeout is the time limit asked for a shell command, where the
 	// CLI's tool takes one (Claude Code's Bash); 0 asks for none and
 	// leaves the CLI's default.
@@ -70,6 +77,10 @@ func EditFile(path, old, new string) ToolCall {
 func WriteFile(path, content string) ToolCall {
 	return ToolCall{Op: OpWrite, Path: path, Content: content}
 }
+
+// Structured asks the agent to take answer, a JSON object, as its
+// structured answer (OpStructured).
+func Structured(answer string) ToolCall { return ToolCall{Op: OpStructured, Answer: answer} }
 
 // Call returns a Reply that answers a turn with the tool call c.
 func Call(c ToolCall) Reply { return Reply{Tool: &c} }
@@ -100,6 +111,8 @@ func (c ToolCall) String() string {
 		return "shell " + c.Command
 	case OpWrite:
 		return fmt.Sprintf("write %s (%d bytes)", c.Path, len(c.Content))
+	case OpStructured:
+		return "answer " + c.Answer
 	}
 	return string(c.Op)
 }
@@ -162,6 +175,8 @@ func resolveTool(rec Request, c ToolCall, id string) (toolUse, error) {
 		use, ok = responsesTool(tools, c)
 	case Gemini:
 		use, ok = geminiTool(tools, c)
+	case Chat:
+		use, ok = chatTool(tools, c)
 	}
 	if !ok {
 		names := make([]string, 0, len(tools))
@@ -186,7 +201,8 @@ type declaredTool struct {
 // declaredTools lists the tools a request declares, in the shape of its
 // API: Anthropic tools[].name, OpenAI tools[] (and namespaces of them,
 // also sent as an input item of type additional_tools), Gemini
-// tools[].functionDeclarations[].name.
+// tools[].functionDeclarations[].name, chat completions
+// tools[].function.name.
 func declaredTools(rec Request) []declaredTool {
 	var out []declaredTool
 	switch rec.API {
@@ -201,6 +217,13 @@ func declaredTools(rec Request) []declaredTool {
 		for _, item := range listOf(rec.JSON["input"]) {
 			if item["type"] == "additional_tools" {
 				out = append(out, openAITools(listOf(item["tools"]), false)...)
+			}
+		}
+	case Chat:
+		for _, t := range listOf(rec.JSON["tools"]) {
+			fn, _ := t["function"].(map[string]any)
+			if name, _ := fn["name"].(string); name != "" {
+				out = append(out, declaredTool{name: name, kind: "function"})
 			}
 		}
 	case Gemini:
@@ -286,14 +309,15 @@ func shellWrite(path, content string) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // asShell turns a read or a write into the equivalent shell command; an
-// edit has none that is both portable and exact, so it reports false.
+// edit has none that is both portable and exact, and a structured answer
+// is no command at all, so they report false.
 func asShell(c ToolCall) (ToolCall, bool) {
 	switch c.Op {
 	case OpRead:
 		return ToolCall{Op: OpShell, Command: shellRead(c)}, true
 	case OpWrite:
 		return ToolCall{Op: OpShell, Command: shellWrite(c.Path, c.Content)}, true
-	case OpEdit:
+	case OpEdit, OpStructured:
 		return c, false
 	}
 	return c, true
@@ -326,6 +350,22 @@ func anthropicTool(tools []declaredTool, c ToolCall) (toolUse, bool) {
 		args["timeout"] = c.Timeout.Milliseconds()
 	}
 	return toolUse{Name: "Bash", Args: args}, true
+}
+
+// chatTool maps c to a tool of a chat completions client. Only the
+// structured answer is scripted on this API: Qwen Code's structured_output,
+// which it declares under --json-schema with the step's schema as its
+// parameters. A structured answer that is not a JSON object is sent as
+// it is, as a model that ignores the schema would.
+func chatTool(tools []declaredTool, c ToolCall) (toolUse, bool) {
+	if c.Op != OpStructured || !has(tools, "structured_output") {
+		return toolUse{}, false
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(c.Answer), &args); err != nil || args == nil {
+		return toolUse{Name: "structured_output", Input: c.Answer}, true
+	}
+	return toolUse{Name: "structured_output", Args: args}, true
 }
 
 // geminiTool maps c to Gemini CLI's tools: read_file {file_path,

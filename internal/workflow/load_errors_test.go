@@ -84,7 +84,7 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"checks_not_a_list", []string{"10:13: steps[0].checks: want a list of checks, got a string"}},
 		{"many", []string{
-			`4:13: agents.sim.preset: unknown value "simulated" (want claude, codex, gemini, qwen, opencode, pi, openai, exec or sim)`,
+			`4:13: agents.sim.preset: unknown value "simulated" (want claude, codex, gemini, qwen, opencode, pi, copilot, openai, exec or sim)`,
 			"6:5: steps[0]: no agent (set agent: here or in defaults)",
 			`6:9: steps[0].id: invalid step id "Plan" (want lowercase letters, digits, _ and -, starting with a letter or digit)`,
 			`8:14: steps[0].timeout: invalid duration "5" (want e.g. 2s, 1m30s or 500ms)`,

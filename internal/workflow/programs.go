@@ -17,6 +17,7 @@ var defaultPrograms = map[string]string{
 	"qwen":     "qwen",
 	"opencode": "opencode",
 	"pi":       "pi",
+	"copilot":  "copilot",
 }
 
 // CheckPrograms reports every agent and check whose program cannot be
