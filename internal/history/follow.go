@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // FollowInterval is how often Follow reads the state database.
@@ -250,7 +251,7 @@ func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
 	if !checkpoint.IsPostgresURL(state) {
 		return checkpoint.LockHolder(filepath.Join(dir, checkpoint.CadenceDir)) != 0, nil
 	}
-	store, err := checkpoint.OpenReadOnly(ctx, state)
+	store, err := projectid.OpenReadOnly(ctx, dir, state)
 	if err != nil {
 		return false, err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/notify"
+	"github.com/cadence-dev/cadence/internal/projectid"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -201,7 +202,7 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			return nil, err
 		}
 	}
-	store, err := checkpoint.Open(ctx, history.StateTarget(dir, o.State))
+	store, err := projectid.Open(ctx, dir, history.StateTarget(dir, o.State))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -45,7 +46,7 @@ func Work(ctx context.Context, o WorkOptions) (*Result, error) {
 	if err := os.MkdirAll(filepath.Join(dir, CadenceDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, CadenceDir), err)
 	}
-	store, err := checkpoint.Open(ctx, o.State)
+	store, err := projectid.Open(ctx, dir, o.State)
 	if err != nil {
 		return nil, err
 	}

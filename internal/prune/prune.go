@@ -29,6 +29,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // runDirs are the directories under .cadence/ that hold a directory per
@@ -95,7 +96,7 @@ func Prune(ctx context.Context, o Options) (*Result, error) {
 	if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
 		return res, nil // no state: no run to prune
 	}
-	store, err := checkpoint.Open(ctx, target)
+	store, err := projectid.Open(ctx, dir, target)
 	if err != nil {
 		return nil, err
 	}
