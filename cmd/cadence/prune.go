@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -33,9 +32,6 @@ func (c *pruneCmd) Run(e *env) error {
 	}
 	res, err := prune.Prune(e.ctx, prune.Options{Dir: dir, State: c.State, Before: time.Now().Add(-age), DryRun: c.DryRun,
 		Failpoint: attempt.ParseFailpoint(os.Getenv("CADENCE_FAILPOINT"))})
-	if errors.Is(err, prune.ErrShared) {
-		return withCode(exitUsage, err)
-	}
 	if res != nil && c.JSON {
 		if werr := writeJSON(e.stdout, res); werr != nil {
 			return werr
