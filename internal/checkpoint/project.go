@@ -81,3 +81,20 @@ func (s *Store) adoptLegacy(ctx context.Context, id string) error {
 		return nil
 	})
 }
+
+// projectsQuery lists the projects that have runs in the state, at most
+// two: enough to tell whether the state is one project's.
+const projectsQuery = `SELECT DISTINCT project FROM runs WHERE project <> '' ORDER BY project LIMIT 2`
+
+// Projects returns the ids of the projects that have runs in the state,
+// at most two of them (so a caller can tell whether it is one project's).
+func (s *Store) Projects(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.View(ctx, func(tx *Tx) error {
+		if err := tx.selectRows(&ids, projectsQuery); err != nil {
+			return fmt.Errorf("read the projects of the state: %w", err)
+		}
+		return nil
+	})
+	return ids, err
+}

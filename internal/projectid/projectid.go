@@ -141,13 +141,20 @@ func clip(s string) string {
 
 // Open opens the state database target (as checkpoint.Open) for the
 // project in dir, confined to that project's rows (Store.SetProject),
-// giving the project an id first if it has none.
+// giving the project an id first if it has none: a new one, or, when
+// target is the project's own .cadence/state.db and its runs are all of
+// one project, that project's (its id file was deleted, or never made
+// it into a copy of the directory), so that the runs are not lost to it.
 func Open(ctx context.Context, dir, target string) (*checkpoint.Store, error) {
 	store, err := checkpoint.Open(ctx, target)
 	if err != nil {
 		return nil, err
 	}
-	id, err := Ensure(dir)
+	err = recoverID(ctx, store, dir, target)
+	var id string
+	if err == nil {
+		id, err = Ensure(dir)
+	}
 	if err == nil {
 		err = store.SetProject(ctx, id)
 	}
@@ -157,16 +164,53 @@ func Open(ctx context.Context, dir, target string) (*checkpoint.Store, error) {
 	return store, nil
 }
 
+// recoverID writes the id ownStateProject finds, when the project has
+// no id file.
+func recoverID(ctx context.Context, store *checkpoint.Store, dir, target string) error {
+	if id, err := Read(dir); err != nil || id != "" {
+		return err
+	}
+	id, err := ownStateProject(ctx, store, dir, target)
+	if err != nil || id == "" {
+		return err
+	}
+	if err := createOnce(Path(dir), []byte(id+"\n")); err != nil {
+		return fmt.Errorf("write the project id %s: %w", Path(dir), err)
+	}
+	return nil
+}
+
+// ownStateProject returns the id of the one project that has runs in
+// store, when target is the project's own .cadence/state.db; "" when it
+// is another state, or has no runs, or runs of several projects.
+func ownStateProject(ctx context.Context, store *checkpoint.Store, dir, target string) (string, error) {
+	own, err1 := filepath.Abs(filepath.Join(dir, checkpoint.CadenceDir, "state.db"))
+	abs, err2 := filepath.Abs(target)
+	if err1 != nil || err2 != nil || own != abs {
+		return "", nil
+	}
+	ids, err := store.Projects(ctx)
+	if err != nil || len(ids) != 1 {
+		return "", err
+	}
+	return ids[0], nil
+}
+
 // OpenReadOnly opens the state database target (as
 // checkpoint.OpenReadOnly) for the project in dir, confined to that
-// project's rows. It writes nothing: a project without an id yet reads
-// the rows written before runs recorded their project.
+// project's rows. It writes nothing: a project without an id file reads
+// the runs of its own state file when they are one project's (as Open
+// would recover that id), else the rows written before runs recorded
+// their project.
 func OpenReadOnly(ctx context.Context, dir, target string) (*checkpoint.Store, error) {
 	store, err := checkpoint.OpenReadOnly(ctx, target)
 	if err != nil {
 		return nil, err
 	}
 	id, err := Read(dir)
+	if err == nil && id == "" {
+		id, err = ownStateProject(ctx, store, dir, target)
+	}
 	if err == nil {
 		err = store.SetProject(ctx, id)
 	}

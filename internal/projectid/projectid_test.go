@@ -1,11 +1,15 @@
 package projectid
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
 
 func writeID(t *testing.T, dir, body string) {
@@ -96,5 +100,64 @@ func TestEnsure(t *testing.T) {
 	}
 	if other, err := Ensure(t.TempDir()); err != nil || other == onDisk {
 		t.Errorf("another project got %q, %v; want an id of its own", other, err)
+	}
+}
+
+// A project whose id file is gone gets back the id its own state's runs
+// have, and reads them meanwhile; a state shared through another path
+// gives a new id instead.
+func TestOpenRecoversTheIDOfItsOwnState(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	own := filepath.Join(dir, ".cadence", "state.db")
+	seed := func(target string) string {
+		t.Helper()
+		s, err := Open(ctx, dir, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		now := time.Now()
+		err = s.Update(ctx, func(tx *checkpoint.Tx) error {
+			return tx.CreateRun(checkpoint.Run{ID: "r1", Status: checkpoint.RunRunning, WorkflowPath: "w.yaml",
+				WorkflowSHA256: strings.Repeat("0", 64), WorkflowYAML: []byte("version: 1\n"), StartedAt: now, UpdatedAt: now}, nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Project()
+	}
+	first := seed(own)
+	if err := os.Remove(Path(dir)); err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := OpenReadOnly(ctx, dir, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.Project() != first {
+		t.Errorf("read-only open without the id file reads project %q, want the state's %q", ro.Project(), first)
+	}
+	ro.Close()
+	if _, err := os.Stat(Path(dir)); !os.IsNotExist(err) {
+		t.Errorf("a read-only open wrote the id file: %v", err)
+	}
+
+	s, err := Open(ctx, dir, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := Read(dir); err != nil || got != first || s.Project() != first {
+		t.Errorf("after the id file was lost, the id is %q (%v), the store's %q; want %q back", got, err, s.Project(), first)
+	}
+
+	shared := filepath.Join(t.TempDir(), "shared.db")
+	if err := os.Remove(Path(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if second := seed(shared); second == first {
+		t.Errorf("a state named by --state gave back the id %q of the project's own state", second)
 	}
 }
