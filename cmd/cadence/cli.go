@@ -43,7 +43,7 @@ type output struct {
 // stateFlag is the --state flag of the commands that read or write a run's
 // state (SPEC section 13).
 type stateFlag struct {
-	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db)."`
+	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db). Projects sharing one see only their own runs (each is known by its .cadence/project)."`
 }
 
 // leaseFlag is the --lease-ttl flag of the commands that hold a run or its
