@@ -1,4 +1,6 @@
--- A run belongs to a project (issue 33). Several projects may share one
+-- A run belongs to a project, and may be cancelled (issue 33).
+--
+-- Projects. Several projects may share one
 -- state (a PostgreSQL database, or one SQLite file named by --state):
 -- every command reads, answers, sends and changes only the rows of its
 -- own project, named by the id in the project's .cadence/project file.
@@ -48,3 +50,14 @@ ALTER TABLE circuits_new RENAME TO circuits;
 -- The audit log's project-wide entries (those of no run, such as a
 -- breaker's reset) are their project's too.
 ALTER TABLE events ADD COLUMN project TEXT NOT NULL DEFAULT '';
+
+-- cadence cancel ends an unfinished run for good: status 'cancelled', a
+-- finished status that no resume continues. The CHECK only grows, which
+-- every row satisfies, so the definition is edited in place as
+-- 0012_graph.sql does for steps (the runner bumps schema_version).
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema SET sql = replace(sql,
+    'status          TEXT NOT NULL CHECK (status IN (''running'', ''succeeded'', ''failed'', ''interrupted'', ''abandoned''))',
+    'status          TEXT NOT NULL CHECK (status IN (''running'', ''succeeded'', ''failed'', ''interrupted'', ''abandoned'', ''cancelled''))')
+WHERE type = 'table' AND name = 'runs';
+PRAGMA writable_schema = OFF;

@@ -90,7 +90,7 @@ func followStep(ctx context.Context, dir, state string, rep *Report, seen map[st
 		emit(ev)
 	}
 	switch rep.Run.Status {
-	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunCancelled:
 		return rep.Run.Status, true, nil
 	case checkpoint.RunInterrupted:
 		return checkpoint.RunInterrupted, false, nil
@@ -220,7 +220,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		step(s)
 	}
 	switch run.Status {
-	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunCancelled:
 		at := run.StartedAt
 		if run.FinishedAt != nil {
 			at = *run.FinishedAt

@@ -186,7 +186,7 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			match = append(match, g)
 		}
 	}
-	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned
+	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned || run.Status == checkpoint.RunCancelled
 	for i := len(match) - 1; i >= 0; i-- {
 		if !match[i].Decided() && !over {
 			return &match[i], nil

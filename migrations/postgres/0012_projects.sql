@@ -12,3 +12,7 @@ ALTER TABLE circuits DROP CONSTRAINT circuits_pkey;
 ALTER TABLE circuits ADD PRIMARY KEY (project, agent);
 
 ALTER TABLE events ADD COLUMN project TEXT COLLATE "C" NOT NULL DEFAULT '';
+
+ALTER TABLE runs DROP CONSTRAINT runs_status_check;
+ALTER TABLE runs ADD CONSTRAINT runs_status_check
+    CHECK (status IN ('running', 'succeeded', 'failed', 'interrupted', 'abandoned', 'cancelled'));

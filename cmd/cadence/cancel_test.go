@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadence-dev/cadence/internal/history"
+)
+
+// A run working on a long attempt is cancelled by `cadence cancel` from a
+// second process: the cancel commits at once, the first process sees it
+// within seconds, stops its agent and records the attempt interrupted and
+// uncounted, and exits 1; the run is cancelled, its run_cancelled
+// notification sent once, and resume refuses it (issue 33).
+func TestCancelFromAnotherProcess(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e stateEngine) {
+		p := newEngineProject(t, e, `version: 1
+name: long
+agents: {sim: {preset: sim, scenario: s.yaml}}
+defaults: {agent: sim}
+steps:
+  - {id: slow, prompt: slow}
+notify:
+  - command: [sh, save.sh]
+    on: [run_cancelled, run_failed, run_succeeded]
+`, map[string]string{
+			"s.yaml":  "steps:\n  slow: [{sleep: 120s, answer: '{\"x\": 1}'}]\n",
+			"save.sh": "cat >> events.jsonl; echo >> events.jsonl\n",
+		})
+		_, wait := p.startCadence(t, "run")
+		var agentPID int
+		waitFor(t, "the attempt's agent to run", func() bool {
+			r := p.cadence(nil, "inspect", "--json")
+			var rep history.Report
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+				return false // no run yet
+			}
+			if len(rep.Steps) != 1 || len(rep.Steps[0].Attempts) != 1 {
+				return false
+			}
+			a := rep.Steps[0].Attempts[0]
+			if a.Status != "running" || a.PID == nil || !alive(*a.PID) {
+				return false
+			}
+			agentPID = *a.PID
+			return true
+		})
+		runID := p.inspect().Run.ID
+
+		start := time.Now()
+		c := p.cadence(nil, "cancel")
+		c.exits(t, 0)
+		if want := "run " + runID + " cancelled by cadence cancel; the process working on it stops within a few seconds\n"; c.stdout != want {
+			t.Errorf("cancel printed %q, want %q", c.stdout, want)
+		}
+		res := wait()
+		stopped := time.Since(start)
+		t.Logf("the run's process stopped %v after the cancel began", stopped.Round(time.Millisecond))
+		res.exits(t, 1)
+		if !strings.Contains(res.stderr, "run "+runID+" was cancelled (cadence cancel): it is never resumed") {
+			t.Errorf("the run's process did not say the run was cancelled:\n%s", res.stderr)
+		}
+		if stopped > 20*time.Second {
+			t.Errorf("the run's process took %v to stop after the cancel", stopped)
+		}
+		waitFor(t, "the agent to be gone", func() bool { return !alive(agentPID) })
+
+		rep := p.inspect()
+		if rep.Run.Status != "cancelled" || rep.Run.FinishedAt == nil {
+			t.Errorf("run status %q finished %v, want cancelled with a finish time", rep.Run.Status, rep.Run.FinishedAt)
+		}
+		s := rep.Steps[0]
+		if len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" || s.AttemptsUsed != 0 {
+			t.Errorf("step slow: %d attempts, the first %q, %d used; want one, interrupted, uncounted",
+				len(s.Attempts), s.Attempts[0].Status, s.AttemptsUsed)
+		}
+		if got := eventRuns(t, p); strings.Join(got, ",") != "run_cancelled "+runID {
+			t.Errorf("the target heard %v, want run_cancelled of %s once", got, runID)
+		}
+		r := p.cadence(nil, "resume")
+		r.exits(t, 2)
+		if !strings.Contains(r.stderr, "run "+runID+" was cancelled (cadence cancel): a cancelled run is never resumed") {
+			t.Errorf("resume of the cancelled run said:\n%s", r.stderr)
+		}
+		p.checkStateLocation()
+	})
+}
