@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,38 +17,9 @@ import (
 // notification sent once, and resume refuses it (issue 33).
 func TestCancelFromAnotherProcess(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e stateEngine) {
-		p := newEngineProject(t, e, `version: 1
-name: long
-agents: {sim: {preset: sim, scenario: s.yaml}}
-defaults: {agent: sim}
-steps:
-  - {id: slow, prompt: slow}
-notify:
-  - command: [sh, save.sh]
-    on: [run_cancelled, run_failed, run_succeeded]
-`, map[string]string{
-			"s.yaml":  "steps:\n  slow: [{sleep: 120s, answer: '{\"x\": 1}'}]\n",
-			"save.sh": "cat >> events.jsonl; echo >> events.jsonl\n",
-		})
+		p := newLongProject(t, e)
 		_, wait := p.startCadence(t, "run")
-		var agentPID int
-		waitFor(t, "the attempt's agent to run", func() bool {
-			r := p.cadence(nil, "inspect", "--json")
-			var rep history.Report
-			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
-				return false // no run yet
-			}
-			if len(rep.Steps) != 1 || len(rep.Steps[0].Attempts) != 1 {
-				return false
-			}
-			a := rep.Steps[0].Attempts[0]
-			if a.Status != "running" || a.PID == nil || !alive(*a.PID) {
-				return false
-			}
-			agentPID = *a.PID
-			return true
-		})
-		runID := p.inspect().Run.ID
+		agentPID, runID := p.runningAgent(t)
 
 		start := time.Now()
 		c := p.cadence(nil, "cancel")
@@ -65,25 +37,100 @@ notify:
 		if stopped > 20*time.Second {
 			t.Errorf("the run's process took %v to stop after the cancel", stopped)
 		}
-		waitFor(t, "the agent to be gone", func() bool { return !alive(agentPID) })
-
-		rep := p.inspect()
-		if rep.Run.Status != "cancelled" || rep.Run.FinishedAt == nil {
-			t.Errorf("run status %q finished %v, want cancelled with a finish time", rep.Run.Status, rep.Run.FinishedAt)
-		}
-		s := rep.Steps[0]
-		if len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" || s.AttemptsUsed != 0 {
-			t.Errorf("step slow: %d attempts, the first %q, %d used; want one, interrupted, uncounted",
-				len(s.Attempts), s.Attempts[0].Status, s.AttemptsUsed)
-		}
-		if got := eventRuns(t, p); strings.Join(got, ",") != "run_cancelled "+runID {
-			t.Errorf("the target heard %v, want run_cancelled of %s once", got, runID)
-		}
-		r := p.cadence(nil, "resume")
-		r.exits(t, 2)
-		if !strings.Contains(r.stderr, "run "+runID+" was cancelled (cadence cancel): a cancelled run is never resumed") {
-			t.Errorf("resume of the cancelled run said:\n%s", r.stderr)
-		}
-		p.checkStateLocation()
+		p.checkCancelled(t, runID, agentPID)
 	})
+}
+
+// A run whose process was killed (kill -9) while its agent ran is
+// cancelled by a process that holds nothing of it: the agent left behind
+// is killed and its attempt settled, interrupted and uncounted, in the
+// cancel's own transaction.
+func TestCancelAKilledRun(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e stateEngine) {
+		p := newLongProject(t, e)
+		pid, wait := p.startCadence(t, "run")
+		agentPID, runID := p.runningAgent(t)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		wait().killed(t)
+		if !alive(agentPID) {
+			t.Fatalf("the agent %d died with its cadence process: nothing left for cancel to stop", agentPID)
+		}
+		c := p.cadence(nil, "cancel")
+		c.exits(t, 0)
+		if want := "run " + runID + " cancelled by cadence cancel\n"; c.stdout != want {
+			t.Errorf("cancel printed %q, want %q", c.stdout, want)
+		}
+		p.checkCancelled(t, runID, agentPID)
+	})
+}
+
+// newLongProject is a project whose one step's agent works for two
+// minutes, and whose command target saves the run's end events.
+func newLongProject(t *testing.T, e stateEngine) *project {
+	t.Helper()
+	return newEngineProject(t, e, `version: 1
+name: long
+agents: {sim: {preset: sim, scenario: s.yaml}}
+defaults: {agent: sim}
+steps:
+  - {id: slow, prompt: slow}
+notify:
+  - command: [sh, save.sh]
+    on: [run_cancelled, run_failed, run_succeeded]
+`, map[string]string{
+		"s.yaml":  "steps:\n  slow: [{sleep: 120s, answer: '{\"x\": 1}'}]\n",
+		"save.sh": "cat >> events.jsonl; echo >> events.jsonl\n",
+	})
+}
+
+// runningAgent waits until the run's attempt runs, and returns its
+// agent's pid and the run's id.
+func (p *project) runningAgent(t *testing.T) (agentPID int, runID string) {
+	t.Helper()
+	waitFor(t, "the attempt's agent to run", func() bool {
+		r := p.cadence(nil, "inspect", "--json")
+		var rep history.Report
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+			return false // no run yet
+		}
+		if len(rep.Steps) != 1 || len(rep.Steps[0].Attempts) != 1 {
+			return false
+		}
+		a := rep.Steps[0].Attempts[0]
+		if a.Status != "running" || a.PID == nil || !alive(*a.PID) {
+			return false
+		}
+		agentPID = *a.PID
+		return true
+	})
+	return agentPID, p.inspect().Run.ID
+}
+
+// checkCancelled checks what a cancel leaves: the run cancelled, its
+// agent gone, its attempt interrupted and uncounted, its run_cancelled
+// sent once, and resume refusing it.
+func (p *project) checkCancelled(t *testing.T, runID string, agentPID int) {
+	t.Helper()
+	waitFor(t, "the agent to be gone", func() bool { return !alive(agentPID) })
+
+	rep := p.inspect()
+	if rep.Run.Status != "cancelled" || rep.Run.FinishedAt == nil {
+		t.Errorf("run status %q finished %v, want cancelled with a finish time", rep.Run.Status, rep.Run.FinishedAt)
+	}
+	s := rep.Steps[0]
+	if len(s.Attempts) != 1 || s.Attempts[0].Status != "interrupted" || s.AttemptsUsed != 0 {
+		t.Errorf("step slow: %d attempts, the first %q, %d used; want one, interrupted, uncounted",
+			len(s.Attempts), s.Attempts[0].Status, s.AttemptsUsed)
+	}
+	if got := eventRuns(t, p); strings.Join(got, ",") != "run_cancelled "+runID {
+		t.Errorf("the target heard %v, want run_cancelled of %s once", got, runID)
+	}
+	r := p.cadence(nil, "resume")
+	r.exits(t, 2)
+	if !strings.Contains(r.stderr, "run "+runID+" was cancelled (cadence cancel): a cancelled run is never resumed") {
+		t.Errorf("resume of the cancelled run said:\n%s", r.stderr)
+	}
+	p.checkStateLocation()
 }
