@@ -13,7 +13,7 @@ import (
 
 type pruneCmd struct {
 	Dir       string `arg:"" optional:"" default:"." help:"Project directory (default: the current one, or the nearest one above it with a .cadence directory)."`
-	OlderThan string `required:"" name:"older-than" placeholder:"AGE" help:"Remove the finished runs (succeeded, failed, abandoned) that ended longer ago than this: 90m, 36h, 30d, 2w. An unfinished run is never removed."`
+	OlderThan string `required:"" name:"older-than" placeholder:"AGE" help:"Remove the finished runs (succeeded, failed, abandoned, cancelled) that ended longer ago than this: 90m, 36h, 30d, 2w. An unfinished run is never removed."`
 	DryRun    bool   `name:"dry-run" help:"Print what would be removed, and remove nothing."`
 	JSON      bool   `help:"Print what was removed as JSON: {\"runs\": [...], \"leftovers\": [...], \"bytes\", \"dry_run\"}."`
 	stateFlag

@@ -1,5 +1,5 @@
 // Package prune removes a project's finished runs (succeeded, failed,
-// abandoned) that ended before a cutoff, with every row they own in the
+// abandoned, cancelled) that ended before a cutoff, with every row they own in the
 // state and every file they left under .cadence/: attempt outputs,
 // handoffs, failed-handoff records, command outputs, worktrees, reports
 // and the git branches of their map items. An unfinished run is never
