@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,4 +134,51 @@ func (p *project) checkCancelled(t *testing.T, runID string, agentPID int) {
 		t.Errorf("resume of the cancelled run said:\n%s", r.stderr)
 	}
 	p.checkStateLocation()
+}
+
+// On a shared PostgreSQL state, a cancel also stops the items a worker in
+// another checkout is running for the run: the worker sees the cancel,
+// stops its agent and records the attempt interrupted and uncounted, and
+// goes on working for other runs.
+func TestCancelStopsAWorkersItems(t *testing.T) {
+	keys := map[string]bool{}
+	var items []string
+	for i := 1; i <= 4; i++ {
+		k := fmt.Sprintf("k%d", i)
+		keys[k] = true
+		items = append(items, `{"id": "`+k+`"}`)
+	}
+	s := newSharedRun(t, pg.NewDatabase(t), 2, items, "steps:\n  fix: [{sleep: 120s, answer: '{\"ok\": true}'}]\n", 2)
+	worker := s.worker(1)
+	run := s.start(0, "run")
+	var key string
+	var agent int
+	waitFor(t, "the worker to run an item", func() bool {
+		key, agent = s.heldBy(worker.cmd.Process.Pid, keys)
+		return key != ""
+	})
+	s.checkouts[0].cadence(nil, "cancel").exits(t, 0)
+	run.wait(t).exits(t, 1)
+	waitFor(t, "the worker's agent to stop", func() bool { return !alive(agent) })
+	waitFor(t, "the worker's attempt to be recorded", func() bool {
+		it := s.items()[key]
+		return len(it.Attempts) == 1 && it.Attempts[0].Status != "running"
+	})
+	_ = worker.cmd.Process.Signal(syscall.SIGTERM)
+	worker.wait(t).exits(t, 3)
+
+	rep := s.report()
+	if rep.Run.Status != "cancelled" {
+		t.Errorf("run status %q, want cancelled", rep.Run.Status)
+	}
+	for k, it := range s.items() {
+		for _, a := range it.Attempts {
+			if a.Status != "interrupted" {
+				t.Errorf("item %s attempt %d is %s, want interrupted", k, a.N, a.Status)
+			}
+		}
+		if it.AttemptsUsed != 0 {
+			t.Errorf("item %s: %d attempts counted, want none", k, it.AttemptsUsed)
+		}
+	}
 }

@@ -101,8 +101,14 @@ func (s *slot) claimOne(ctx context.Context) (*claimed, error) {
 	return s.p.claim(ctx, in)
 }
 
-// work runs what claimOne claimed.
+// work runs what claimOne claimed. A cancel of the run (cadence cancel,
+// from any process) stops it within watchCancelEvery, as a signal
+// would: its attempt is recorded as interrupted, uncounted.
 func (s *slot) work(ctx context.Context, c *claimed) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := watchCancel(ctx, s.p.store, s.run.ID, func() { cancel(errRunCancelled) })
+	defer stop()
 	in := &attempt.Instance{Run: s.run, Step: s.ws, Outputs: s.outputs, Inputs: s.inputs}
 	if s.step {
 		_, _, _, err := s.p.workStep(ctx, in, c)
