@@ -158,7 +158,7 @@ func TestTwoProjectsShareAState(t *testing.T) {
 				{"inspect", "--run", bRun}, {"output", "--run", bRun},
 				{"report", "--run", bRun, "-o", filepath.Join(t.TempDir(), "r.html")},
 				{"approve", "deploy", "--run", bRun}, {"reject", "deploy", "--run", bRun, "--comment", "no"},
-				{"resume", "--run", bRun}, {"dlq", "list", "--run", bRun},
+				{"resume", "--run", bRun}, {"dlq", "list", "--run", bRun}, {"cancel", "--run", bRun},
 			} {
 				r := a.cadence(nil, args...)
 				if r.code == 0 || !strings.Contains(r.stderr, bRun) {
@@ -168,6 +168,14 @@ func TestTwoProjectsShareAState(t *testing.T) {
 
 			// A answers its gate, finishes, resets its breaker and prunes
 			// what it finished.
+			// A's cancel, with one unfinished run of A's, takes it, not B's.
+			a.cadence(nil, "run", "--new").exits(t, 5)
+			a.cadence(nil, "cancel").exits(t, 0)
+			a.cadence(nil, "run", "--new").exits(t, 5)
+			aRuns = runsOf(t, a)
+			if len(aRuns) != 4 || aRuns[bRun] != "" {
+				t.Fatalf("project a lists runs %v, want its own four", aRuns)
+			}
 			a.cadence(nil, "approve", "deploy").exits(t, 0)
 			a.cadence(nil, "resume").exits(t, 0)
 			a.cadence(nil, "circuit", "reset", "sim").exits(t, 0)
@@ -181,8 +189,8 @@ func TestTwoProjectsShareAState(t *testing.T) {
 			if err := json.Unmarshal([]byte(pr.stdout), &pruned); err != nil {
 				t.Fatalf("prune --json: %v\n%s", err, pr.stdout)
 			}
-			if len(pruned.Runs) != 2 {
-				t.Errorf("a's prune removed %+v, want a's two finished runs", pruned.Runs)
+			if len(pruned.Runs) != 4 {
+				t.Errorf("a's prune removed %+v, want a's four finished runs", pruned.Runs)
 			}
 			for _, r := range pruned.Runs {
 				if r.ID == bRun {
