@@ -3,7 +3,10 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -215,4 +218,77 @@ func TestSetProjectRefusesEmptyIDForWriting(t *testing.T) {
 	if err := s.SetProject(context.Background(), ""); err == nil {
 		t.Fatal("SetProject(\"\") on a writable store: no error")
 	}
+}
+
+// A state written before runs recorded their project keeps its runs,
+// breakers and project-wide events through the projects migration: the
+// first project to open it adopts them, a cancelled status can then be
+// stored (the widened CHECK), and another project sees none of them.
+func TestProjectsMigrationKeepsAnOlderState(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ctx := context.Background()
+		target := e.target(t)
+		db := e.raw(t, target)
+		before := fstest.MapFS{}
+		entries, err := fs.ReadDir(e.migrations, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			if strings.HasSuffix(en.Name(), projectsMigration) {
+				break // the projects migration and those after it
+			}
+			b, err := fs.ReadFile(e.migrations, en.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[en.Name()] = &fstest.MapFile{Data: b}
+		}
+		if err := e.migrate(ctx, db, before); err != nil {
+			t.Fatal(err)
+		}
+		ts := "2026-11-01T10:00:00.000000000Z"
+		for _, q := range []string{
+			`INSERT INTO runs (id, status, workflow_path, workflow_sha256, workflow_yaml, started_at, updated_at)
+				VALUES ('old', 'interrupted', 'w.yaml', 'sha', 'version: 1', '` + ts + `', '` + ts + `')`,
+			`INSERT INTO circuits (agent, state, failures, updated_at) VALUES ('sim', 'open', 3, '` + ts + `')`,
+			`INSERT INTO events (run_id, at, kind, detail) VALUES (NULL, '` + ts + `', 'circuit_reset', 'sim')`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		db.Close()
+
+		a := openProject(t, target, "proj-a")
+		b := openProject(t, target, "proj-b")
+		view(t, a, func(tx *Tx) error {
+			r, err := tx.LatestUnfinishedRun()
+			if err != nil || r.ID != "old" {
+				t.Errorf("the adopted unfinished run: %+v, %v", r, err)
+			}
+			c, err := tx.Circuit("sim")
+			if err != nil || c.State != "open" || c.Failures != 3 {
+				t.Errorf("the adopted breaker: %+v, %v", c, err)
+			}
+			evs, err := tx.Events("")
+			if err != nil || len(evs) != 1 || evs[0].Detail != "sim" {
+				t.Errorf("the adopted project-wide events: %+v, %v", evs, err)
+			}
+			return nil
+		})
+		update(t, a, func(tx *Tx) error {
+			r, err := tx.Run("old")
+			if err != nil {
+				return err
+			}
+			return tx.RunEnded(r, RunCancelled, t0)
+		})
+		if got := viewProject(t, b); got != (projectView{}) {
+			t.Errorf("the other project sees %+v", got)
+		}
+		if got := viewProject(t, a); got.latest != "old" || got.finished != 1 || got.open != 0 {
+			t.Errorf("after its cancel, the project sees %+v", got)
+		}
+	})
 }
