@@ -14,6 +14,7 @@ type CLI struct {
 	Resume        resumeCmd        `cmd:"" help:"Continue the latest unfinished run exactly where it stopped."`
 	Approve       approveCmd       `cmd:"" help:"Approve an approval gate a run waits at (any terminal, no lock), before its timeout; --resume continues the run."`
 	Reject        rejectCmd        `cmd:"" help:"Reject an approval gate a run waits at, before its timeout, with --comment saying why."`
+	Cancel        cancelCmd        `cmd:"" help:"End an unfinished run for good: it is never resumed; a process working on it stops its agents within a few seconds."`
 	Gates         gatesCmd         `cmd:"" help:"List the approval gates waiting for a person in the project, with the command that answers each."`
 	Check         checkCmd         `cmd:"" help:"Check a workflow without running it: every error in it, and programs that cannot be found."`
 	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status (waiting at a gate, stopped when no process holds it), workflow, start, duration, cost, tokens, failed step."`
@@ -43,7 +44,7 @@ type output struct {
 // stateFlag is the --state flag of the commands that read or write a run's
 // state (SPEC section 13).
 type stateFlag struct {
-	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db)."`
+	State string `env:"CADENCE_STATE" placeholder:"URL" help:"State database: a postgres:// URL shared by cadence processes on several machines, or the path of a SQLite file (default: DIR/.cadence/state.db). Projects sharing one see only their own runs (each is known by its .cadence/project)."`
 }
 
 // leaseFlag is the --lease-ttl flag of the commands that hold a run or its

@@ -96,7 +96,7 @@ func (c *dlqListCmd) Run(e *env) error {
 		}
 	}
 	switch rep.Run.Status {
-	case "succeeded", "abandoned":
+	case "succeeded", "abandoned", "cancelled":
 		// Finished for good: its dead items can be shown, not retried.
 		fmt.Fprintf(e.stdout, "\nshow one: cadence dlq show KEY (run %s is %s: its dead items run again only in a new run)\n", rep.Run.ID, rep.Run.Status)
 	default:

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -16,8 +17,9 @@ type initCmd struct {
 }
 
 // gitignore keeps cadence's state out of version control while the workflow
-// itself stays tracked.
-const gitignore = `# cadence state: recreated by every run; keep workflow.yaml under version control.
+// and the project's id stay tracked.
+const gitignore = `# cadence state: recreated by every run; keep workflow.yaml and project (the
+# project's id on a shared state) under version control.
 state.db
 state.db-*
 lock
@@ -63,6 +65,12 @@ func (c *initCmd) Run(e *env) error {
 		return err
 	}
 	wrote = append(wrote, ignore)
+	if _, err := os.Stat(projectid.Path(c.Dir)); errors.Is(err, os.ErrNotExist) {
+		if _, err := projectid.Ensure(c.Dir); err != nil {
+			return err
+		}
+		wrote = append(wrote, projectid.Path(c.Dir))
+	}
 	fmt.Fprintln(e.stdout, "wrote:")
 	for _, p := range wrote {
 		fmt.Fprintf(e.stdout, "  %s\n", p)

@@ -24,7 +24,7 @@ type inspectCmd struct {
 	Iteration int    `help:"With --step of a loop step: show one iteration (from 1) with its inner steps."`
 	Stats     bool   `help:"Per step and per agent: handoff success rate, mean attempts to success, exhaustion rate, failure classes, repairs, cost, time waiting vs running; across all runs unless --run is given."`
 	JSON      bool   `help:"Print the run as one JSON object (the stable shape documented in the README); with --follow, the transitions as JSON Lines."`
-	Follow    bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends: waits for a run to start, and through a stop for its resume; exits 0 when it succeeded, 1 when it failed or was abandoned."`
+	Follow    bool   `help:"Print the run's transitions as they are committed, from another terminal, until the run ends: waits for a run to start, and through a stop for its resume; exits 0 when it succeeded, 1 when it failed or was abandoned or cancelled."`
 	stateFlag
 }
 

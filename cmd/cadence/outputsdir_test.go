@@ -40,7 +40,7 @@ done
 	gen := "cat > /dev/null\necho '{\"n\": 7}'\n"
 	s := &sharedRun{t: t, ttl: leaseTTL, state: pg.NewDatabase(t)}
 	for range 2 {
-		p := newProject(t, wf, map[string]string{"wait.sh": wait, "gen.sh": gen})
+		p := newProject(t, wf, map[string]string{"wait.sh": wait, "gen.sh": gen, ".cadence/project": sharedProjectID})
 		p.state = s.state
 		s.checkouts = append(s.checkouts, p)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 
 type pruneCmd struct {
 	Dir       string `arg:"" optional:"" default:"." help:"Project directory (default: the current one, or the nearest one above it with a .cadence directory)."`
-	OlderThan string `required:"" name:"older-than" placeholder:"AGE" help:"Remove the finished runs (succeeded, failed, abandoned) that ended longer ago than this: 90m, 36h, 30d, 2w. An unfinished run is never removed."`
+	OlderThan string `required:"" name:"older-than" placeholder:"AGE" help:"Remove the finished runs (succeeded, failed, abandoned, cancelled) that ended longer ago than this: 90m, 36h, 30d, 2w. An unfinished run is never removed."`
 	DryRun    bool   `name:"dry-run" help:"Print what would be removed, and remove nothing."`
 	JSON      bool   `help:"Print what was removed as JSON: {\"runs\": [...], \"leftovers\": [...], \"bytes\", \"dry_run\"}."`
 	stateFlag
@@ -33,9 +32,6 @@ func (c *pruneCmd) Run(e *env) error {
 	}
 	res, err := prune.Prune(e.ctx, prune.Options{Dir: dir, State: c.State, Before: time.Now().Add(-age), DryRun: c.DryRun,
 		Failpoint: attempt.ParseFailpoint(os.Getenv("CADENCE_FAILPOINT"))})
-	if errors.Is(err, prune.ErrShared) {
-		return withCode(exitUsage, err)
-	}
 	if res != nil && c.JSON {
 		if werr := writeJSON(e.stdout, res); werr != nil {
 			return werr

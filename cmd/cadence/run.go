@@ -137,6 +137,10 @@ func runOutcome(e *env, dir string, res *orchestrator.Result, err error) error {
 		}
 		fmt.Fprintln(e.stderr, hint)
 		return withCode(exitInterrupted, nil)
+	case orchestrator.StatusCancelled:
+		fmt.Fprintf(e.stderr, "run %s was cancelled (cadence cancel): it is never resumed; its attempts that were running are recorded as interrupted; see: cadence inspect %s --run %s\n",
+			res.RunID, dir, res.RunID)
+		return withCode(exitFailed, nil)
 	case orchestrator.StatusAwaitingApproval:
 		gate := "STEP"
 		if len(res.Gates) == 1 {

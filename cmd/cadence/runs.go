@@ -14,7 +14,7 @@ import (
 type runsCmd struct {
 	Dir      string `arg:"" optional:"" default:"." help:"Project directory (default: the current one, or the nearest one above it with a .cadence directory)."`
 	Limit    int    `default:"20" help:"Show at most this many runs (0: all of them)."`
-	Status   string `placeholder:"STATUS" enum:",running,stopped,waiting,interrupted,succeeded,failed,abandoned" default:"" help:"Only runs in this status: running, stopped (no process holds it; resume continues it), waiting (at an approval gate), interrupted, succeeded, failed or abandoned."`
+	Status   string `placeholder:"STATUS" enum:",running,stopped,waiting,interrupted,succeeded,failed,abandoned,cancelled" default:"" help:"Only runs in this status: running, stopped (no process holds it; resume continues it), waiting (at an approval gate), interrupted, succeeded, failed, abandoned or cancelled."`
 	Workflow string `placeholder:"FILE" help:"Only runs started from this workflow file." type:"path"`
 	JSON     bool   `help:"Print the runs as a JSON array."`
 	stateFlag

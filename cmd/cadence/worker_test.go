@@ -34,6 +34,10 @@ type sharedRun struct {
 // within the test's time.
 const leaseTTL = "2s"
 
+// sharedProjectID is the .cadence/project of the checkouts of one
+// project in the worker tests, as committed in its repository.
+const sharedProjectID = "shared-run\n"
+
 // newSharedRun writes n checkouts of a project whose map step fix runs
 // the given items with the given scenario, on a fresh database.
 func newSharedRun(t *testing.T, state string, n int, items []string, scenario string, maxParallel int) *sharedRun {
@@ -54,7 +58,10 @@ steps:
     handoff: {schema: s.json}
     map: {items: {file: items.json}, key: /id, max_parallel: ` + strconv.Itoa(maxParallel) + `}
 `
-	files := map[string]string{"s.json": boolSchema, "scenario.yaml": scenario, "items.json": "[" + strings.Join(items, ", ") + "]"}
+	// The checkouts are of one repository: they share the committed
+	// project id.
+	files := map[string]string{"s.json": boolSchema, "scenario.yaml": scenario, "items.json": "[" + strings.Join(items, ", ") + "]",
+		".cadence/project": sharedProjectID}
 	for range n {
 		p := newProject(t, wf, files)
 		p.state = state
@@ -562,7 +569,7 @@ done
 `
 	s := &sharedRun{t: t, ttl: leaseTTL, state: pg.NewDatabase(t)}
 	for range 2 {
-		p := newProject(t, wf, map[string]string{"wait.sh": wait})
+		p := newProject(t, wf, map[string]string{"wait.sh": wait, ".cadence/project": sharedProjectID})
 		p.state = s.state
 		s.checkouts = append(s.checkouts, p)
 	}

@@ -177,7 +177,8 @@ steps:
 	for i := range items {
 		items[i] = fmt.Sprintf(`{"n": %d}`, i)
 	}
-	files := map[string]string{".cadence/workflow.yaml": wf, "items.json": "[" + strings.Join(items, ",") + "]"}
+	files := map[string]string{".cadence/workflow.yaml": wf, "items.json": "[" + strings.Join(items, ",") + "]",
+		".cadence/project": sharedProjectID}
 	m := &workersMap{bin: bin, items: n}
 	for range processes {
 		dir := b.TempDir()

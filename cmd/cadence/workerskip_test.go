@@ -13,6 +13,9 @@ import (
 // (another name, agent and step) use one PostgreSQL database. The worker
 // must claim none of A's items, run nothing, and say once which run it
 // skips and why; A's run ends with every item run by its own process.
+// X's checkout carries A's project id (.cadence/project), as a checkout
+// of the same repository whose workflow has changed would: with an id of
+// its own it would not see A's run at all (TestTwoProjectsShareAState).
 func TestWorkerClaimsOnlyRunsOfItsWorkflow(t *testing.T) {
 	var items []string
 	scenario := "steps:\n  fix: [{sleep: 150ms, answer: '{\"ok\": true}'}]\n"
@@ -32,7 +35,7 @@ steps:
     prompt: 'X fixes {{ .Item.Key }}'
     handoff: {schema: s.json}
     map: {items: {file: items.json}, key: /id, max_parallel: 4}
-`, map[string]string{"s.json": boolSchema, "scenario.yaml": scenario, "items.json": "[]"})
+`, map[string]string{"s.json": boolSchema, "scenario.yaml": scenario, "items.json": "[]", ".cadence/project": sharedProjectID})
 	x.state = s.state
 	s.checkouts = append(s.checkouts, x)
 

@@ -289,7 +289,11 @@ func (r *Runner) killOrphan(ctx context.Context, pid int, idemKey string) {
 // nothing runs after it. Once committed, the attempt no longer takes a
 // place under its agent's max_concurrent. An attempt no longer running
 // by then is left as it is.
-func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt) func(tx *checkpoint.Tx, now time.Time) error {
+//
+// cancelled says the run is cancelled (cadence cancel) instead: the
+// attempt is then recorded as stopped by cadence, as on SIGINT: not
+// counted against max_attempts, and neutral to its agent's circuit.
+func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt, cancelled bool) func(tx *checkpoint.Tx, now time.Time) error {
 	r.init()
 	if a.PID != nil {
 		r.killOrphan(ctx, *a.PID, a.Unit().String())
@@ -319,6 +323,9 @@ func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt) func(tx *ch
 			return err
 		}
 		a.Class, a.Error, a.FinishedAt = string(handoff.ClassInterrupted), "interrupted: its run was abandoned (cadence run --new)", &now
+		if cancelled {
+			a.Error, a.Uncounted = "interrupted: its run was cancelled (cadence cancel)", true
+		}
 		if err := tx.AttemptInterrupted(a); err != nil {
 			return err
 		}
@@ -330,7 +337,11 @@ func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt) func(tx *ch
 			// (An agent the workflow no longer has keeps its breaker as
 			// it was: no configuration says how to move it.)
 			t := &try{r: r, row: a, plan: attemptPlan{agent: name}}
-			if err := t.recordCircuit(tx, ending{crashed: true}, now); err != nil {
+			// A cancelled run's attempt was stopped by cadence: neutral
+			// to the circuit, as an interrupt is (a half-open trial it
+			// held is given back).
+			end := ending{crashed: !cancelled, outcome: circuit.OutcomeFor(a.Class)}
+			if err := t.recordCircuit(tx, end, now); err != nil {
 				return err
 			}
 		}

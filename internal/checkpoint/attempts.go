@@ -233,11 +233,13 @@ func attemptName(u Unit, n int) string {
 }
 
 // runningOfAgentQuery counts the attempts still running whose step or
-// item runs on an agent entry, in every run: they are on the partial
-// index of running attempts.
+// item runs on an agent entry, in every run of the store's project (an
+// agent entry is a project's): they are on the partial index of running
+// attempts.
 const runningOfAgentQuery = `SELECT COUNT(*) FROM attempts a
 	JOIN steps s ON s.run_id = a.run_id AND s.step_id = a.step_id AND s.item_key = a.item_key
-	WHERE a.status = 'running' AND a.kind <> 'help' AND s.agent = ?`
+	JOIN runs r ON r.id = a.run_id
+	WHERE a.status = 'running' AND a.kind <> 'help' AND s.agent = ? AND r.project = ?`
 
 // RunningOfAgent counts the attempts of agent entry agentName running
 // now, in every run and every process sharing the store: what its
@@ -245,7 +247,7 @@ const runningOfAgentQuery = `SELECT COUNT(*) FROM attempts a
 // an attempt, so that two processes cannot both take the last place.
 func (t *Tx) RunningOfAgent(agentName string) (int, error) {
 	var n int
-	if err := t.getRow(&n, runningOfAgentQuery, agentName); err != nil {
+	if err := t.getRow(&n, runningOfAgentQuery, agentName, t.project); err != nil {
 		return 0, fmt.Errorf("count the running attempts of agent %s: %w", agentName, err)
 	}
 	return n, nil

@@ -6,11 +6,12 @@ const circuitColumns = `agent, state, failures, generation, opened_at, open_unti
 
 // The circuit queries, named so the store prepares them once.
 const (
-	circuitQuery    = `SELECT ` + circuitColumns + ` FROM circuits WHERE agent = ?`
-	circuitsQuery   = `SELECT ` + circuitColumns + ` FROM circuits ORDER BY agent`
-	putCircuitQuery = `INSERT INTO circuits (` + circuitColumns + `) VALUES (
+	// A breaker is its project's: every query names the store's.
+	circuitQuery    = `SELECT ` + circuitColumns + ` FROM circuits WHERE project = ? AND agent = ?`
+	circuitsQuery   = `SELECT ` + circuitColumns + ` FROM circuits WHERE project = ? ORDER BY agent`
+	putCircuitQuery = `INSERT INTO circuits (project, ` + circuitColumns + `) VALUES (:project,
 		:agent, :state, :failures, :generation, :opened_at, :open_until, :trials, :successes, :updated_at, :config_hash)
-		ON CONFLICT (agent) DO UPDATE SET state = excluded.state, failures = excluded.failures,
+		ON CONFLICT (project, agent) DO UPDATE SET state = excluded.state, failures = excluded.failures,
 		generation = excluded.generation, opened_at = excluded.opened_at,
 		open_until = excluded.open_until, trials = excluded.trials,
 		successes = excluded.successes, updated_at = excluded.updated_at,
@@ -22,7 +23,7 @@ const (
 func (t *Tx) Circuit(agent string) (*Circuit, error) {
 	var row circuitRow
 	if err := t.get(&row, "circuit of agent "+agent,
-		circuitQuery, agent); err != nil {
+		circuitQuery, t.project, agent); err != nil {
 		return nil, err
 	}
 	c := row.circuit()
@@ -36,7 +37,9 @@ func (t *Tx) PutCircuit(c Circuit) error {
 	if err := t.mustWrite("put " + what); err != nil {
 		return err
 	}
-	if _, err := t.namedExec(putCircuitQuery, circuitToRow(c)); err != nil {
+	row := circuitToRow(c)
+	row.Project = t.project
+	if _, err := t.namedExec(putCircuitQuery, row); err != nil {
 		return fmt.Errorf("put %s: %w", what, err)
 	}
 	return nil
@@ -45,7 +48,7 @@ func (t *Tx) PutCircuit(c Circuit) error {
 // Circuits returns every persisted breaker, by agent name.
 func (t *Tx) Circuits() ([]Circuit, error) {
 	var rows []circuitRow
-	if err := t.selectRows(&rows, circuitsQuery); err != nil {
+	if err := t.selectRows(&rows, circuitsQuery, t.project); err != nil {
 		return nil, fmt.Errorf("read circuits: %w", err)
 	}
 	out := make([]Circuit, len(rows))

@@ -69,14 +69,19 @@ const (
 	nextDeliverySeqQuery = `SELECT COALESCE(MAX(seq), 0) + 1 FROM deliveries WHERE run_id = ?`
 	deliverySubjectQuery = `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
 		WHERE run_id = ? AND event = ? AND subject = ? LIMIT 1) d`
+	// The outbox queries that name no run read the deliveries of the
+	// store's project's runs only: another project's targets are sent by
+	// that project, from its own checkout and environment.
 	dueDeliveriesQuery = `SELECT ` + deliveryColumns + `, ` + deliveryClaimColumns + ` FROM deliveries
-		WHERE status = 'pending' AND next_try_at <= ? ORDER BY next_try_at, run_id, seq, target_idx LIMIT ?`
+		WHERE status = 'pending' AND next_try_at <= ? AND run_id IN (SELECT id FROM runs WHERE project = ?) ORDER BY next_try_at, run_id, seq, target_idx LIMIT ?`
 	// claimedDeliveriesQuery finds the rows whose try is under way (not
 	// due yet), for DueDeliveries to take those of dead holders.
 	claimedDeliveriesQuery = `SELECT ` + deliveryColumns + `, ` + deliveryClaimColumns + ` FROM deliveries
-		WHERE status = 'pending' AND claim_owner <> '' AND next_try_at > ? ORDER BY next_try_at, run_id, seq, target_idx`
-	nextDeliveryAtQuery = `SELECT MIN(next_try_at) FROM deliveries WHERE status = 'pending'`
-	runDeliveriesQuery  = `SELECT ` + deliveryColumns + ` FROM deliveries WHERE run_id = ? ORDER BY seq, target_idx`
+		WHERE status = 'pending' AND claim_owner <> '' AND next_try_at > ?
+		AND run_id IN (SELECT id FROM runs WHERE project = ?) ORDER BY next_try_at, run_id, seq, target_idx`
+	nextDeliveryAtQuery = `SELECT MIN(next_try_at) FROM deliveries WHERE status = 'pending'
+		AND run_id IN (SELECT id FROM runs WHERE project = ?)`
+	runDeliveriesQuery = `SELECT ` + deliveryColumns + ` FROM deliveries WHERE run_id = ? ORDER BY seq, target_idx`
 )
 
 type deliveryRow struct {
@@ -203,7 +208,7 @@ func (t *Tx) DueDeliveries(now time.Time, limit int, gone func(holder Lease) boo
 	var out []Delivery
 	if gone != nil {
 		var claimed []deliveryRow
-		if err := t.selectRows(&claimed, claimedDeliveriesQuery, formatTime(now)); err != nil {
+		if err := t.selectRows(&claimed, claimedDeliveriesQuery, formatTime(now), t.project); err != nil {
 			return nil, fmt.Errorf("read the deliveries under way: %w", err)
 		}
 		for _, r := range claimed {
@@ -216,7 +221,7 @@ func (t *Tx) DueDeliveries(now time.Time, limit int, gone func(holder Lease) boo
 		return out, nil
 	}
 	var rows []deliveryRow
-	if err := t.selectRows(&rows, dueDeliveriesQuery, formatTime(now), limit-len(out)); err != nil {
+	if err := t.selectRows(&rows, dueDeliveriesQuery, formatTime(now), t.project, limit-len(out)); err != nil {
 		return nil, fmt.Errorf("read the deliveries due: %w", err)
 	}
 	for _, r := range rows {
@@ -229,7 +234,7 @@ func (t *Tx) DueDeliveries(now time.Time, limit int, gone func(holder Lease) boo
 // when none is pending.
 func (t *Tx) NextDeliveryAt() (*time.Time, error) {
 	var at nullTime
-	if err := t.getRow(&at, nextDeliveryAtQuery); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := t.getRow(&at, nextDeliveryAtQuery, t.project); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read the next delivery: %w", err)
 	}
 	return at.t, nil

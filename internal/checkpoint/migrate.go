@@ -20,6 +20,23 @@ const (
 	minReadablePostgresSchema = 10
 )
 
+// projectsMigration names the migration that gave runs and breakers their
+// project (…_projects.sql): every read query names the project, so a
+// read-only store needs at least that schema. It is found by name, not
+// by number, so that renumbering the files keeps it right.
+const projectsMigration = "_projects.sql"
+
+// readableFrom returns the oldest schema a read-only store can read:
+// floor, or the version of projectsMigration when that is later.
+func readableFrom(ms []migration, floor int) int {
+	for _, m := range ms {
+		if strings.HasSuffix(m.name, projectsMigration) && m.version > floor {
+			return m.version
+		}
+	}
+	return floor
+}
+
 // migration is one numbered SQL file of the migrations directory.
 type migration struct {
 	version int
@@ -149,7 +166,8 @@ func checkReadable(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadableSchema, ""), have, minReadableSchema)
+	minReadable := readableFrom(ms, minReadableSchema)
+	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadable, ""), have, minReadable)
 }
 
 // olderWithoutRuns turns the refusal of a schema too old to read into

@@ -103,7 +103,8 @@ func checkReadablePostgres(ctx context.Context, db *sqlx.DB, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadablePostgresSchema, postgresNewerSchema), have, minReadablePostgresSchema)
+	minReadable := readableFrom(ms, minReadablePostgresSchema)
+	return olderWithoutRuns(ctx, db, readable(have, ms[len(ms)-1].version, minReadable, postgresNewerSchema), have, minReadable)
 }
 
 // postgresSchemaVersion returns the highest migration recorded in

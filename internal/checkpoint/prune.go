@@ -20,7 +20,7 @@ type Pruned map[string]int64
 // resume it, so its rows and files may be removed.
 func Finished(status string) bool {
 	switch status {
-	case RunSucceeded, RunFailed, RunAbandoned:
+	case RunSucceeded, RunFailed, RunAbandoned, RunCancelled:
 		return true
 	}
 	return false

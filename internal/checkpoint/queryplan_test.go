@@ -17,8 +17,9 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		args  []any
 		index string // when set, the index the plan must use
 	}{
-		{"LatestRun", latestRunQuery, nil, "runs_started"},
-		{"LatestUnfinishedRun", latestUnfinishedRunQuery, nil, "runs_unfinished"},
+		{"LatestRun", latestRunQuery, []any{"p"}, "runs_project"},
+		{"LatestUnfinishedRun", latestUnfinishedRunQuery, []any{"p"}, "runs_project_unfinished"},
+		{"Runs", runsQuery, []any{"p"}, "runs_project"},
 		{"Steps", stepsQuery, []any{"r"}, "steps_order"},
 		{"LastAttempt", lastAttemptQuery, []any{"r", "s", ""}, ""},
 		// The primary key would also avoid the sort, but it reads every
@@ -36,7 +37,7 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		{"Step", stepQuery, []any{"r", "s", ""}, ""},
 		{"UpdateStep status", stepStatusQuery, []any{"r", "s", "k"}, ""},
 		// What a worker reads at every poll, and a claim.
-		{"UnfinishedRuns", unfinishedRunsQuery, nil, "runs_unfinished"},
+		{"UnfinishedRuns", unfinishedRunsQuery, []any{"p"}, "runs_project_unfinished"},
 		{"ClaimItem", claimableItemQuery, []any{"r", "s", "t", "t"}, "items_open"},
 		{"OpenItems", openItemsQuery, []any{"r", "s"}, "items_open"},
 		{"Lease", leaseQuery, []any{"r", "s", "k"}, ""},

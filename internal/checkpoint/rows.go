@@ -14,6 +14,7 @@ import (
 // text format, JSON columns) and each conversion lives in one place.
 
 type runRow struct {
+	Project        string            `db:"project"`
 	ID             string            `db:"id"`
 	Status         string            `db:"status"`
 	WorkflowPath   string            `db:"workflow_path"`
@@ -298,6 +299,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 }
 
 type circuitRow struct {
+	Project    string   `db:"project"`
 	Agent      string   `db:"agent"`
 	State      string   `db:"state"`
 	Failures   int64    `db:"failures"`
@@ -341,11 +343,12 @@ func (r circuitRow) circuit() Circuit {
 }
 
 type eventRow struct {
-	ID     int64            `db:"id"`
-	RunID  sql.Null[string] `db:"run_id"`
-	At     dbTime           `db:"at"`
-	Kind   string           `db:"kind"`
-	Detail string           `db:"detail"`
+	Project string           `db:"project"`
+	ID      int64            `db:"id"`
+	RunID   sql.Null[string] `db:"run_id"`
+	At      dbTime           `db:"at"`
+	Kind    string           `db:"kind"`
+	Detail  string           `db:"detail"`
 }
 
 func eventToRow(e Event) eventRow {

@@ -10,32 +10,36 @@ const runColumns = `id, status, workflow_path, workflow_sha256, workflow_yaml, w
 
 // Queries on the resume path, named so a test can check their plans.
 const (
-	latestRunQuery = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at DESC, id DESC LIMIT 1`
-	// The WHERE clause repeats the partial index runs_unfinished verbatim so
-	// SQLite uses it.
+	// Every query of runs that names no run id reads the store's project
+	// only (SetProject): its first parameter.
+	latestRunQuery = `SELECT ` + runColumns + ` FROM runs WHERE project = ? ORDER BY started_at DESC, id DESC LIMIT 1`
+	// The WHERE clause repeats the partial index runs_project_unfinished
+	// verbatim so SQLite uses it.
 	latestUnfinishedRunQuery = `SELECT ` + runColumns + ` FROM runs
-		WHERE status IN ('running', 'interrupted')
+		WHERE project = ? AND status IN ('running', 'interrupted')
 		ORDER BY started_at DESC, id DESC LIMIT 1`
 	// unfinishedRunsQuery is what a worker reads at every poll: it
-	// repeats runs_unfinished too, so the finished history is not read.
+	// repeats runs_project_unfinished too, so the finished history is
+	// not read.
 	unfinishedRunsQuery = `SELECT ` + runColumns + ` FROM runs
-		WHERE status IN ('running', 'interrupted')
+		WHERE project = ? AND status IN ('running', 'interrupted')
 		ORDER BY started_at, id`
 )
 
 // The other run queries, named so the store prepares them once.
 const (
-	runQuery       = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
-	runStatusQuery = `SELECT status FROM runs WHERE id = ?`
-	runsQuery      = `SELECT ` + runColumns + ` FROM runs ORDER BY started_at, id`
-	insertRunQuery = `INSERT INTO runs (` + runColumns + `) VALUES (
+	// A run of another project is not found, even by its id.
+	runQuery       = `SELECT ` + runColumns + ` FROM runs WHERE id = ? AND project = ?`
+	runStatusQuery = `SELECT status FROM runs WHERE id = ? AND project = ?`
+	runsQuery      = `SELECT ` + runColumns + ` FROM runs WHERE project = ? ORDER BY started_at, id`
+	insertRunQuery = `INSERT INTO runs (project, ` + runColumns + `) VALUES (:project,
 		:id, :status, :workflow_path, :workflow_sha256, :workflow_yaml, :workflow_files, :budget_usd,
 		:started_at, :finished_at, :updated_at, :inputs_json)`
 	updateRunQuery = `UPDATE runs SET status = :status, workflow_path = :workflow_path,
 		workflow_sha256 = :workflow_sha256, workflow_yaml = :workflow_yaml, workflow_files = :workflow_files,
 		budget_usd = :budget_usd,
 		started_at = :started_at, finished_at = :finished_at, updated_at = :updated_at
-		WHERE id = :id`
+		WHERE id = :id AND project = :project`
 	runCostQuery = `SELECT
 		COALESCE(SUM(cost_usd), 0) AS cost,
 		COALESCE(SUM(CASE WHEN cost_usd IS NULL AND finished_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS unknown
@@ -60,7 +64,7 @@ func (t *Tx) CreateRun(r Run, steps []Step) error {
 	if !knownStatus(runTransitions, r.Status) {
 		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, r.Status)
 	}
-	if _, err := t.namedExec(insertRunQuery, runToRow(r)); err != nil {
+	if _, err := t.namedExec(insertRunQuery, t.runRow(r)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
 	}
 	for _, s := range steps {
@@ -82,30 +86,37 @@ func (t *Tx) UpdateRun(r Run) error {
 		return err
 	}
 	var from string
-	if err := t.get(&from, what, runStatusQuery, r.ID); err != nil {
+	if err := t.get(&from, what, runStatusQuery, r.ID, t.project); err != nil {
 		return err
 	}
 	if err := RunTransition(from, r.Status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, updateRunQuery, runToRow(r))
+	return t.execOne(what, updateRunQuery, t.runRow(r))
+}
+
+// runRow is r as a row of the store's project.
+func (t *Tx) runRow(r Run) runRow {
+	row := runToRow(r)
+	row.Project = t.project
+	return row
 }
 
 // Run returns the run with the given id, or ErrNotFound.
 func (t *Tx) Run(id string) (*Run, error) {
-	return t.oneRun("run "+id, runQuery, id)
+	return t.oneRun("run "+id, runQuery, id, t.project)
 }
 
 // LatestRun returns the most recently started run (ties broken by id), or
 // ErrNotFound when the project has none.
 func (t *Tx) LatestRun() (*Run, error) {
-	return t.oneRun("latest run", latestRunQuery)
+	return t.oneRun("latest run", latestRunQuery, t.project)
 }
 
 // LatestUnfinishedRun returns the most recently started run that is running
 // or interrupted — the one `cadence resume` continues — or ErrNotFound.
 func (t *Tx) LatestUnfinishedRun() (*Run, error) {
-	return t.oneRun("latest unfinished run", latestUnfinishedRunQuery)
+	return t.oneRun("latest unfinished run", latestUnfinishedRunQuery, t.project)
 }
 
 // LatestUnfinishedRunOf returns the most recently started unfinished run
@@ -152,7 +163,7 @@ func (t *Tx) UnfinishedRuns() ([]Run, error) {
 
 func (t *Tx) runs(what, query string) ([]Run, error) {
 	var rows []runRow
-	if err := t.selectRows(&rows, query); err != nil {
+	if err := t.selectRows(&rows, query, t.project); err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	runs := make([]Run, len(rows))

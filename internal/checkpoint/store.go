@@ -35,6 +35,9 @@ type Store struct {
 	engine   engine
 	path     string // the SQLite file, or the PostgreSQL URL without its password
 	readOnly bool
+	// project is the identity of the project whose rows the store reads
+	// and writes (SetProject); '' until it is set.
+	project string
 	// file is the identity of the SQLite file as opened (fileKnown), and
 	// abs its absolute path: every write checks, before it commits, that
 	// the path still names that file. guards are the caller's checks
@@ -509,7 +512,7 @@ func (s *Store) runTx(ctx context.Context, readOnly bool, fn func(tx *Tx) error,
 			_ = sqlTx.Rollback()
 		}
 	}()
-	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly}
+	tx := &Tx{ctx: ctx, tx: sqlTx, stmts: s.stmts, engine: s.engine, writable: !readOnly, project: s.project}
 	if err := fenced(tx, fn); err != nil {
 		done = true
 		// A conflict fn met counts even if fn returned another error;

@@ -13,6 +13,8 @@ const (
 	RunFailed      = "failed"
 	RunInterrupted = "interrupted"
 	RunAbandoned   = "abandoned"
+	// RunCancelled: ended for good by `cadence cancel`; never resumed.
+	RunCancelled = "cancelled"
 )
 
 // Step statuses.
@@ -53,14 +55,15 @@ const (
 var ErrInvalidTransition = errors.New("invalid status transition")
 
 // runTransitions lists, for each run status, the statuses it may move to.
-// A failed run reopens only through `resume --retry-failed`; succeeded and
-// abandoned runs are final.
+// A failed run reopens only through `resume --retry-failed`; succeeded,
+// abandoned and cancelled runs are final.
 var runTransitions = map[string][]string{
-	RunRunning:     {RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned},
-	RunInterrupted: {RunRunning, RunAbandoned},
+	RunRunning:     {RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned, RunCancelled},
+	RunInterrupted: {RunRunning, RunAbandoned, RunCancelled},
 	RunFailed:      {RunRunning},
 	RunSucceeded:   nil,
 	RunAbandoned:   nil,
+	RunCancelled:   nil,
 }
 
 // stepTransitions lists, for each step status, the statuses it may move to.

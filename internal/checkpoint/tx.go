@@ -18,6 +18,7 @@ type Tx struct {
 	stmts    *statements
 	engine   engine
 	writable bool
+	project  string // the store's project (Store.SetProject)
 	// On PostgreSQL a statement that fails aborts the whole transaction
 	// (on SQLite only the statement is undone). aborted keeps the first
 	// such error, so that a function that went on as if nothing happened

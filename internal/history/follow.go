@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // FollowInterval is how often Follow reads the state database.
@@ -89,7 +90,7 @@ func followStep(ctx context.Context, dir, state string, rep *Report, seen map[st
 		emit(ev)
 	}
 	switch rep.Run.Status {
-	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunCancelled:
 		return rep.Run.Status, true, nil
 	case checkpoint.RunInterrupted:
 		return checkpoint.RunInterrupted, false, nil
@@ -219,7 +220,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		step(s)
 	}
 	switch run.Status {
-	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned:
+	case checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunAbandoned, checkpoint.RunCancelled:
 		at := run.StartedAt
 		if run.FinishedAt != nil {
 			at = *run.FinishedAt
@@ -250,7 +251,7 @@ func runHeld(ctx context.Context, dir, state, runID string) (bool, error) {
 	if !checkpoint.IsPostgresURL(state) {
 		return checkpoint.LockHolder(filepath.Join(dir, checkpoint.CadenceDir)) != 0, nil
 	}
-	store, err := checkpoint.OpenReadOnly(ctx, state)
+	store, err := projectid.OpenReadOnly(ctx, dir, state)
 	if err != nil {
 		return false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/holder"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // Report is the machine-readable history of one run: the shape of
@@ -210,8 +211,8 @@ type CircuitReport struct {
 // project lock, and read-only: it never writes the state, nor upgrades a
 // database an older cadence wrote (that is an error saying what to run),
 // so that a user who may read the project but not write it can look.
-func openForReading(ctx context.Context, path string) (*checkpoint.Store, error) {
-	return checkpoint.OpenReadOnly(ctx, path)
+func openForReading(ctx context.Context, dir, path string) (*checkpoint.Store, error) {
+	return projectid.OpenReadOnly(ctx, dir, path)
 }
 
 // ErrNoRuns is returned by Inspect when the project has no run yet.
@@ -453,7 +454,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 // read-only and without the project lock (G7), so that it reads while a run
 // goes on; ErrNoRuns when there is no state database yet.
 func readState(ctx context.Context, dir, state string, fn func(*checkpoint.Tx) error) error {
-	store, err := openForReading(ctx, StateTarget(dir, state))
+	store, err := openForReading(ctx, dir, StateTarget(dir, state))
 	if errors.Is(err, checkpoint.ErrNoDatabase) {
 		return ErrNoRuns
 	}

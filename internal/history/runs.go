@@ -20,7 +20,7 @@ import (
 type RunSummary struct {
 	ID string `json:"id"`
 	// Status is the run's status as the state stores it: running,
-	// interrupted, succeeded, failed or abandoned.
+	// interrupted, succeeded, failed, abandoned or cancelled.
 	Status string `json:"status"`
 	// State is the status as people read it: Status, except that an
 	// unfinished run waiting for a person at an approval gate is

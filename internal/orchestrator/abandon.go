@@ -16,6 +16,7 @@ import (
 type abandonment struct {
 	p      *project
 	runID  string
+	cancel bool // the run is cancelled (Cancel), not abandoned
 	settle []func(tx *checkpoint.Tx, now time.Time) error
 }
 
@@ -59,7 +60,7 @@ func (ab *abandonment) prepare(ctx context.Context) error {
 		return fmt.Errorf("read the attempts run %s left running: %w", ab.runID, err)
 	}
 	for i := range running {
-		ab.settle = append(ab.settle, ab.p.attempts.Abandon(ctx, &running[i]))
+		ab.settle = append(ab.settle, ab.p.attempts.Abandon(ctx, &running[i], ab.cancel))
 	}
 	return nil
 }
@@ -69,7 +70,7 @@ func (ab *abandonment) prepare(ctx context.Context) error {
 func (ab *abandonment) commit(tx *checkpoint.Tx, now time.Time) error {
 	for _, settle := range ab.settle {
 		if err := settle(tx, now); err != nil {
-			return fmt.Errorf("settle the attempts of abandoned run %s: %w", ab.runID, err)
+			return fmt.Errorf("settle the attempts of run %s: %w", ab.runID, err)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // Answer is a person's answer to an approval gate (SPEC §16.6).
@@ -58,7 +59,7 @@ func AnswerGate(ctx context.Context, a Answer) (*Answered, error) {
 			return nil, usagef("no run in %s (no state at %s): nothing waits for approval", abs, target)
 		}
 	}
-	store, err := checkpoint.Open(ctx, target)
+	store, err := projectid.Open(ctx, abs, target)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			match = append(match, g)
 		}
 	}
-	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned
+	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned || run.Status == checkpoint.RunCancelled
 	for i := len(match) - 1; i >= 0; i-- {
 		if !match[i].Decided() && !over {
 			return &match[i], nil

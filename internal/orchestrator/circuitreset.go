@@ -11,6 +11,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // ResetCircuit closes an agent's circuit by hand and records that it did.
@@ -26,7 +27,7 @@ func ResetCircuit(ctx context.Context, dir, state, agentName string, now time.Ti
 		return "", err
 	}
 	defer lock.Release()
-	store, err := checkpoint.Open(ctx, history.StateTarget(abs, state))
+	store, err := projectid.Open(ctx, abs, history.StateTarget(abs, state))
 	if err != nil {
 		return "", err
 	}

@@ -46,6 +46,8 @@ func deadRetryRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
 			"a succeeded run is never run again: to run the dead items again, start a new run (cadence run); to make the run fail on them instead, lower the map's max_failures", r.ID)
 	case checkpoint.RunAbandoned:
 		return nil, usagef("run %s was abandoned; its dead items cannot be retried", r.ID)
+	case checkpoint.RunCancelled:
+		return nil, usagef("run %s was cancelled; its dead items cannot be retried", r.ID)
 	}
 	return r, nil
 }

@@ -52,6 +52,11 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 			cancel(err)
 		})
 		defer release()
+		stopWatch := watchCancel(ctx, p.store, run.ID, func() {
+			p.log.Warn("the run was cancelled by cadence cancel; stopping", "run", run.ID)
+			cancel(errRunCancelled)
+		})
+		defer stopWatch()
 		if !p.shared() {
 			stop := p.watchState(ctx, func(err error) {
 				p.log.Warn("the state file is gone; stopping", "run", run.ID, "err", err)
@@ -161,10 +166,14 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	// The caller's context may be cancelled: this write must still land,
 	// under the run's lease when it has one.
 	ctx := p.fenced(context.Background())
+	cancelled := false
 	err := p.store.Update(ctx, func(tx *checkpoint.Tx) error {
 		r, err := tx.Run(runID)
 		if err != nil {
 			return err
+		}
+		if cancelled = r.Status == checkpoint.RunCancelled; cancelled {
+			return nil // cadence cancel ended it: that stands
 		}
 		if status == checkpoint.RunInterrupted {
 			if err := tx.AddEvent(checkpoint.Event{RunID: runID, At: now, Kind: history.EventKindRunStopped, Detail: res.Message}); err != nil {
@@ -181,6 +190,9 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s as %s: %w", runID, status, err)
+	}
+	if cancelled {
+		return cancelledResult(p.sink, runID, res.Step, now), nil
 	}
 	p.notes.kick()
 	typ := history.EventRunFinished

@@ -54,8 +54,8 @@ func (n *notifications) enqueue(tx *checkpoint.Tx, ev notify.Event) error {
 }
 
 // runEnd is the notification of a run that ended for this process with
-// status: run_succeeded, run_failed, or auth_needed for a run stopped for
-// a login; ok false for any other stop.
+// status: run_succeeded, run_failed, run_cancelled, or auth_needed for a
+// run stopped for a login; ok false for any other stop.
 func (n *notifications) runEnd(runID, status string, res *Result, now time.Time) (notify.Event, bool) {
 	ev := notify.Event{RunID: runID, Step: res.Step, At: now}
 	switch {
@@ -70,6 +70,8 @@ func (n *notifications) runEnd(runID, status string, res *Result, now time.Time)
 		if res.Message != "" {
 			ev.Text += ": " + res.Message
 		}
+	case status == checkpoint.RunCancelled:
+		ev.Name, ev.Text = workflow.EventRunCancelled, fmt.Sprintf("run %s of %s was cancelled (cadence cancel)", runID, n.name)
 	case res.login != nil:
 		ev.Name, ev.Agent, ev.Error = workflow.EventAuthNeeded, res.login.Agent, res.login.Detail
 		ev.Text = fmt.Sprintf("run %s of %s stopped at step %s: log in to agent %s, then run cadence resume",

@@ -31,6 +31,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/notify"
+	"github.com/cadence-dev/cadence/internal/projectid"
 	"github.com/cadence-dev/cadence/internal/retrystate"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -85,6 +86,10 @@ type Options struct {
 	// approval gate instead of ending with StatusAwaitingApproval when
 	// nothing else can run (--wait-approval).
 	WaitApproval bool
+
+	// lockOptional lets open go on without the workflow's lock when
+	// another process holds it (Cancel): p.lock is then nil.
+	lockOptional bool
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -97,6 +102,9 @@ const (
 	// StatusAwaitingApproval: what is left waits for a person to answer
 	// an approval gate (SPEC §16.6); resumable, exit 5.
 	StatusAwaitingApproval
+	// StatusCancelled: `cadence cancel` ended the run for good, from
+	// another process while this one worked on it; never resumed.
+	StatusCancelled
 )
 
 // Result describes how a run ended.
@@ -173,7 +181,8 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 		wfPath = filepath.Join(cdir, "workflow.yaml")
 	}
 	lock, err := checkpoint.AcquireLockNamed(cdir, checkpoint.WorkflowLockName(checkpoint.RelPath(dir, wfPath)))
-	if err != nil {
+	var locked *checkpoint.LockedError
+	if err != nil && !(o.lockOptional && errors.As(err, &locked)) {
 		return nil, err
 	}
 	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env,
@@ -201,7 +210,7 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			return nil, err
 		}
 	}
-	store, err := checkpoint.Open(ctx, history.StateTarget(dir, o.State))
+	store, err := projectid.Open(ctx, dir, history.StateTarget(dir, o.State))
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +218,9 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 	// A deleted lock file stops every write of this process: another
 	// process may take a lock on a new file (the run's lease in the
 	// state keeps it from running this run meanwhile).
-	store.Guard(lock.Check)
+	if lock != nil {
+		store.Guard(lock.Check)
+	}
 	if o.StoreFault != "" {
 		f, err := checkpoint.ParseFault(o.StoreFault)
 		if err != nil {
@@ -388,6 +399,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			if errors.Is(err, checkpoint.ErrNotFound) {
 				return usagef("no run %s in this state (see: cadence runs)", o.RunID)
 			}
+			if err == nil && r.Status == checkpoint.RunCancelled {
+				return neverResumed(r)
+			}
 			if err == nil && r.Status != checkpoint.RunRunning && r.Status != checkpoint.RunInterrupted &&
 				!(r.Status == checkpoint.RunFailed && (o.RetryFailed || o.BudgetUSD > 0)) {
 				return usagef("run %s is %s: nothing to resume", r.ID, r.Status)
@@ -404,6 +418,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
+			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status == checkpoint.RunCancelled {
+				return neverResumed(last)
+			}
 			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status == checkpoint.RunFailed {
 				return usagef("the latest run %s failed; give its failed step fresh attempts with `cadence resume --retry-failed`, or start a new run with `cadence run`", last.ID)
 			}
@@ -441,6 +458,9 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		r, err := tx.Run(run.ID)
 		if err != nil {
 			return err
+		}
+		if r.Status == checkpoint.RunCancelled {
+			return neverResumed(r) // cancelled since it was chosen
 		}
 		if err := p.takeRun(tx, r.ID); err != nil {
 			return err

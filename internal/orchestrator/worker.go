@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -45,7 +46,7 @@ func Work(ctx context.Context, o WorkOptions) (*Result, error) {
 	if err := os.MkdirAll(filepath.Join(dir, CadenceDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Join(dir, CadenceDir), err)
 	}
-	store, err := checkpoint.Open(ctx, o.State)
+	store, err := projectid.Open(ctx, dir, o.State)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +101,14 @@ func (s *slot) claimOne(ctx context.Context) (*claimed, error) {
 	return s.p.claim(ctx, in)
 }
 
-// work runs what claimOne claimed.
+// work runs what claimOne claimed. A cancel of the run (cadence cancel,
+// from any process) stops it within watchCancelEvery, as a signal
+// would: its attempt is recorded as interrupted, uncounted.
 func (s *slot) work(ctx context.Context, c *claimed) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := watchCancel(ctx, s.p.store, s.run.ID, func() { cancel(errRunCancelled) })
+	defer stop()
 	in := &attempt.Instance{Run: s.run, Step: s.ws, Outputs: s.outputs, Inputs: s.inputs}
 	if s.step {
 		_, _, _, err := s.p.workStep(ctx, in, c)

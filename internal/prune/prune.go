@@ -1,9 +1,11 @@
 // Package prune removes a project's finished runs (succeeded, failed,
-// abandoned) that ended before a cutoff, with every row they own in the
+// abandoned, cancelled) that ended before a cutoff, with every row they own in the
 // state and every file they left under .cadence/: attempt outputs,
 // handoffs, failed-handoff records, command outputs, worktrees, reports
 // and the git branches of their map items. An unfinished run is never
-// touched: it may be resumed.
+// touched: it may be resumed. Only the runs of the project in the
+// directory are seen (projectid): on a state several projects share, a
+// prune never removes another project's runs.
 //
 // Before a run's rows go, an intent file (.cadence/pruning/RUN) is made
 // durable; the rows then go in one transaction, then the files, then the
@@ -29,6 +31,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // runDirs are the directories under .cadence/ that hold a directory per
@@ -38,11 +41,6 @@ var runDirs = []string{"attempts", "failed_handoffs", "handoffs", "outputs", "wo
 // runID is the shape of a run's id (20261127-115800-f3b360): only entries
 // of that shape are ever removed as a run's files.
 var runID = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$`)
-
-// ErrShared is returned for a PostgreSQL state: runs there do not yet
-// record which project they belong to, so a prune could remove another
-// project's runs.
-var ErrShared = errors.New("prune works on a SQLite state only: the runs of a shared PostgreSQL state do not record their project yet, and a prune could remove another project's runs")
 
 // Options say what to prune.
 type Options struct {
@@ -88,14 +86,11 @@ func Prune(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	target := history.StateTarget(dir, o.State)
-	if checkpoint.IsPostgresURL(target) {
-		return nil, ErrShared
-	}
 	res := &Result{Runs: []Run{}, Leftovers: []string{}, DryRun: o.DryRun}
-	if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(target); !checkpoint.IsPostgresURL(target) && errors.Is(err, fs.ErrNotExist) {
 		return res, nil // no state: no run to prune
 	}
-	store, err := checkpoint.Open(ctx, target)
+	store, err := projectid.Open(ctx, dir, target)
 	if err != nil {
 		return nil, err
 	}

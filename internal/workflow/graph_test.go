@@ -107,7 +107,9 @@ func TestSpec17Example(t *testing.T) {
 		t.Errorf("implement: fallback_after %v start_timeout %v", s.FallbackAfter, s.StartTimeout)
 	}
 	want := []*NotifyTarget{
-		{Webhook: "https://hooks.example.com/T000/B000", On: NotifyEvents, NotifyAfter: DefaultNotifyAfter},
+		// The SPEC's example lists the six events it had before
+		// run_cancelled was added (issue 33).
+		{Webhook: "https://hooks.example.com/T000/B000", On: NotifyEvents[:6], NotifyAfter: DefaultNotifyAfter},
 		{Command: []string{"./scripts/page-me.sh"}, On: []string{EventRunFailed, EventAuthNeeded}, NotifyAfter: DefaultNotifyAfter},
 	}
 	if !reflect.DeepEqual(w.Notify, want) {
@@ -279,13 +281,13 @@ func TestGraphErrors(t *testing.T) {
 			`5:34: agents.b.config_dir: must not be empty`,
 			`7:50: steps[0].fallback_after: invalid duration "later" (want e.g. 2s, 1m30s or 500ms)`,
 			`9:15: notify[0].webhook: invalid webhook "ftp://example.com/x" (want an http:// or https:// URL)`,
-			`9:55: notify[0].on[1]: unknown event "run_done" (want run_succeeded, run_failed, approval_waiting, long_wait, auth_needed or item_dead)`,
+			`9:55: notify[0].on[1]: unknown event "run_done" (want run_succeeded, run_failed, approval_waiting, long_wait, auth_needed, item_dead or run_cancelled)`,
 			`9:65: notify[0].on[2]: event "run_failed" is listed twice`,
 			`10:15: notify[1].command: must not be empty`,
-			`10:23: notify[1].on: no events (want some of run_succeeded, run_failed, approval_waiting, long_wait, auth_needed and item_dead)`,
+			`10:23: notify[1].on: no events (want some of run_succeeded, run_failed, approval_waiting, long_wait, auth_needed, item_dead and run_cancelled)`,
 			`11:6: notify[2]: a target has webhook or command, not both`,
 			`12:6: notify[3]: missing webhook or command`,
-			`12:6: notify[3]: missing on (want a list of events: run_succeeded, run_failed, approval_waiting, long_wait, auth_needed and item_dead)`,
+			`12:6: notify[3]: missing on (want a list of events: run_succeeded, run_failed, approval_waiting, long_wait, auth_needed, item_dead and run_cancelled)`,
 			`13:5: notify[4]: want {webhook: URL, on: [...]} or {command: [argv], on: [...]}, got a string`,
 		}},
 		{"inputs", []string{

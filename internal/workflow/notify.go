@@ -17,11 +17,13 @@ const (
 	EventLongWait        = "long_wait"
 	EventAuthNeeded      = "auth_needed"
 	EventItemDead        = "item_dead"
+	EventRunCancelled    = "run_cancelled"
 )
 
 // NotifyEvents is the fixed set of events, in the order the SPEC lists
 // them.
-var NotifyEvents = []string{EventRunSucceeded, EventRunFailed, EventApprovalWaiting, EventLongWait, EventAuthNeeded, EventItemDead}
+var NotifyEvents = []string{EventRunSucceeded, EventRunFailed, EventApprovalWaiting, EventLongWait, EventAuthNeeded, EventItemDead,
+	EventRunCancelled}
 
 // NotifyTarget is one entry of notify: where events are sent. Exactly one
 // of Webhook and Command is set.
