@@ -13,21 +13,28 @@ import (
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
 
-// actionsReport tells GitHub Actions how a run or resume process ended
-// (SPEC §20): outputs, job summary and annotations, from the run's stored
-// history. While the run goes on, workflow commands are stopped with a
-// random token, so that nothing the run prints (an agent's text in the
-// view, an error message) is taken as one; the annotations follow their
-// resumption.
-type actionsReport struct {
+// afterRun reports how a run or resume process ended (SPEC §20), from
+// the run's stored history once the process is done with it: to GitHub
+// Actions (outputs, job summary and annotations) and to an OpenTelemetry
+// collector (traces), each only when its variables are set. While the run
+// goes on in Actions, workflow commands are stopped with a random token,
+// so that nothing the run prints (an agent's text in the view, an error
+// message) is taken as one; the annotations follow their resumption.
+type afterRun struct {
 	env   ghsummary.Env
 	token string
+	// traceparent is TRACEPARENT for a new run: the span its trace
+	// continues. A resume continues the trace recorded with the run.
+	traceparent string
 }
 
-// startActions stops workflow commands when running in GitHub Actions;
-// it does nothing elsewhere.
-func startActions(e *env) *actionsReport {
-	a := &actionsReport{env: ghsummary.FromEnv(os.Getenv)}
+// startReporting stops workflow commands when running in GitHub Actions.
+// newRun is true for cadence run.
+func startReporting(e *env, newRun bool) *afterRun {
+	a := &afterRun{env: ghsummary.FromEnv(os.Getenv)}
+	if newRun {
+		a.traceparent = os.Getenv("TRACEPARENT")
+	}
 	if a.env.Actions {
 		a.token = "cadence-" + rand.Text()
 		fmt.Fprintf(e.stderr, "::stop-commands::%s\n", a.token)
@@ -39,9 +46,12 @@ func startActions(e *env) *actionsReport {
 // process, whose result is outcome (runOutcome's error). It returns
 // outcome unchanged: a summary that cannot be written is a warning, not
 // a different exit code.
-func (a *actionsReport) finish(e *env, dir, state string, res *orchestrator.Result, outcome error) error {
+func (a *afterRun) finish(e *env, dir, state string, res *orchestrator.Result, outcome error) error {
 	if a.token != "" {
 		fmt.Fprintf(e.stderr, "::%s::\n", a.token)
+	}
+	if res != nil && res.RunID != "" {
+		exportTraces(e, dir, state, res.RunID, a.traceparent)
 	}
 	if !a.env.Enabled() {
 		return outcome

@@ -45,7 +45,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 		opts.InputsFile = b
 	}
-	ci := startActions(e)
+	ci := startReporting(e, true)
 	res, err := orchestrator.Run(e.ctx, opts)
 	view.close()
 	return ci.finish(e, c.Dir, c.State, res, runOutcome(e, c.Dir, res, err))
