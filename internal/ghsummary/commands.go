@@ -24,8 +24,12 @@ type Annotation struct {
 	Message string
 }
 
-// maxAnnotation is the longest message, in runes, of an annotation.
-const maxAnnotation = 1000
+// maxAnnotation is the longest message, in runes, of an annotation, and
+// maxAnnotations the most annotations of one level printed.
+const (
+	maxAnnotation  = 1000
+	maxAnnotations = 10
+)
 
 // String is the workflow command on one line: the title and message are
 // percent-encoded as the runner decodes them, so that no newline or "::"
@@ -51,8 +55,24 @@ func escapeProperty(s string) string {
 // Annotations are an error for each failed step instance or map item,
 // with its class, error and diagnosis, and a warning for each attempt that succeeded
 // with a warning.
-func Annotations(r Run) []Annotation {
-	var out []Annotation
+func Annotations(r Run) (out []Annotation) {
+	errs, warns := 0, 0
+	defer func() {
+		// GitHub shows at most 10 of each level per step: the last one
+		// says how many more there are.
+		if errs > maxAnnotations {
+			out = append(out, Annotation{Level: "error", Title: "cadence", Message: fmt.Sprintf("%d more steps failed; see cadence inspect", errs-maxAnnotations)})
+		}
+		if warns > maxAnnotations {
+			out = append(out, Annotation{Level: "warning", Title: "cadence", Message: fmt.Sprintf("%d more warnings; see cadence inspect", warns-maxAnnotations)})
+		}
+	}()
+	add := func(a Annotation, n *int) {
+		*n++
+		if *n <= maxAnnotations {
+			out = append(out, a)
+		}
+	}
 	for _, u := range units(r.Report.Steps) {
 		a := u.last()
 		if u.Status == "failed" && a != nil {
@@ -63,12 +83,12 @@ func Annotations(r Run) []Annotation {
 			if d := diagnosis(a.Details); d != "" && d != strings.TrimSpace(a.Error) {
 				msg += "\n" + d
 			}
-			out = append(out, Annotation{Level: "error", Title: "cadence: step " + u.ID + " failed after " + attemptsWord(u.Used),
-				Message: msg + "\n(cadence inspect --step " + baseID(u.ID) + fmt.Sprintf(" --attempt %d)", a.N)})
+			add(Annotation{Level: "error", Title: "cadence: step " + u.ID + " failed after " + attemptsWord(u.Used),
+				Message: msg + "\n(cadence inspect --step " + baseID(u.ID) + fmt.Sprintf(" --attempt %d)", a.N)}, &errs)
 		}
 		for _, at := range u.Attempts {
 			if at.Warning != "" && at.Status == "succeeded" {
-				out = append(out, Annotation{Level: "warning", Title: fmt.Sprintf("cadence: step %s attempt %d", u.ID, at.N), Message: at.Warning})
+				add(Annotation{Level: "warning", Title: fmt.Sprintf("cadence: step %s attempt %d", u.ID, at.N), Message: at.Warning}, &warns)
 			}
 		}
 	}

@@ -39,7 +39,11 @@ func Markdown(r Run) string {
 	if len(us) > 0 {
 		b.WriteString("| step | status | attempts | duration | cost | tokens in / out |\n")
 		b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
-		for _, u := range us {
+		for i, u := range us {
+			if i == maxRows {
+				fmt.Fprintf(&b, "\n%d more rows; see: %s\n", len(us)-maxRows, code("cadence inspect "+shellWord(r.Dir)))
+				break
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cellCode(u.ID), text(status(u), maxCell),
 				attempts(u), unitDuration(u), unitCost(u), tokens(u))
 		}
@@ -48,6 +52,25 @@ func Markdown(r Run) string {
 	gates(&b, r)
 	failures(&b, us)
 	return b.String()
+}
+
+// A job summary is at most 1 MiB (GitHub refuses a larger one): the table
+// and the failures are cut at these many, which with maxBlock and maxCell
+// keeps a summary well under it.
+const (
+	maxRows     = 500
+	maxFailures = 30
+)
+
+// countFailed counts the failed units that ran an attempt.
+func countFailed(us []unit) int {
+	n := 0
+	for _, u := range us {
+		if u.Status == "failed" && u.last() != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // gates lists the approval gates the run waits on, each with the commands
@@ -76,12 +99,17 @@ func gates(b *strings.Builder, r Run) {
 // failures shows, for each failed unit, its last attempt's class, error
 // and diagnosis in code blocks that the text cannot close.
 func failures(b *strings.Builder, us []unit) {
-	first := true
+	first, shown := true, 0
 	for _, u := range us {
 		a := u.last()
 		if u.Status != "failed" || a == nil {
 			continue
 		}
+		if shown == maxFailures {
+			fmt.Fprintf(b, "%d more failed; see: %s\n\n", countFailed(us)-maxFailures, code("cadence inspect"))
+			return
+		}
+		shown++
 		if first {
 			b.WriteString("### Failures\n\n")
 			first = false

@@ -3,6 +3,7 @@ package ghsummary
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,34 @@ func TestBlockCut(t *testing.T) {
 	body := strings.TrimSuffix(got, "\n… (cut at 4000 bytes; see cadence inspect)")
 	if len(body) > maxBlock || !strings.HasPrefix(body, "é") || strings.ContainsRune(body, '\uFFFD') {
 		t.Errorf("cut body: %d bytes", len(body))
+	}
+}
+
+// TestLimits: a run with a thousand failed map items, each with a long
+// hostile error, still gives a summary under GitHub's 1 MiB, at most ten
+// annotations of a level and one that counts the rest.
+func TestLimits(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Second)
+	step := history.StepReport{ID: "fix", Status: "failed", ItemCounts: map[string]int{"failed": 1200}}
+	for i := range 1200 {
+		step.Items = append(step.Items, history.ItemReport{Key: fmt.Sprintf("item-%d", i), Status: "failed", AttemptsUsed: 1, MaxAttempts: 1,
+			Attempts: []history.AttemptReport{{N: 1, Status: "failed", Class: "schema", StartedAt: t0, FinishedAt: &t1,
+				Error: strings.Repeat("`|<x>\n", 1000), Details: `{"Details": "` + strings.Repeat("y", 5000) + `"}`}}})
+	}
+	rep := &history.Report{Run: history.RunReport{ID: "r", StartedAt: t0, FinishedAt: &t1}, Steps: []history.StepReport{step}}
+	r := Run{Report: rep, Dir: ".", Outcome: OutcomeFailed, Now: t1}
+	md := Markdown(r)
+	if len(md) >= 1<<20 {
+		t.Errorf("summary of %d bytes, GitHub takes at most 1 MiB", len(md))
+	}
+	for _, want := range []string{"701 more rows; see: `cadence inspect .`", "1170 more failed; see: `cadence inspect`"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	anns := Annotations(r)
+	if len(anns) != 11 || anns[10].Message != "1190 more steps failed; see cadence inspect" {
+		t.Errorf("%d annotations, last %+v", len(anns), anns[len(anns)-1])
 	}
 }
