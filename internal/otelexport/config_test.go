@@ -1,9 +1,14 @@
 package otelexport
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
@@ -148,5 +153,30 @@ func TestPlanCompleteOnly(t *testing.T) {
 	}
 	if run == nil || run.err == "" || len(run.events) != 1 || run.events[0].name != "run_stopped" {
 		t.Errorf("ended run's span %+v, want an error status and the audit log but the exporter's own records", run)
+	}
+}
+
+// TestBuildValidUTF8: agent text that is not UTF-8 reaches the spans as
+// valid UTF-8, which OTLP's protobuf requires of every string.
+func TestBuildValidUTF8(t *testing.T) {
+	bad := "exit \xff\xfe ok"
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	e := &Exporter{res: resource.Empty()}
+	spans := e.build(context.Background(), deriveTraceID("r"), "", []spanSpec{{key: "k", name: "step " + bad, start: t0, end: t0,
+		attrs:  []attribute.KeyValue{attribute.String("cadence.class", bad), attribute.StringSlice("cadence.repairs", []string{bad})},
+		events: []eventSpec{{name: bad, at: t0, attrs: []attribute.KeyValue{attribute.String("cadence.warning", bad)}}},
+		err:    bad}})
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	s := spans[0]
+	strs := []string{s.Name(), s.Status().Description, s.Events()[0].Name}
+	for _, kv := range append(s.Attributes(), s.Events()[0].Attributes...) {
+		strs = append(strs, kv.Value.Emit())
+	}
+	for _, x := range strs {
+		if !utf8.ValidString(x) || !strings.Contains(x, "exit \uFFFD ok") {
+			t.Errorf("%q: want valid UTF-8 with the bad bytes replaced", x)
+		}
 	}
 }

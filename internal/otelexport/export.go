@@ -238,17 +238,40 @@ func (e *Exporter) build(ctx context.Context, tid trace.TraceID, remoteParent st
 			parent = trace.ContextWithSpanContext(parent, trace.NewSpanContext(trace.SpanContextConfig{
 				TraceID: tid, SpanID: pid, TraceFlags: trace.FlagsSampled, Remote: sp.parent == ""}))
 		}
-		_, span := tracer.Start(withIDs(parent, tid, spanID(tid, sp.key)), sp.name,
-			trace.WithTimestamp(sp.start), trace.WithAttributes(sp.attrs...), trace.WithSpanKind(trace.SpanKindInternal))
+		_, span := tracer.Start(withIDs(parent, tid, spanID(tid, sp.key)), validUTF8(sp.name),
+			trace.WithTimestamp(sp.start), trace.WithAttributes(validAttrs(sp.attrs)...), trace.WithSpanKind(trace.SpanKindInternal))
 		for _, ev := range sp.events {
-			span.AddEvent(ev.name, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
+			span.AddEvent(validUTF8(ev.name), trace.WithTimestamp(ev.at), trace.WithAttributes(validAttrs(ev.attrs)...))
 		}
 		if sp.err != "" {
-			span.SetStatus(codes.Error, sp.err)
+			span.SetStatus(codes.Error, validUTF8(sp.err))
 		} else {
 			span.SetStatus(codes.Ok, "")
 		}
 		span.End(trace.WithTimestamp(sp.end))
 	}
 	return rec.spans
+}
+
+// validUTF8 replaces invalid UTF-8, which agent output may hold and which
+// OTLP's protobuf strings refuse (the whole export would fail), by U+FFFD.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// validAttrs applies validUTF8 to string and string-slice attributes.
+func validAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
+	out := make([]attribute.KeyValue, len(attrs))
+	for i, kv := range attrs {
+		switch kv.Value.Type() {
+		case attribute.STRING:
+			kv = attribute.String(string(kv.Key), validUTF8(kv.Value.AsString()))
+		case attribute.STRINGSLICE:
+			ss := kv.Value.AsStringSlice()
+			for j := range ss {
+				ss[j] = validUTF8(ss[j])
+			}
+			kv = attribute.StringSlice(string(kv.Key), ss)
+		}
+		out[i] = kv
+	}
+	return out
 }
