@@ -71,6 +71,8 @@ func TestActionExampleWorkflow(t *testing.T) {
 		{"/approve implement/2/review\nthanks!", "", "implement/2/review"},
 		{"/approve ship-gate; rm -rf /", "", ""},
 		{"/approve $(id)", "", ""},
+		{"/approve --help", "", ""},
+		{"", "-x", ""},
 		{"/approve a\r", "", ""},
 		{"", "ship-gate", "ship-gate"},
 		{"", "x\nstatus=succeeded", ""},

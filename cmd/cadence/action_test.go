@@ -296,6 +296,8 @@ func TestActionRunFailOn(t *testing.T) {
 		{"waiting fails when asked", []string{"CADENCE_FAIL_ON=5"}, 5, "5", "waiting"},
 		{"approve and reject", []string{"CADENCE_APPROVE=ok", "CADENCE_REJECT=ok"}, 2, "2", "error"},
 		{"a usage error fails", []string{"CADENCE_WORKFLOW=missing.yaml"}, 2, "2", "error"},
+		{"a gate that is a flag", []string{"CADENCE_APPROVE=--help"}, 2, "2", "error"},
+		{"a gate with a quote", []string{"CADENCE_REJECT=ok'; id"}, 2, "2", "error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := checkout(t)
@@ -417,11 +419,13 @@ func TestActionInstall(t *testing.T) {
 			t.Errorf("go called as %q, want %q", got, want)
 		}
 	})
-	t.Run("bad version", func(t *testing.T) {
-		j := newJob(t, "CADENCE_VERSION=main; rm -rf /")
-		j.script("install.sh", j.dir)
-		if j.code != 2 || !strings.Contains(j.stderr, "version must be latest or a tag") {
-			t.Fatalf("install.sh exited %d\n%s", j.code, j.stderr)
-		}
-	})
+	for _, v := range []string{"main; rm -rf /", "v1; rm -rf /", "v1.2.3/../../evil", "master"} {
+		t.Run("bad version "+v, func(t *testing.T) {
+			j := newJob(t, "CADENCE_VERSION="+v)
+			j.script("install.sh", j.dir)
+			if j.code != 2 || !strings.Contains(j.stderr, "version must be latest or a tag") {
+				t.Fatalf("install.sh exited %d\n%s", j.code, j.stderr)
+			}
+		})
+	}
 }

@@ -16,7 +16,11 @@ base=${CADENCE_RELEASE_URL:-https://github.com/cadence-dev/cadence/releases}
 module=${CADENCE_MODULE:-github.com/cadence-dev/cadence/cmd/cadence}
 
 case $version in
-latest | v[0-9]*) ;;
+*[!A-Za-z0-9.+-]*) ;; # refused below
+latest | v[0-9]*) version_ok=1 ;;
+esac
+case ${version_ok:-} in
+1) ;;
 *)
 	echo "cadence action: version must be latest or a tag such as v1.2.3, not '$version'" >&2
 	exit 2

@@ -42,13 +42,27 @@ unfinished() {
 	return 1
 }
 
-if [ -n "${CADENCE_APPROVE:-}" ] && [ -n "${CADENCE_REJECT:-}" ]; then
-	echo "cadence action: approve and reject both set; answer a gate one way" >&2
+# refuse prints why the inputs are refused and ends like a usage error.
+refuse() {
+	echo "cadence action: $1" >&2
 	if [ -n "${GITHUB_OUTPUT:-}" ]; then
-		echo "status=error" >>"$GITHUB_OUTPUT"
+		printf 'status=error\nexit_code=2\n' >>"$GITHUB_OUTPUT"
 	fi
-	code=2
-elif [ -n "${CADENCE_APPROVE:-}" ]; then
+	exit 2
+}
+
+if [ -n "${CADENCE_APPROVE:-}" ] && [ -n "${CADENCE_REJECT:-}" ]; then
+	refuse "approve and reject both set; answer a gate one way"
+fi
+# A gate is a step id or a path in a loop; one that starts with - would be
+# read as a flag.
+case ${CADENCE_APPROVE:-}${CADENCE_REJECT:-} in
+-* | *[!A-Za-z0-9_./-]*)
+	refuse "gate '${CADENCE_APPROVE:-}${CADENCE_REJECT:-}' is not a step id (letters, digits, _ . / -, not starting with -)"
+	;;
+esac
+
+if [ -n "${CADENCE_APPROVE:-}" ]; then
 	cadence approve "$CADENCE_APPROVE" "$dir" --by "$by" ${comment:+--comment "$comment"} --resume "$@"
 	code=$?
 elif [ -n "${CADENCE_REJECT:-}" ]; then
