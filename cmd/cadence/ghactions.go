@@ -61,10 +61,15 @@ func (a *afterRun) finish(e *env, dir, state string, res *orchestrator.Result, o
 		// The process may be ending on a signal: read the history anyway.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 30*time.Second)
 		defer cancel()
-		rep, err := history.Inspect(ctx, dir, state, res.RunID, true)
+		rep, err := history.Inspect(ctx, dir, state, res.RunID, false)
+		var details map[history.AttemptRef]string
+		if err == nil {
+			details, err = history.AttemptDetails(ctx, dir, state, res.RunID, ghsummary.Diagnosed(rep))
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "cadence: job summary: read run %s: %v\n", res.RunID, err)
 		} else {
+			ghsummary.SetDetails(rep, details)
 			run = &ghsummary.Run{Report: rep, Dir: dir, Now: time.Now()}
 		}
 	}

@@ -210,3 +210,31 @@ func TestLimits(t *testing.T) {
 		t.Errorf("%d annotations, last %+v", len(anns), anns[len(anns)-1])
 	}
 }
+
+// TestDiagnosed: the attempts whose details the summary needs are the
+// last of each failed unit, a map item's by its step and key, and the
+// details read for them land on those attempts only.
+func TestDiagnosed(t *testing.T) {
+	r := loadRun(t, "hostile", OutcomeFailed)
+	want := []history.AttemptRef{{Step: "fix", N: 2}, {Step: "each", Item: "b|`x`", N: 1}}
+	got := Diagnosed(r.Report)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Diagnosed = %v, want %v", got, want)
+	}
+	SetDetails(r.Report, map[history.AttemptRef]string{{Step: "each", Item: "b|`x`", N: 1}: `{"Details": "item diagnosis"}`})
+	var each history.StepReport
+	for _, s := range r.Report.Steps {
+		if s.ID == "each" {
+			each = s
+		}
+	}
+	if d := each.Items[1].Attempts[0].Details; d != `{"Details": "item diagnosis"}` {
+		t.Errorf("item attempt details %q", d)
+	}
+	if d := each.Items[0].Attempts[0].Details; d != "" {
+		t.Errorf("another item's attempt got details %q", d)
+	}
+	if !strings.Contains(Markdown(r), "exit 3\n\nitem diagnosis\n") {
+		t.Errorf("summary lacks the item's diagnosis:\n%s", Markdown(r))
+	}
+}

@@ -10,6 +10,7 @@ import (
 // (by its path, such as implement/2/code) or a map item.
 type unit struct {
 	ID          string
+	Step, Item  string // the step row and map item the unit's attempts are stored under
 	Status      string
 	Agent       string
 	Used, Max   int
@@ -31,7 +32,7 @@ type unit struct {
 func units(steps []history.StepReport) []unit {
 	var out []unit
 	for _, s := range steps {
-		u := unit{ID: s.ID, Status: s.Status, Agent: s.Agent, Used: s.AttemptsUsed, Max: s.MaxAttempts,
+		u := unit{ID: s.ID, Step: s.ID, Status: s.Status, Agent: s.Agent, Used: s.AttemptsUsed, Max: s.MaxAttempts,
 			Attempts: s.Attempts, Cost: s.CostUSD, CostUnknown: s.CostUnknown, In: s.InputTokens, Out: s.OutputTokens,
 			TokUnknown: s.TokensUnknown, Items: s.ItemCounts}
 		u.Start, u.End = span(s.Attempts, time.Time{}, time.Time{})
@@ -41,7 +42,7 @@ func units(steps []history.StepReport) []unit {
 			if it.Status != "failed" {
 				continue
 			}
-			iu := unit{ID: s.ID + "[" + it.Key + "]", Status: it.Status, Agent: s.Agent, Used: it.AttemptsUsed,
+			iu := unit{ID: s.ID + "[" + it.Key + "]", Step: s.ID, Item: it.Key, Status: it.Status, Agent: s.Agent, Used: it.AttemptsUsed,
 				Max: it.MaxAttempts, Attempts: it.Attempts, Cost: it.CostUSD, In: it.InputTokens, Out: it.OutputTokens}
 			iu.Start, iu.End = span(it.Attempts, time.Time{}, time.Time{})
 			failed = append(failed, iu)
@@ -79,4 +80,43 @@ func (u unit) last() *history.AttemptReport {
 		return nil
 	}
 	return &u.Attempts[len(u.Attempts)-1]
+}
+
+// Diagnosed lists the attempts whose diagnosis the summary and the
+// annotations show: the last attempt of each failed unit, as many as the
+// summary shows. Their details are read apart (history.AttemptDetails),
+// rather than with every attempt's prompt.
+func Diagnosed(rep *history.Report) []history.AttemptRef {
+	var out []history.AttemptRef
+	for _, u := range units(rep.Steps) {
+		if a := u.last(); u.Status == "failed" && a != nil && len(out) < maxFailures {
+			out = append(out, history.AttemptRef{Step: u.Step, Item: u.Item, N: a.N})
+		}
+	}
+	return out
+}
+
+// SetDetails puts the details read for Diagnosed's attempts into the
+// report's attempts.
+func SetDetails(rep *history.Report, details map[history.AttemptRef]string) {
+	var walk func(steps []history.StepReport)
+	set := func(step, item string, atts []history.AttemptReport) {
+		for i := range atts {
+			if d, ok := details[history.AttemptRef{Step: step, Item: item, N: atts[i].N}]; ok {
+				atts[i].Details = d
+			}
+		}
+	}
+	walk = func(steps []history.StepReport) {
+		for _, s := range steps {
+			set(s.ID, "", s.Attempts)
+			for _, it := range s.Items {
+				set(s.ID, it.Key, it.Attempts)
+			}
+			for _, it := range s.Iterations {
+				walk(it.Steps)
+			}
+		}
+	}
+	walk(rep.Steps)
 }
