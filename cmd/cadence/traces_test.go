@@ -174,15 +174,23 @@ steps:
       until: steps.check.output.ok
       steps:
         - {id: check, prompt: check}
+  - id: each
+    needs: [review]
+    prompt: 'item {{ .Item.Key }}'
+    map:
+      items: {file: items.json}
 `
 
 var tracedFiles = map[string]string{
+	"items.json": `["a", "b"]`,
 	"s.json": `{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`,
 	"scenario.yaml": `steps:
   plan:
     - {answer: '{"ok": "yes"}', cost_usd: 0.5, input_tokens: 100, output_tokens: 10}
     - {answer: '{"ok": true}', cost_usd: 0.25, input_tokens: 200, output_tokens: 20}
   check:
+    - answer: '{"ok": true}'
+  each:
     - answer: '{"ok": true}'
 `,
 }
@@ -274,8 +282,32 @@ func TestTracesHTTP(t *testing.T) {
 	if att := idx["attempt 1 of review/1/check"]; att.parent != inner.id {
 		t.Errorf("check's attempt %+v not under its step", att)
 	}
-	if len(all) != 9 {
-		t.Errorf("%d spans in all, want 9 (run, plan + 2 attempts, gate, review, review/1, check + 1 attempt): %v", len(all), names(all))
+	each := idx["cadence step each"]
+	var items []gotSpan
+	for _, s := range all {
+		if s.name == "cadence item each" {
+			items = append(items, s)
+		}
+	}
+	if each.parent != run.id || len(items) != 2 {
+		t.Errorf("map step %+v with %d item spans, want 2", each, len(items))
+	}
+	for _, it := range items {
+		if it.parent != each.id || it.attrs["cadence.step.status"] != "succeeded" {
+			t.Errorf("item span %+v not under its step", it)
+		}
+		n := 0
+		for _, s := range all {
+			if s.parent == it.id && s.name == "cadence attempt" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("item %s has %d attempt spans, want 1", it.attrs["cadence.item.key"], n)
+		}
+	}
+	if len(all) != 14 {
+		t.Errorf("%d spans in all, want 14 (run, plan + 2 attempts, gate, review, review/1, check + 1 attempt, each, 2 items + 2 attempts): %v", len(all), names(all))
 	}
 }
 
@@ -324,8 +356,8 @@ func TestTracesGRPC(t *testing.T) {
 	otel := []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://" + lis.Addr().String(), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc"}
 	p.cadence(otel, "approve", "gate", "--resume").exits(t, 0)
 	spans, _ := rcv.snapshot()
-	if len(spans) != 9 {
-		t.Fatalf("%d spans over gRPC, want all 9: %v", len(spans), names(spans))
+	if len(spans) != 14 {
+		t.Fatalf("%d spans over gRPC, want all 14: %v", len(spans), names(spans))
 	}
 	for _, s := range spans {
 		if s.trace != spans[0].trace || s.trace == "0af7651916cd43dd8448eb211c80319c" {
