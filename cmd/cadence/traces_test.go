@@ -183,7 +183,7 @@ steps:
 
 var tracedFiles = map[string]string{
 	"items.json": `["a", "b"]`,
-	"s.json": `{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`,
+	"s.json":     `{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`,
 	"scenario.yaml": `steps:
   plan:
     - {answer: '{"ok": "yes"}', cost_usd: 0.5, input_tokens: 100, output_tokens: 10}
