@@ -92,8 +92,10 @@ type stopClusterAfter struct{ m *testing.M }
 
 func (s stopClusterAfter) Run() int {
 	// The tests' cadence processes must not write the job summary of
-	// the CI job that runs them; a test that wants it sets these.
-	for _, v := range []string{"GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"} {
+	// the CI job that runs them, nor send traces to its collector; a
+	// test that wants either sets these.
+	for _, v := range []string{"GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "TRACEPARENT",
+		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
 		os.Unsetenv(v)
 	}
 	code := s.m.Run()
