@@ -38,7 +38,8 @@ func (c *resumeCmd) Run(e *env) error {
 	opts.AllowChanged = c.AllowChanged
 	opts.RetryFailed = c.RetryFailed
 	opts.BudgetUSD = c.Budget
+	ci := startReporting(e, false)
 	res, err := orchestrator.Resume(e.ctx, opts)
 	view.close()
-	return runOutcome(e, c.Dir, res, err)
+	return ci.finish(e, c.Dir, c.State, res, runOutcome(e, c.Dir, res, err))
 }

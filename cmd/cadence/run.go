@@ -45,9 +45,10 @@ func (c *runCmd) Run(e *env) error {
 		}
 		opts.InputsFile = b
 	}
+	ci := startReporting(e, true)
 	res, err := orchestrator.Run(e.ctx, opts)
 	view.close()
-	return runOutcome(e, c.Dir, res, err)
+	return ci.finish(e, c.Dir, c.State, res, runOutcome(e, c.Dir, res, err))
 }
 
 // orchestratorOptions builds what run and resume share.

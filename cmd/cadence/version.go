@@ -9,9 +9,14 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3"; a
-// binary built by go install reports its module version instead.
-var version = "dev"
+// version and commit are set at build time by a release build
+// (.goreleaser.yaml: -ldflags "-X main.version=v1.2.3 -X main.commit=SHA");
+// a binary built by go install reports its module version, and the commit
+// of a build from a checkout comes from Go's build info.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 type versionCmd struct{}
 
@@ -47,6 +52,10 @@ func printVersion(w io.Writer) {
 				modified = s.Value == "true"
 			}
 		}
+	}
+	if commit != "" {
+		// A release build names its commit; it is built from a clean tag.
+		rev, modified = commit, false
 	}
 	fmt.Fprintf(w, "cadence %s\n", v)
 	if rev != "" {
