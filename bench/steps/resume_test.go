@@ -25,20 +25,22 @@ func stampCmd(stamped int) func(int) []string {
 	}
 }
 
-// outputs lists the output files of step in dir's runs, as cadence keeps
-// them for each finished step in .cadence/outputs/RUN/STEP.json.
-func outputs(b testing.TB, dir, step string) []string {
-	files, err := filepath.Glob(filepath.Join(dir, ".cadence", "outputs", "*", step+".json"))
+// outputs lists the copies of step's output in dir's runs that step
+// reader was given to read, as cadence keeps them in
+// .cadence/outputs/RUN/READER/STEP.json (CADENCE_OUTPUTS_DIR, written
+// before the reader starts).
+func outputs(b testing.TB, dir, reader, step string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, ".cadence", "outputs", "*", reader, step+".json"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return files
 }
 
-// stampOf reads what step's date printed in the one run whose output is
-// not among old.
-func stampOf(b testing.TB, dir, step string, old []string) time.Time {
-	files := slices.DeleteFunc(outputs(b, dir, step), func(f string) bool { return slices.Contains(old, f) })
+// stampOf reads what step's date printed, from the copy its reader was
+// given, in the one run whose copy is not among old.
+func stampOf(b testing.TB, dir, reader, step string, old []string) time.Time {
+	files := slices.DeleteFunc(outputs(b, dir, reader, step), func(f string) bool { return slices.Contains(old, f) })
 	if len(files) != 1 {
 		b.Fatalf("output of step %s: want one new file, got %v", step, files)
 	}
@@ -85,7 +87,10 @@ func BenchmarkCadenceResume(b *testing.B) {
 			}
 			// The failpoint counts outcome commits of this process: the
 			// kill-th is step s(kill-1)'s, so s(kill) is the first new step.
-			old := outputs(b, dir, fmt.Sprintf("s%d", kill))
+			// Step s(kill+1) reads s(kill)'s output (the stamp) from a
+			// file of its own.
+			stamped, reader := fmt.Sprintf("s%d", kill), fmt.Sprintf("s%d", kill+1)
+			old := outputs(b, dir, reader, stamped)
 			fail := fmt.Sprintf("CADENCE_FAILPOINT=after-outcome-commit:%d", kill)
 			runCadence(b, command(b.Context(), bin, url, []string{fail}, "run", "--quiet", "--new", dir), 137)
 			resume := command(b.Context(), bin, url, nil, "resume", "--quiet", dir)
@@ -93,7 +98,7 @@ func BenchmarkCadenceResume(b *testing.B) {
 			start := time.Now()
 			runCadence(b, resume, 0)
 			b.StopTimer()
-			total += stampOf(b, dir, fmt.Sprintf("s%d", kill), old).Sub(start)
+			total += stampOf(b, dir, reader, stamped, old).Sub(start)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(total.Nanoseconds())/1e6/float64(b.N), "ms/first-step")

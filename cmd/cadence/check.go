@@ -70,8 +70,11 @@ func (c *checkCmd) Run(e *env) error {
 		for _, w := range wf.Warnings {
 			warns = append(warns, checkProblem{File: w.File, Line: w.Line, Column: w.Column, Key: w.Key, Message: w.Msg})
 		}
-		pos := newLocator(wf.Raw)
+		var pos *locator // a second parse of the file: only for a warning that needs it
 		for _, agent := range orchestrator.UnsetAPIKeys(wf, os.Environ()) {
+			if pos == nil {
+				pos = newLocator(wf.Raw)
+			}
 			key := "agents." + agent + ".api_key_env"
 			line, col := pos.at("$.agents." + agent + ".api_key_env")
 			warns = append(warns, checkProblem{File: wf.Path, Line: line, Column: col, Key: key,
