@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,15 +53,25 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: find program %q: %w", ErrStart, spec.Argv[0], err)
 	}
+	program := path
+	args := spec.Argv
+	if spec.Sandbox != nil {
+		box, err := spec.Sandbox(program)
+		if err == nil && len(box) == 0 {
+			err = errors.New("the sandbox gave no command")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		path, args = box[0], append(slices.Clip(box), append([]string{program}, spec.Argv[1:]...)...)
+	}
 	p, err := openPipes(spec.Stdin != nil)
 	if err != nil {
 		return nil, err
 	}
-	program := path
-	args := spec.Argv
 	attr := sysProcAttr()
 	if spec.Supervisor != "" {
-		path, args = supervised(spec.Supervisor, path, spec.Argv)
+		path, args = supervised(spec.Supervisor, path, args)
 		attr = supervisorProcAttr()
 	}
 	cmd := &exec.Cmd{

@@ -162,6 +162,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 		return nil, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = l.out
+	spec.Sandbox = sandboxOf(t, ag, spec, handoffPath)
 	spec.OnStart = t.onStart(ctx)
 	spec.OnRunning = func() { r.Failpoint.Hit(FailAfterAgentStart) }
 	if t.plan.kind == checkpoint.KindHelp {

@@ -37,8 +37,11 @@ func CheckPrograms(w *Workflow) error {
 			continue
 		}
 		if err := findProgram(r.prog, w.Dir, r.path); err != nil {
-			errs = append(errs, &Error{File: w.Path, Line: r.at.line, Column: r.at.col, Key: r.at.key,
-				Msg: r.what + ": " + programProblem(r.prog, err)})
+			msg := r.what + ": " + programProblem(r.prog, err)
+			if r.pkg != "" {
+				msg += " (install the " + r.pkg + " package, e.g. apt-get install " + r.pkg + "; cadence never runs it unboxed)"
+			}
+			errs = append(errs, &Error{File: w.Path, Line: r.at.line, Column: r.at.col, Key: r.at.key, Msg: msg})
 		}
 	}
 	if len(errs) > 0 {
@@ -53,6 +56,7 @@ type programRef struct {
 	what string // "agent NAME" or "check NAME"
 	prog string // as written: a template is rendered only at run time
 	path string // the agent's own PATH setting, if any
+	pkg  string // the package that installs prog, when cadence knows it
 	at   at
 }
 

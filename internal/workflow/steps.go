@@ -88,6 +88,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 			s.Checks = l.buildChecks(r.checks)
 			if r.run != nil {
 				l.buildCommand(s, r)
+				s.Sandbox = l.buildSandbox(r.sandbox.over(defaults.sandbox), "step "+s.ID)
 			}
 		case KindLoop:
 			if r.loop != nil {
@@ -106,6 +107,9 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 // buildAgentStep merges the defaults into an agent step.
 func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDefaults) {
 	l.buildPrompt(s, r)
+	if r.sandbox != nil {
+		l.fail(r.sandbox.at, "an agent step runs in its agent's box: set sandbox: on the agent (agents.NAME.sandbox) or in defaults")
+	}
 	agent := r.agent.or(defaults.agent)
 	switch {
 	case !agent.set:

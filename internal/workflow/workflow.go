@@ -104,6 +104,10 @@ type Agent struct {
 	// Fallback names the entries that take a step's next attempt, in
 	// order, when this one cannot serve.
 	Fallback []string
+	// Sandbox is the box its processes run in (its sandbox: over
+	// defaults'); nil runs them unboxed. Always nil for openai, which
+	// runs no process.
+	Sandbox *Sandbox
 }
 
 // Circuit configures an agent's circuit breaker (SPEC 6.4).
@@ -181,6 +185,9 @@ type Step struct {
 	// such a handoff is accepted with a warning.
 	FailOnExitCode bool
 	Map            *Map // nil for a step that runs once
+	// Sandbox is a command step's box (its sandbox: over defaults'); nil
+	// runs it unboxed. An agent step's box is its agent's.
+	Sandbox *Sandbox
 
 	needsWritten bool // the file has a needs: key for the step
 	at           at   // where the step was written
