@@ -60,6 +60,10 @@ func (t *try) execute(ctx context.Context, handoffPath string) (Outcome, error) 
 			return Outcome{}, err
 		}
 	}
+	if t.row.Snapshot != "" {
+		t.row.SnapshotAfter, _ = snapshotTree(wctx, t.r, t.in, fmt.Sprintf("after attempt %d", t.row.N))
+		keepSnapshots(wctx, t.r, t.in, t.row)
+	}
 	return t.commit(wctx, res, j)
 }
 

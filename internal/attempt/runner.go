@@ -120,6 +120,13 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	snap, note, err := prepareTree(ctx, r, in, s.last)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if plan.snapshot = snap; !in.isCommand() {
+		plan.prompt += note
+	}
 	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan)
 	if err != nil {
 		return Outcome{}, err

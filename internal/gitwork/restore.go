@@ -123,3 +123,10 @@ func (r Repo) ChangedBetween(ctx context.Context, from, to string) ([]string, er
 	}
 	return strings.Split(out, "\x00"), nil
 }
+
+// Keep points ref at commit, so that git's garbage collection keeps the
+// commit (a snapshot no branch reaches) as long as the ref exists.
+func (r Repo) Keep(ctx context.Context, ref, commit string) error {
+	_, err := r.run(ctx, r.Dir, "update-ref", ref, commit)
+	return err
+}

@@ -260,6 +260,7 @@ func (s *Step) settings() []setting {
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
 		{key: "exit_grace", val: dur(s.ExitGrace)},
 		{key: "sandbox", val: s.Sandbox.text()},
+		{key: "restore_on_retry", val: strconv.FormatBool(s.RestoreOnRetry)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
 		{key: "fail_on_exit_code", val: strconv.FormatBool(s.FailOnExitCode)},
 	}

@@ -175,12 +175,15 @@ type rawDefaults struct {
 	startTimeout         field[time.Duration]
 	fallbackAfter        field[time.Duration]
 	sandbox              *rawSandbox
+	restoreOnRetry       field[bool]
 }
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code", "start_timeout", "fallback_after", "sandbox"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code", "start_timeout", "fallback_after", "sandbox", "restore_on_retry"}, func(e entry) {
 		switch e.name {
+		case "restore_on_retry":
+			r.restoreOnRetry = d.boolean(e)
 		case "sandbox":
 			r.sandbox = d.sandbox(e)
 		case "start_timeout":
@@ -247,6 +250,7 @@ type rawStep struct {
 	approval                      *rawApproval
 	startTimeout, fallbackAfter   field[time.Duration]
 	sandbox                       *rawSandbox
+	restoreOnRetry                field[bool]
 	keys                          map[string]at // every key written, where
 	at                            at            // the step itself
 }
@@ -256,7 +260,7 @@ var allStepKeys = []string{
 	"id", "needs", "when", "allow_failure",
 	"agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace",
 	"max_cost_usd", "on_help", "checks", "map", "fail_on_exit_code", "start_timeout", "fallback_after",
-	"run", "loop", "approval", "sandbox",
+	"run", "loop", "approval", "sandbox", "restore_on_retry",
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
@@ -320,6 +324,8 @@ func (d *decoder) step(n ast.Node, path string) rawStep {
 			}
 		case "sandbox":
 			r.sandbox = d.sandbox(e)
+		case "restore_on_retry":
+			r.restoreOnRetry = d.boolean(e)
 		case "loop":
 			r.loop = d.loopSection(e)
 		case "approval":

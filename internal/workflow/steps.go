@@ -73,6 +73,9 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 		}
 		s.Kind = l.stepKind(r)
 		s.AllowFailure = r.allowFailure.get(false)
+		if s.Kind == KindAgent || s.Kind == KindCommand {
+			l.restoreOnRetry(s, r, defaults)
+		}
 		switch s.Kind {
 		case KindAgent:
 			l.buildAgentStep(s, r, path, defaults)
@@ -269,5 +272,16 @@ func (l *loader) checkRetry(r rawRetry) {
 		if slices.Contains(p.Never, c) {
 			l.fail(r.never.at, "class %s is in both retry.on and retry.never", c)
 		}
+	}
+}
+
+// restoreOnRetry sets a step's restore_on_retry (its own over defaults').
+// The items of a map step in a shared directory would undo each other's
+// work: there it needs workspace: worktree.
+func (l *loader) restoreOnRetry(s *Step, r rawStep, defaults rawDefaults) {
+	f := r.restoreOnRetry.or(defaults.restoreOnRetry)
+	s.RestoreOnRetry = f.get(false)
+	if s.RestoreOnRetry && r.mapping != nil && r.mapping.workspace.get(WorkspaceShared) != WorkspaceWorktree {
+		l.fail(f.at, "restore_on_retry on map step %s needs workspace: worktree (items sharing the project directory would undo each other's work)", r.id.v)
 	}
 }

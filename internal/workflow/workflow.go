@@ -188,6 +188,9 @@ type Step struct {
 	// Sandbox is a command step's box (its sandbox: over defaults'); nil
 	// runs it unboxed. An agent step's box is its agent's.
 	Sandbox *Sandbox
+	// RestoreOnRetry puts the work tree back to the snapshot taken
+	// before the last attempt, before the next one (SPEC §19).
+	RestoreOnRetry bool
 
 	needsWritten bool // the file has a needs: key for the step
 	at           at   // where the step was written
