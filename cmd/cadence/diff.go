@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
@@ -87,4 +89,35 @@ func unitLabel(step, item string) string {
 		return step
 	}
 	return step + "[" + item + "]"
+}
+
+// attemptChanges lists the files an attempt changed in its work tree,
+// between its snapshots (empty, not nil, for none); nil without both, or
+// when git cannot tell (a snapshot pruned from the repository).
+func attemptChanges(ctx context.Context, dir string, a history.AttemptReport) []string {
+	if a.Snapshot == "" || a.SnapshotAfter == "" {
+		return nil
+	}
+	files, err := gitwork.Repo{Dir: findProject(dir)}.ChangedBetween(ctx, a.Snapshot, a.SnapshotAfter)
+	if err != nil {
+		return nil
+	}
+	return append([]string{}, files...)
+}
+
+// changedList says which files an attempt changed, the first ten by
+// name.
+func changedList(files []string) string {
+	const most = 10
+	switch {
+	case files == nil:
+		return "unknown: git cannot compare the snapshots"
+	case len(files) == 0:
+		return "no file"
+	case len(files) > most:
+		return fmt.Sprintf("%d files: %s, …", len(files), strings.Join(files[:most], ", "))
+	case len(files) == 1:
+		return "1 file: " + files[0]
+	}
+	return fmt.Sprintf("%d files: %s", len(files), strings.Join(files, ", "))
 }

@@ -101,6 +101,13 @@ steps:
 		}
 	}
 
+	for n, want := range map[string]string{"1": "changed   4 files: a.txt, b.txt, gen/x.txt, junk.txt (cadence diff shows them)\n", "2": "changed   no file (cadence diff shows them)\n"} {
+		r := p.cadence(nil, "inspect", "--step", "one", "--attempt", n)
+		r.exits(t, 0)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("inspect of attempt %s lacks %q:\n%s", n, want, r.stdout)
+		}
+	}
 	d := p.cadence(nil, "diff", "one", "--attempt", "1")
 	d.exits(t, 0)
 	lines := strings.Split(d.stdout, "\n")

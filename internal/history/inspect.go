@@ -183,6 +183,10 @@ type AttemptReport struct {
 	// recorded (not a git repository, an attempt cut short).
 	Snapshot      string `json:"snapshot,omitempty"`
 	SnapshotAfter string `json:"snapshot_after,omitempty"`
+	// FilesChanged are the files the attempt changed, between its two
+	// snapshots: filled by inspect's view of one attempt (git is asked
+	// then only), omitted elsewhere and without both snapshots.
+	FilesChanged []string `json:"files_changed,omitempty"`
 }
 
 // CheckReport is one check run of an attempt.
