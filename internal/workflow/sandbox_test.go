@@ -152,3 +152,44 @@ steps:
 		t.Errorf("errors:\n got  %q\n want %q", got, want)
 	}
 }
+
+// restore_on_retry: a step's own over defaults', on agent and command
+// steps; a map step needs workspace: worktree; anything but a boolean is
+// refused where it is written.
+func TestRestoreOnRetry(t *testing.T) {
+	head := "version: 1\nagents:\n  a: {preset: exec, command: [/bin/sh]}\n"
+	w, err := Parse(t.TempDir(), "w.yaml", []byte(head+`defaults: {agent: a, restore_on_retry: true}
+steps:
+  - {id: inherits, prompt: go}
+  - {id: off, prompt: go, restore_on_retry: false}
+  - {id: cmd, run: [/bin/true]}
+  - {id: items, prompt: go, map: {items: {file: i.json}, key: /id, workspace: worktree}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"inherits": true, "off": false, "cmd": true, "items": true}
+	for _, s := range w.Steps {
+		if s.RestoreOnRetry != want[s.ID] {
+			t.Errorf("step %s: restore_on_retry %v, want %v", s.ID, s.RestoreOnRetry, want[s.ID])
+		}
+	}
+	if w, err = Parse(t.TempDir(), "w.yaml", []byte(head+"steps:\n  - {id: one, agent: a, prompt: go}\n")); err != nil || w.Steps[0].RestoreOnRetry {
+		t.Errorf("without the key: %v, %v; want off", err, err == nil && w.Steps[0].RestoreOnRetry)
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"a map step sharing the project directory", head + "defaults: {restore_on_retry: true}\nsteps:\n  - {id: fix, agent: a, prompt: go, map: {items: {file: i.json}, key: /id}}\n",
+			"w.yaml:4:30: defaults.restore_on_retry: restore_on_retry on map step fix needs workspace: worktree (items sharing the project directory would undo each other's work)"},
+		{"not a boolean", head + "steps:\n  - {id: one, agent: a, prompt: go, restore_on_retry: yes please}\n",
+			"w.yaml:5:55: steps[0].restore_on_retry: want true or false, got a string"},
+		{"on an approval step", head + "steps:\n  - {id: gate, approval: {prompt: ok?}, restore_on_retry: true}\n",
+			"steps[0].restore_on_retry: restore_on_retry does not apply to an approval step"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(t.TempDir(), "w.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error:\n %v\nwant it to contain\n %s", err, tc.want)
+			}
+		})
+	}
+}
