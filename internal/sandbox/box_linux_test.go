@@ -264,3 +264,34 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBoxProgramByLink: a program named by a symbolic link the box does
+// not show (node_modules/.bin under the private /tmp) still starts, and
+// one named by a link the box shows (/usr/bin/awk, an alternatives link)
+// is left as it is.
+func TestBoxProgramByLink(t *testing.T) {
+	root := tree(t, "proj/", "bin/")
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "bin", "sh-link")
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		program string
+		argv    []string
+	}{
+		{link, []string{link, "-c", "echo started"}},
+		{"/usr/bin/awk", []string{"/usr/bin/awk", "BEGIN { print \"started\" }"}},
+	} {
+		if _, err := os.Lstat(tc.program); err != nil {
+			t.Fatalf("%s: %v", tc.program, err)
+		}
+		b := Box{Home: root, WorkDir: filepath.Join(root, "proj"), Readable: []string{tc.program}}
+		if got := runBoxed(t, b, nil, tc.argv...); got != "started" {
+			t.Errorf("%s in the box printed %q, want started", tc.program, got)
+		}
+	}
+}

@@ -98,7 +98,8 @@ const (
 )
 
 type mount struct {
-	path string
+	path string // where it is in the box
+	src  string // what it shows, for a bind: path itself but for a program reached by a symbolic link
 	kind int
 	dir  bool // for a hidden path: an empty directory rather than an empty file
 }
@@ -130,9 +131,9 @@ func (b Box) Argv(bwrap string) ([]string, error) {
 	for _, m := range ms {
 		switch {
 		case m.kind == kindWrite || m.kind == kindOwnWrite:
-			args = append(args, "--bind", m.path, m.path)
+			args = append(args, "--bind", m.src, m.path)
 		case m.kind == kindRead || m.kind == kindOwnRead:
-			args = append(args, "--ro-bind", m.path, m.path)
+			args = append(args, "--ro-bind", m.src, m.path)
 		case m.dir:
 			args = append(args, "--tmpfs", m.path)
 			empty = append(empty, m.path)
@@ -170,6 +171,7 @@ func (b Box) mounts() ([]mount, error) {
 	add(kindOwnRead, false, b.Readable...)
 
 	byPath := map[string]mount{}
+	var links []mount
 	for _, w := range ws {
 		p, err := expand(w.path, b.Home)
 		if err != nil {
@@ -190,7 +192,19 @@ func (b Box) mounts() ([]mount, error) {
 			return nil, fmt.Errorf("sandbox: path %s is the root directory: a box that hides, or opens for writing, the whole filesystem is no box", w.path)
 		}
 		if cur, ok := byPath[real]; !ok || w.kind >= cur.kind {
-			byPath[real] = mount{path: real, kind: w.kind, dir: fi.IsDir()}
+			byPath[real] = mount{path: real, src: real, kind: w.kind, dir: fi.IsDir()}
+		}
+		if w.kind == kindOwnRead && p != real {
+			links = append(links, mount{path: p, src: real, kind: w.kind})
+		}
+	}
+	for _, l := range links {
+		// A program named by a symbolic link (node_modules/.bin/x) where
+		// the box does not show the link (under the private /tmp, or a
+		// hidden path): its path must start the program too. A link the
+		// box shows is left alone (bwrap cannot mount over it).
+		if _, taken := byPath[l.path]; !taken && hiddenIn(l.path, byPath) {
+			byPath[l.path] = l
 		}
 	}
 	ms := make([]mount, 0, len(byPath))
@@ -201,6 +215,21 @@ func (b Box) mounts() ([]mount, error) {
 		return cmp.Or(cmp.Compare(depth(a.path), depth(b.path)), cmp.Compare(a.path, b.path))
 	})
 	return ms, nil
+}
+
+// hiddenIn reports whether the box does not show host path p: it is under
+// the private /tmp or under a hidden path of ms, and under no bind of a
+// host path nearer to it.
+func hiddenIn(p string, ms map[string]mount) bool {
+	hidden, at := strings.HasPrefix(p, "/tmp/"), 1
+	for _, m := range ms {
+		if !strings.HasPrefix(p, m.path+string(filepath.Separator)) || depth(m.path) < at {
+			continue
+		}
+		hidden = m.kind == kindHideDefault || m.kind == kindHide
+		at = depth(m.path)
+	}
+	return hidden
 }
 
 // expand makes p absolute: ~ and ~/… are under home.

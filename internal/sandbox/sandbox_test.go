@@ -187,8 +187,26 @@ func TestArgvErrors(t *testing.T) {
 			}
 		})
 	}
+	// A program reached by a link under the private /tmp is mounted at
+	// the link's path too; one inside the work dir is visible as it is.
+	if err := os.Symlink(filepath.Join(root, "link-target"), filepath.Join(proj, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	argv, err := Box{Home: root, WorkDir: proj, Readable: []string{filepath.Join(root, "link"), filepath.Join(proj, "tool")}}.Argv("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mountsOf(t, argv, root)
+	for _, want := range []string{"--ro-bind R/link-target R/link-target", "--ro-bind R/link-target R/link"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("mounts lack %q: %q", want, got)
+		}
+	}
+	if slices.Contains(got, "--ro-bind R/link-target R/proj/tool") {
+		t.Errorf("a link inside the work dir is mounted over: %q", got)
+	}
 	// A symbolic link is mounted where it leads.
-	argv, err := Box{Config: Config{Write: []string{filepath.Join(root, "link")}}, Home: root, WorkDir: proj}.Argv("bwrap")
+	argv, err = Box{Config: Config{Write: []string{filepath.Join(root, "link")}}, Home: root, WorkDir: proj}.Argv("bwrap")
 	if err != nil {
 		t.Fatal(err)
 	}
