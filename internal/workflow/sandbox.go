@@ -123,9 +123,16 @@ func (l *loader) buildSandbox(r *rawSandbox, what string) *Sandbox {
 		}
 		return out
 	}
+	write := abs(r.write.get(nil))
+	for _, w := range write {
+		ref := programRef{what: what + " (sandbox)", prog: w, at: r.write.at}
+		if !slices.ContainsFunc(l.w.boxWrite, func(p programRef) bool { return p.prog == ref.prog && p.at == ref.at }) {
+			l.w.boxWrite = append(l.w.boxWrite, ref)
+		}
+	}
 	return &Sandbox{
 		Network: r.network.get(true),
-		Write:   abs(r.write.get(nil)),
+		Write:   write,
 		Read:    abs(r.read.get(nil)),
 		Hide:    abs(r.hide.get(nil)),
 	}

@@ -120,6 +120,25 @@ func TestSandboxErrors(t *testing.T) {
 	}
 }
 
+// A write: path that does not exist is reported before anything runs,
+// where it is written; one under ~ is left to the box, whose HOME may not
+// be cadence's.
+func TestCheckProgramsSandboxWrite(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Parse(dir, "w.yaml", []byte(`version: 1
+steps:
+  - {id: c, run: [/bin/true], sandbox: {write: [., missing, ~/not-checked]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckPrograms(w)
+	want := "w.yaml:3:48: steps[0].sandbox.write: step c (sandbox): write: path " + filepath.Join(dir, "missing") + " does not exist (create it, or remove it from write:)"
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckPrograms:\n %v\nwant\n %s", err, want)
+	}
+}
+
 // A missing bwrap is a load-time error of run, resume and check that
 // names the package, once per sandbox: written however many agents and
 // steps share it.

@@ -73,6 +73,7 @@ type Workflow struct {
 	Warnings Errors
 
 	programs []programRef     // the programs agents and checks start, for CheckPrograms
+	boxWrite []programRef     // the sandboxes' write: paths (prog), which must exist, for CheckPrograms
 	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
 }
 
