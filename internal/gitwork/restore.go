@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -20,7 +21,36 @@ import (
 //
 // It is safe to repeat: a second call finds nothing to change. It returns
 // the paths it changed, relative to the repository's top.
+//
+// An attempt that edited a .gitignore to hide a file it added would keep
+// that file after one pass (the tree is read under the edited rules): the
+// restore goes on while a pass changes something, so the next pass, under
+// the restored rules, removes it.
 func (r Repo) Restore(ctx context.Context, snap string, exclude ...string) ([]string, error) {
+	var all []string
+	for pass := 0; pass < maxRestorePasses; pass++ {
+		changed, err := r.restoreOnce(ctx, snap, exclude)
+		if err != nil {
+			return nil, err
+		}
+		if len(changed) == 0 {
+			return all, nil
+		}
+		for _, c := range changed {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	return nil, fmt.Errorf("restore the work tree to %s: still changing after %d passes", snap, maxRestorePasses)
+}
+
+// maxRestorePasses bounds Restore's passes: each one after the first
+// happens only when ignore rules were restored, and a third settles them.
+const maxRestorePasses = 4
+
+// restoreOnce is one pass of Restore.
+func (r Repo) restoreOnce(ctx context.Context, snap string, exclude []string) ([]string, error) {
 	now, _, err := r.Snapshot(ctx, "", "cadence: the work tree before a restore", exclude...)
 	if err != nil {
 		return nil, fmt.Errorf("restore the work tree to %s: %w", snap, err)

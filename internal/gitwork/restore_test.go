@@ -130,3 +130,35 @@ func TestDiffBetweenSnapshots(t *testing.T) {
 		t.Errorf("Diff of a snapshot with itself = %q, %v", none, err)
 	}
 }
+
+// An attempt that hides the file it added behind a .gitignore line it
+// added does not keep it: the restored .gitignore no longer ignores it,
+// and the next pass removes it.
+func TestRestoreAfterAnEditedGitignore(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	write(t, filepath.Join(r.Dir, ".gitignore"), "*.log\n")
+	git(t, r, r.Dir, "add", ".gitignore")
+	git(t, r, r.Dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "ignore logs")
+	snap, _, err := r.Snapshot(ctx, "", "before", ".cadence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(r.Dir, ".gitignore"), "*.log\nhidden.txt\n")
+	write(t, filepath.Join(r.Dir, "hidden.txt"), "kept behind the edited rules\n")
+	write(t, filepath.Join(r.Dir, "build.log"), "ignored before and after\n")
+	changed, err := r.Restore(ctx, snap, ".cadence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(changed)
+	if want := []string{".gitignore", "hidden.txt"}; !slices.Equal(changed, want) {
+		t.Errorf("restored %q, want %q", changed, want)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "hidden.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hidden.txt survived the restore (stat: %v)", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Dir, "build.log")); err != nil || string(b) != "ignored before and after\n" {
+		t.Errorf("build.log = %q, %v; an ignored file must be left alone", b, err)
+	}
+}
