@@ -42,9 +42,10 @@ func probe(p string) int {
 			fmt.Printf("read %q\n", b)
 			return 0
 		}
-	case "dial":
+	case "dial", "dialunix":
+		network := map[string]string{"dial": "tcp", "dialunix": "unix"}[what]
 		var c net.Conn
-		if c, err = net.DialTimeout("tcp", arg, 2*time.Second); err == nil {
+		if c, err = net.DialTimeout(network, arg, 2*time.Second); err == nil {
 			c.Close()
 		}
 	default:
@@ -292,6 +293,49 @@ func TestBoxProgramByLink(t *testing.T) {
 		b := Box{Home: root, WorkDir: filepath.Join(root, "proj"), Readable: []string{tc.program}}
 		if got := runBoxed(t, b, nil, tc.argv...); got != "started" {
 			t.Errorf("%s in the box printed %q, want started", tc.program, got)
+		}
+	}
+}
+
+// TestBoxUnixSocket: a unix socket on the read-only filesystem can still
+// be connected to (what makes a container engine's socket a way out); a
+// hidden one cannot. The server runs on the host, the client in the box.
+func TestBoxUnixSocket(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "cadence-sandbox-sock-") // not under the private /tmp
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "engine.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := tree(t, "p/")
+	for _, tc := range []struct {
+		hide []string
+		want string
+	}{
+		{nil, "done"},
+		{[]string{sock}, "refused: dial unix " + sock + ": connect: connection refused"},
+	} {
+		b := Box{Config: Config{Network: false, Hide: tc.hide}, Home: proj, WorkDir: filepath.Join(proj, "p"), Readable: []string{self}}
+		if got := runBoxed(t, b, []string{probeEnv + "=dialunix " + sock}, self); got != tc.want {
+			t.Errorf("hide %q: the probe printed %q, want %q", tc.hide, got, tc.want)
 		}
 	}
 }

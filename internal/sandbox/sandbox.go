@@ -47,8 +47,11 @@ const (
 var ErrNoBwrap = errors.New(Program + " not found on PATH: the sandbox needs bubblewrap (install the " + Package + " package, e.g. apt-get install " + Package + ")")
 
 // DefaultHide are the paths every box hides, besides each .cadence
-// directory: credentials a coding agent never needs to read.
-var DefaultHide = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker"}
+// directory: credentials a coding agent never needs to read, and the
+// sockets of container engines, which a read-only filesystem does not stop
+// a process from connecting to (and whose API is root on the host).
+var DefaultHide = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+	"/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock"}
 
 // Config is a workflow's sandbox: settings. Paths are absolute or start
 // with ~/ (the home directory of the boxed process).
