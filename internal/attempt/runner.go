@@ -120,6 +120,12 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	switch busy, err := atMaxConcurrent(ctx, r, plan.agent); {
+	case err != nil:
+		return Outcome{}, err
+	case busy:
+		return Outcome{Wait: r.now().Add(maxConcurrentPoll), Reason: "max_concurrent"}, nil
+	}
 	snap, note, err := prepareTree(ctx, r, in, s.last)
 	if err != nil {
 		return Outcome{}, err

@@ -64,6 +64,24 @@ func prepareTree(ctx context.Context, r *Runner, in *Instance, last *checkpoint.
 	return snap, note, nil
 }
 
+// atMaxConcurrent reports whether the agent entry already runs its
+// max_concurrent attempts, read before the work tree is restored and
+// recorded: an instance polling for a free slot (every maxConcurrentPoll)
+// would otherwise pay a snapshot at every poll. beginAttempt decides
+// again, in its transaction; this read only saves the work.
+func atMaxConcurrent(ctx context.Context, r *Runner, agentName string) (bool, error) {
+	ag := r.Workflow.Agents[agentName]
+	if ag == nil || ag.MaxConcurrent <= 0 {
+		return false, nil
+	}
+	var n int
+	err := r.Store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		n, err = tx.RunningOfAgent(agentName)
+		return err
+	})
+	return n >= ag.MaxConcurrent, err
+}
+
 // snapshotTree records the instance's work tree; "" and no error when the
 // work directory is not in a git repository with a commit. Any other
 // failure is logged and returned.
