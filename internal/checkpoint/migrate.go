@@ -14,10 +14,12 @@ import (
 
 // minReadableSchema and minReadablePostgresSchema are the oldest schemas
 // OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
-// Raise one when a migration changes what the read queries need.
+// Raise one when a migration changes what the read queries need: the
+// attempts' snapshot columns (SQLite 0018, PostgreSQL 0012) are read by
+// every query of attempts.
 const (
-	minReadableSchema         = 16
-	minReadablePostgresSchema = 10
+	minReadableSchema         = 18
+	minReadablePostgresSchema = 12
 )
 
 // migration is one numbered SQL file of the migrations directory.
