@@ -20,6 +20,7 @@ type CLI struct {
 	Runs          runsCmd          `cmd:"" help:"List the runs of a project, newest first: id, status (waiting at a gate, stopped when no process holds it), workflow, start, duration, cost, tokens, failed step."`
 	Inspect       inspectCmd       `cmd:"" help:"Show the history of a run: steps, attempts, diagnoses, circuits."`
 	Output        outputCmd        `cmd:"" help:"Print a run's result, the last step's handoff data (or --step's), as JSON on stdout."`
+	Diff          diffCmd          `cmd:"" help:"Print what an attempt changed in its work tree, as a git diff (from the snapshot before it to the one after)."`
 	Validate      validateCmd      `cmd:"" help:"Extract, repair and validate a handoff against a JSON Schema."`
 	Repair        repairCmd        `cmd:"" help:"Extract and repair the JSON in an agent's output."`
 	Agent         agentCmd         `cmd:"" help:"Built-in agents."`

@@ -36,6 +36,10 @@ type crashScenario struct {
 	// wantAgent, when set, is the agent entry that must have ended every
 	// step, with its last attempt: a resume continued on it.
 	wantAgent string
+	// git makes the project a git repository with one commit of its
+	// files; absent lists files that must not exist once the run ended.
+	git    bool
+	absent []string
 }
 
 // crashScenarios are the workflows every failpoint is tried on. Backoffs
@@ -276,6 +280,24 @@ var crashScenarios = []crashScenario{
 		want: "succeeded",
 	},
 	{
+		// restore_on_retry in a git repository: the first answer adds
+		// junk.txt and fails its schema; the tree is put back before the
+		// second, which answers. Kills land between the restore and the
+		// next attempt's row (after-restore), and everywhere else; junk.txt
+		// is gone at the end whichever attempt a kill interrupted.
+		name:  "restore",
+		retry: `{max_attempts: 4, backoff: fixed, initial: 200ms, jitter: none}`,
+		steps: "  - {id: one, prompt: go, handoff: {schema: s.json}, restore_on_retry: true}\n",
+		scenario: `steps:
+  one:
+    - {edit: {junk.txt: junk}, answer: '{"ok": "no"}'}
+    - {answer: '{"ok": true}'}
+`,
+		git:    true,
+		absent: []string{"junk.txt"},
+		want:   "succeeded",
+	},
+	{
 		name:  "three-steps",
 		retry: `{max_attempts: 3, backoff: fixed, initial: 200ms, jitter: none}`,
 		steps: `  - {id: one, prompt: one, handoff: {schema: s.json}}
@@ -318,6 +340,7 @@ var constructs = map[string]string{
 	attempt.FailDuringCheck:         "checks:",
 	attempt.FailAfterCheckCommit:    "checks:",
 	attempt.FailAfterDecision:       "when:",
+	attempt.FailAfterRestore:        "restore_on_retry:",
 }
 
 // has reports whether the scenario has the construct failpoint fp belongs
@@ -380,6 +403,11 @@ func crashMatrix(t *testing.T, e stateEngine) {
 			t.Run(sc.name+"/"+fp, func(t *testing.T) {
 				cells++
 				d := runCrashCell(t, e, sc, fp)
+				for _, f := range sc.absent {
+					if _, err := os.Stat(filepath.Join(d.p.dir, f)); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s is still there after the run (stat: %v)", f, err)
+					}
+				}
 				kills += d.kills
 				adopted += d.adopted
 				interrupted += d.interrupted
@@ -399,6 +427,14 @@ func runCrashCell(t *testing.T, e stateEngine, sc crashScenario, fp string) *dur
 	p := newEngineProject(t, e, sc.workflowYAML(), map[string]string{"s.json": boolSchema, "scenario.yaml": sc.scenario,
 		"items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`, "command.sh": ledgerCommand,
 		"fallback.yaml": "steps:\n  one: [{answer: '{\"ok\": true}'}]\n"})
+	if sc.git {
+		// The sim's ledger is the test's record of executions: ignored, so
+		// that a restore leaves it alone, as it leaves a user's build output.
+		if err := os.WriteFile(filepath.Join(p.dir, ".gitignore"), []byte("ledger.jsonl\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitCommitAll(t, p.dir)
+	}
 	d := newDurability(t, p, sc.files)
 	cmd := "run"
 	for i := 0; ; i++ {

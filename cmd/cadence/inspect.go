@@ -94,6 +94,7 @@ func (c *inspectCmd) Run(e *env) error {
 	if c.Attempt != 0 {
 		for _, a := range step.Attempts {
 			if a.N == c.Attempt {
+				a.FilesChanged = attemptChanges(e.ctx, c.Dir, a)
 				if c.JSON {
 					return writeJSON(e.stdout, a)
 				}
@@ -607,6 +608,9 @@ func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.At
 	}
 	if len(a.Repairs) > 0 {
 		fmt.Fprintf(w, "repairs   %s\n", strings.Join(a.Repairs, ", "))
+	}
+	if a.Snapshot != "" && a.SnapshotAfter != "" {
+		fmt.Fprintf(w, "changed   %s (cadence diff shows them)\n", changedList(a.FilesChanged))
 	}
 	if a.FailedHandoff != "" {
 		fmt.Fprintf(w, "record    %s\n", a.FailedHandoff)

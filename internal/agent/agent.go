@@ -171,6 +171,15 @@ type Spec struct {
 	// stopped (see Supervise). Without it only the group is killed; the
 	// cadence command always sets it.
 	Supervisor string
+	// Sandbox, when set, is called with the resolved path of the program
+	// and any further paths Run hands the program to write (the usage
+	// file's directory), and returns the argv prefix that runs it in a box
+	// (package sandbox: bwrap, its options, "--"); the program and its
+	// arguments follow it. The box runs in the agent's process group like any
+	// program, under the supervisor, so stops, CPU-aware idle detection
+	// and G6 apply to it unchanged. An error is ErrStart: the program is
+	// never run unboxed.
+	Sandbox func(program string, writable ...string) ([]string, error)
 	// OnSession, when set, is called from the goroutine reading stdout
 	// as soon as the stream names the agent's session (Claude's
 	// system/init, Codex's thread.started, Gemini's init), so that the

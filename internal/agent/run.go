@@ -63,15 +63,29 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if usageFile != "" {
 		defer os.RemoveAll(filepath.Dir(usageFile))
 	}
+	program := path
+	args := spec.Argv
+	if spec.Sandbox != nil {
+		var writable []string
+		if usageFile != "" {
+			writable = append(writable, filepath.Dir(usageFile))
+		}
+		box, err := spec.Sandbox(program, writable...)
+		if err == nil && len(box) == 0 {
+			err = errors.New("the sandbox gave no command")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		path, args = box[0], append(slices.Clip(box), append([]string{program}, spec.Argv[1:]...)...)
+	}
 	p, err := openPipes(spec.Stdin != nil)
 	if err != nil {
 		return nil, err
 	}
-	program := path
-	args := spec.Argv
 	attr := sysProcAttr()
 	if spec.Supervisor != "" {
-		path, args = supervised(spec.Supervisor, path, spec.Argv)
+		path, args = supervised(spec.Supervisor, path, args)
 		attr = supervisorProcAttr()
 	}
 	cmd := &exec.Cmd{

@@ -70,6 +70,7 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		row := checkpoint.Attempt{
 			RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: plan.kind,
 			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen, Agent: plan.agent,
+			Snapshot: plan.snapshot,
 		}
 		if err := tx.StartAttempt(&row); err != nil {
 			return err

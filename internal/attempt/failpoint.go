@@ -58,11 +58,14 @@ const (
 	// FailAfterGateDecided fires right after a gate's answer is
 	// committed as its output.
 	FailAfterGateDecided = "after-gate-decided"
+	// FailAfterRestore fires right after restore_on_retry put the work
+	// tree back, before the next attempt's row is committed.
+	FailAfterRestore = "after-restore"
 )
 
 // Failpoints lists every failpoint name, in run-loop order.
 var Failpoints = []string{
-	FailAfterAttemptCommit, FailAfterAgentStart,
+	FailAfterRestore, FailAfterAttemptCommit, FailAfterAgentStart,
 	FailBeforeCheck, FailDuringCheck, FailAfterCheckCommit,
 	FailAfterHandoffWritten, FailBeforeOutcomeCommit, FailAfterOutcomeCommit, FailDuringBackoff,
 	FailAfterDecision, FailAfterFallback, FailAfterIterationStart, FailAfterUntil, FailAfterGateWaiting, FailAfterGateDecided,

@@ -60,6 +60,10 @@ func (t *try) execute(ctx context.Context, handoffPath string) (Outcome, error) 
 			return Outcome{}, err
 		}
 	}
+	if t.row.Snapshot != "" {
+		t.row.SnapshotAfter, _ = snapshotTree(wctx, t.r, t.in, fmt.Sprintf("after attempt %d", t.row.N))
+		keepSnapshots(wctx, t.r, t.in, t.row)
+	}
 	return t.commit(wctx, res, j)
 }
 
@@ -162,6 +166,7 @@ func (r *Runner) newLaunch(ctx context.Context, t *try, ag *workflow.Agent, hand
 		return nil, fmt.Errorf("create attempt output %s: %w", a.OutputFile, err)
 	}
 	spec.Output = l.out
+	spec.Sandbox = sandboxOf(t, ag, spec, handoffPath)
 	spec.OnStart = t.onStart(ctx)
 	spec.OnRunning = func() { r.Failpoint.Hit(FailAfterAgentStart) }
 	if t.plan.kind == checkpoint.KindHelp {

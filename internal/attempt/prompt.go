@@ -114,6 +114,9 @@ type attemptPlan struct {
 	// note says why the attempt does not continue the step's session
 	// although it would have: recorded with the attempt's outcome.
 	note string
+	// snapshot is the commit recording the work tree before the attempt
+	// ("" when not in a git repository), stored on its row.
+	snapshot string
 }
 
 // plan decides the next attempt from the committed state: a first attempt

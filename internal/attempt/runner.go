@@ -120,6 +120,19 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	switch busy, err := atMaxConcurrent(ctx, r, plan.agent); {
+	case err != nil:
+		return Outcome{}, err
+	case busy:
+		return Outcome{Wait: r.now().Add(maxConcurrentPoll), Reason: "max_concurrent"}, nil
+	}
+	snap, note, err := prepareTree(ctx, r, in, s.last)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if plan.snapshot = snap; !in.isCommand() {
+		plan.prompt += note
+	}
 	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan)
 	if err != nil {
 		return Outcome{}, err

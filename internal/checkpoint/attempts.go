@@ -9,7 +9,7 @@ import (
 const attemptColumns = `run_id, step_id, item_key, n, kind, status, class, error, details_json, prompt,
 	started_at, finished_at, pid, exit_code, session_id, circuit_gen, delay_ms, next_retry_at,
 	retry_after_ms, repairs_json, output_file, failed_handoff, cost_usd, turns, input_tokens,
-	output_tokens, help_context, uncounted, warning, cached_tokens, agent, provenance`
+	output_tokens, help_context, uncounted, warning, cached_tokens, agent, provenance, snapshot, snapshot_after`
 
 // Queries on the resume path, named so a test can check their plans use an
 // index rather than scanning the attempt history.
@@ -37,7 +37,7 @@ const (
 		:run_id, :step_id, :item_key, :n, :kind, :status, :class, :error, :details_json, :prompt,
 		:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
 		:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-		:output_tokens, :help_context, :uncounted, :warning, :cached_tokens, :agent, :provenance)`
+		:output_tokens, :help_context, :uncounted, :warning, :cached_tokens, :agent, :provenance, :snapshot, :snapshot_after)`
 	updateAttemptQuery = `UPDATE attempts SET kind = :kind, status = :status, class = :class,
 		error = :error, details_json = :details_json, prompt = :prompt, started_at = :started_at,
 		finished_at = :finished_at, pid = :pid, exit_code = :exit_code, session_id = :session_id,
@@ -46,7 +46,7 @@ const (
 		failed_handoff = :failed_handoff, cost_usd = :cost_usd, turns = :turns,
 		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
 		uncounted = :uncounted, warning = :warning, cached_tokens = :cached_tokens, agent = :agent,
-		provenance = :provenance
+		provenance = :provenance, snapshot = :snapshot, snapshot_after = :snapshot_after
 		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n`
 	// CROSS JOIN makes SQLite walk the steps in position order (index
 	// steps_order) and each step's attempts by number (the primary key), so
@@ -70,12 +70,12 @@ const (
 	a.prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
 	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
 	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted, a.warning, a.cached_tokens, a.agent,
-	a.provenance`
+	a.provenance, a.snapshot, a.snapshot_after`
 	briefAttemptColumns = `a.run_id, a.step_id, a.item_key, a.n, a.kind, a.status, a.class, a.error, NULL AS details_json,
 	'' AS prompt, a.started_at, a.finished_at, a.pid, a.exit_code, a.session_id, a.circuit_gen, a.delay_ms,
 	a.next_retry_at, a.retry_after_ms, a.repairs_json, a.output_file, a.failed_handoff, a.cost_usd,
 	a.turns, a.input_tokens, a.output_tokens, a.help_context, a.uncounted, a.warning, a.cached_tokens, a.agent,
-	a.provenance`
+	a.provenance, a.snapshot, a.snapshot_after`
 )
 
 // InsertAttempt records a new attempt of a step. a.N must be one more than

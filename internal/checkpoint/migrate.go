@@ -14,10 +14,12 @@ import (
 
 // minReadableSchema and minReadablePostgresSchema are the oldest schemas
 // OpenReadOnly can read without migrating, on SQLite and on PostgreSQL.
-// Raise one when a migration changes what the read queries need.
+// Raise one when a migration changes what the read queries need: the
+// attempts' snapshot columns (SQLite 0019, PostgreSQL 0013) are read by
+// every query of attempts.
 const (
-	minReadableSchema         = 16
-	minReadablePostgresSchema = 10
+	minReadableSchema         = 19
+	minReadablePostgresSchema = 13
 )
 
 // projectsMigration names the migration that gave runs and breakers their

@@ -112,6 +112,12 @@ type Attempt struct {
 	// (code_span, code_fence, prose); "" when no value was found, and on
 	// a row written before attempts recorded it.
 	Provenance string
+	// Snapshot is the commit object that recorded the step's work tree
+	// (tracked and untracked files, ignored ones left out) before the
+	// attempt ran; SnapshotAfter the one that recorded it after, before
+	// the outcome was committed. "" when not recorded (no git repository,
+	// an attempt cut short, a row written before snapshots).
+	Snapshot, SnapshotAfter string
 }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are

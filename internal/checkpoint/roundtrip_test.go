@@ -97,7 +97,8 @@ func fullAttempt(runID, stepID string) Attempt {
 		RetryAfterMS: ptr(int64(30000)), Repairs: []string{"single_quotes", "trailing_comma"},
 		OutputFile: ".cadence/attempts/run-full/implement/1.out", FailedHandoff: ".cadence/failed_handoffs/run-full/implement/1.json",
 		CostUSD: ptr(0.0), Turns: 3, InputTokens: 1200, OutputTokens: 300, HelpContext: `{"question":"which file?"}`, Uncounted: true,
-		CachedTokens: 800, Agent: "claude-2",
+		CachedTokens: 800, Agent: "claude-2", Provenance: "file",
+		Snapshot: "0123456789abcdef0123456789abcdef01234567", SnapshotAfter: "89abcdef0123456789abcdef0123456789abcdef",
 	}
 }
 

@@ -205,6 +205,8 @@ type attemptRow struct {
 	CachedTokens  int64             `db:"cached_tokens"`
 	Agent         string            `db:"agent"`
 	Provenance    string            `db:"provenance"`
+	Snapshot      string            `db:"snapshot"`
+	SnapshotAfter string            `db:"snapshot_after"`
 }
 
 func attemptToRow(a Attempt) (attemptRow, error) {
@@ -249,6 +251,8 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		CachedTokens:  a.CachedTokens,
 		Agent:         a.Agent,
 		Provenance:    a.Provenance,
+		Snapshot:      a.Snapshot,
+		SnapshotAfter: a.SnapshotAfter,
 	}, nil
 }
 
@@ -295,6 +299,8 @@ func (r attemptRow) attempt() (Attempt, error) {
 		CachedTokens:  r.CachedTokens,
 		Agent:         r.Agent,
 		Provenance:    r.Provenance,
+		Snapshot:      r.Snapshot,
+		SnapshotAfter: r.SnapshotAfter,
 	}, nil
 }
 

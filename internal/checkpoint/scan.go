@@ -13,7 +13,7 @@ func (r *attemptRow) dest() []any {
 		&r.RunID, &r.StepID, &r.ItemKey, &r.N, &r.Kind, &r.Status, &r.Class, &r.Error, &r.DetailsJSON, &r.Prompt,
 		&r.StartedAt, &r.FinishedAt, &r.PID, &r.ExitCode, &r.SessionID, &r.CircuitGen, &r.DelayMS, &r.NextRetryAt,
 		&r.RetryAfterMS, &r.RepairsJSON, &r.OutputFile, &r.FailedHandoff, &r.CostUSD, &r.Turns, &r.InputTokens,
-		&r.OutputTokens, &r.HelpContext, &r.Uncounted, &r.Warning, &r.CachedTokens, &r.Agent, &r.Provenance,
+		&r.OutputTokens, &r.HelpContext, &r.Uncounted, &r.Warning, &r.CachedTokens, &r.Agent, &r.Provenance, &r.Snapshot, &r.SnapshotAfter,
 	}
 }
 

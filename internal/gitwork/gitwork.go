@@ -94,8 +94,10 @@ func (r Repo) Snapshot(ctx context.Context, ref, msg string, exclude ...string) 
 	defer os.RemoveAll(tmp)
 	idx := r
 	idx.Env = append(append([]string(nil), r.env()...), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
-	if _, err := idx.run(ctx, top, "read-tree", head); err != nil {
-		return "", false, err
+	if !r.copyIndex(ctx, filepath.Join(tmp, "index")) {
+		if _, err := idx.run(ctx, top, "read-tree", head); err != nil {
+			return "", false, err
+		}
 	}
 	args := []string{"add", "--all", "--", "."}
 	for _, x := range exclude {
@@ -363,4 +365,23 @@ func samePath(a, b string) bool {
 	ra, err1 := filepath.EvalSymlinks(a)
 	rb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ra == rb
+}
+
+// copyIndex copies the work tree's own index to path, for a snapshot to
+// start from: its entries carry the files' stat data, so git add hashes
+// only the files that changed since, not every file of the tree (as it
+// must after read-tree). git replaces an index by renaming a new one over
+// it, so the copy is one whole version. Paths outside the snapshot (the
+// excluded ones) keep what the index says of them, staged changes
+// included. It reports false when there is no index to copy.
+func (r Repo) copyIndex(ctx context.Context, path string) bool {
+	src, err := r.run(ctx, r.Dir, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return false
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return false
+	}
+	return os.WriteFile(path, b, 0o644) == nil
 }

@@ -179,6 +179,15 @@ type AttemptReport struct {
 	Agent string `json:"agent,omitempty"`
 	// Checks are the check runs of the attempt, in order (SPEC §11).
 	Checks []CheckReport `json:"checks"`
+	// Snapshot and SnapshotAfter are the commits recording the attempt's
+	// work tree before and after it (SPEC §19); omitted when none was
+	// recorded (not a git repository, an attempt cut short).
+	Snapshot      string `json:"snapshot,omitempty"`
+	SnapshotAfter string `json:"snapshot_after,omitempty"`
+	// FilesChanged are the files the attempt changed, between its two
+	// snapshots: filled by inspect's view of one attempt (git is asked
+	// then only), omitted elsewhere and without both snapshots.
+	FilesChanged []string `json:"files_changed,omitempty"`
 }
 
 // CheckReport is one check run of an attempt.
@@ -437,7 +446,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs), Provenance: a.Provenance,
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,
 			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CircuitGen: a.CircuitGen, Uncounted: a.Uncounted, Warning: a.Warning,
-			Agent: a.Agent, Checks: checks[attemptKey{a.Unit(), a.N}]}
+			Agent: a.Agent, Checks: checks[attemptKey{a.Unit(), a.N}], Snapshot: a.Snapshot, SnapshotAfter: a.SnapshotAfter}
 		if ar.Checks == nil {
 			ar.Checks = []CheckReport{}
 		}

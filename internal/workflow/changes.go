@@ -192,6 +192,7 @@ func (a *Agent) settings() []setting {
 		{key: "config_dir", val: text(a.ConfigDir)},
 		{key: "max_concurrent", val: strconv.Itoa(a.MaxConcurrent)},
 		{key: "fallback", val: list(a.Fallback)},
+		{key: "sandbox", val: a.Sandbox.text()},
 	}
 }
 
@@ -258,6 +259,8 @@ func (s *Step) settings() []setting {
 		{key: "timeout", val: dur(s.Timeout)},
 		{key: "idle_timeout", val: dur(s.IdleTimeout)},
 		{key: "exit_grace", val: dur(s.ExitGrace)},
+		{key: "sandbox", val: s.Sandbox.text()},
+		{key: "restore_on_retry", val: strconv.FormatBool(s.RestoreOnRetry)},
 		{key: "max_cost_usd", val: num(s.MaxCostUSD)},
 		{key: "fail_on_exit_code", val: strconv.FormatBool(s.FailOnExitCode)},
 	}

@@ -186,7 +186,7 @@ func (d *decoder) approvalSection(e entry) *rawApproval {
 var (
 	commonStepKeys = []string{"id", "needs", "when", "allow_failure"}
 	kindOnlyKeys   = map[string][]string{
-		KindCommand:  {"run", "handoff", "retry", "timeout", "checks", "map"},
+		KindCommand:  {"run", "handoff", "retry", "timeout", "checks", "map", "sandbox", "restore_on_retry"},
 		KindLoop:     {"loop"},
 		KindApproval: {"approval"},
 	}

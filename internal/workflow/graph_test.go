@@ -237,7 +237,7 @@ func TestGraphErrors(t *testing.T) {
 		{"kinds", []string{
 			`5:24: steps[0].run: a step has one of prompt (or prompt_file), run, loop or approval, and this one already has prompt`,
 			`6:13: steps[1].agent: a command step runs no agent (remove agent:, or run: to make it an agent step)`,
-			`6:36: steps[1].idle_timeout: idle_timeout does not apply to a command step (it has run:; want id, needs, when, allow_failure, run, handoff, retry, timeout, checks or map)`,
+			`6:36: steps[1].idle_timeout: idle_timeout does not apply to a command step (it has run:; want id, needs, when, allow_failure, run, handoff, retry, timeout, checks, map, sandbox or restore_on_retry)`,
 			`7:38: steps[2].retry: retry does not apply to an approval step (it has approval:; want id, needs, when, allow_failure or approval)`,
 			`9:10: steps[3].run: a shell string cannot read .Steps: /bin/sh would interpret what an agent wrote; give run: as a list, whose elements are passed as they are, or read $CADENCE_OUTPUTS_DIR/STEP.json`,
 			`9:10: steps[3].run: template references unknown input "nope" (no inputs are declared)`,

@@ -231,6 +231,7 @@ func (l *loader) top(body ast.Node) {
 	l.w.MaxCostUSD = defaults.maxCost.get(0)
 	for _, a := range agents {
 		l.buildAgent(a)
+		l.agentSandbox(a, defaults.sandbox)
 	}
 	for _, a := range agents {
 		l.checkFallback(a)

@@ -12,7 +12,7 @@ import (
 const project = "testdata/project"
 
 const (
-	stepKeys   = "id, needs, when, allow_failure, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks, map, fail_on_exit_code, start_timeout, fallback_after, run, loop or approval"
+	stepKeys   = "id, needs, when, allow_failure, agent, prompt, prompt_file, handoff, retry, timeout, idle_timeout, exit_grace, max_cost_usd, on_help, checks, map, fail_on_exit_code, start_timeout, fallback_after, run, loop, approval, sandbox or restore_on_retry"
 	retryKeys  = "max_attempts, backoff, initial, multiplier, max, jitter, on or never"
 	fieldsWant = ".Run.ID, .Step.ID, .Attempt, .HandoffPath, .SchemaPath, .Inputs.<name>, .Steps.<id>.Output, .Help.Context, .Help.Advice, in a map step .Item, or in a loop .Loop.Iteration and .Loop.Previous.<id>.Output"
 )

@@ -38,12 +38,38 @@ func CheckPrograms(w *Workflow) error {
 			continue
 		}
 		if err := findProgram(r.prog, w.Dir, r.path); err != nil {
+			msg := r.what + ": " + programProblem(r.prog, err)
+			if r.pkg != "" {
+				msg += " (install the " + r.pkg + " package, e.g. apt-get install " + r.pkg + "; cadence never runs it unboxed)"
+			}
+			errs = append(errs, &Error{File: w.Path, Line: r.at.line, Column: r.at.col, Key: r.at.key, Msg: msg})
+		}
+	}
+	for _, r := range w.boxWrite {
+		if err := checkWritePath(r.prog); err != nil {
 			errs = append(errs, &Error{File: w.Path, Line: r.at.line, Column: r.at.col, Key: r.at.key,
-				Msg: r.what + ": " + programProblem(r.prog, err)})
+				Msg: r.what + ": write: " + err.Error()})
 		}
 	}
 	if len(errs) > 0 {
 		return errs.tidy()
+	}
+	return nil
+}
+
+// checkWritePath checks that a sandbox's write: path exists: bwrap can
+// only open for writing what is there. A path under ~ is the home the
+// process is given, which may not be cadence's: it is checked when the
+// box is built.
+func checkWritePath(p string) error {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return errors.New("path " + p + " does not exist (create it, or remove it from write:)")
+		}
+		return err
 	}
 	return nil
 }
@@ -54,6 +80,7 @@ type programRef struct {
 	what string // "agent NAME" or "check NAME"
 	prog string // as written: a template is rendered only at run time
 	path string // the agent's own PATH setting, if any
+	pkg  string // the package that installs prog, when cadence knows it
 	at   at
 }
 

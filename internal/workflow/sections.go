@@ -174,12 +174,18 @@ type rawDefaults struct {
 	failOnExitCode       field[bool]
 	startTimeout         field[time.Duration]
 	fallbackAfter        field[time.Duration]
+	sandbox              *rawSandbox
+	restoreOnRetry       field[bool]
 }
 
 func (d *decoder) defaults(n ast.Node) rawDefaults {
 	var r rawDefaults
-	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code", "start_timeout", "fallback_after"}, func(e entry) {
+	d.fields(n, "defaults", []string{"agent", "retry", "timeout", "idle_timeout", "exit_grace", "handoff", "max_cost_usd", "checks", "fail_on_exit_code", "start_timeout", "fallback_after", "sandbox", "restore_on_retry"}, func(e entry) {
 		switch e.name {
+		case "restore_on_retry":
+			r.restoreOnRetry = d.boolean(e)
+		case "sandbox":
+			r.sandbox = d.sandbox(e)
 		case "start_timeout":
 			r.startTimeout = d.duration(e, time.Second)
 		case "fallback_after":
@@ -243,6 +249,8 @@ type rawStep struct {
 	loop                          *rawLoop
 	approval                      *rawApproval
 	startTimeout, fallbackAfter   field[time.Duration]
+	sandbox                       *rawSandbox
+	restoreOnRetry                field[bool]
 	keys                          map[string]at // every key written, where
 	at                            at            // the step itself
 }
@@ -252,7 +260,7 @@ var allStepKeys = []string{
 	"id", "needs", "when", "allow_failure",
 	"agent", "prompt", "prompt_file", "handoff", "retry", "timeout", "idle_timeout", "exit_grace",
 	"max_cost_usd", "on_help", "checks", "map", "fail_on_exit_code", "start_timeout", "fallback_after",
-	"run", "loop", "approval",
+	"run", "loop", "approval", "sandbox", "restore_on_retry",
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
@@ -314,6 +322,10 @@ func (d *decoder) step(n ast.Node, path string) rawStep {
 			if argv.set {
 				r.run = &rawRun{argv: argv, text: text, shell: shell, node: e.val}
 			}
+		case "sandbox":
+			r.sandbox = d.sandbox(e)
+		case "restore_on_retry":
+			r.restoreOnRetry = d.boolean(e)
 		case "loop":
 			r.loop = d.loopSection(e)
 		case "approval":
@@ -338,6 +350,7 @@ type rawAgent struct {
 	maxConcurrent               field[int]
 	fallback                    field[[]string]
 	fallbackNode                ast.Node
+	sandbox                     *rawSandbox
 	at                          at // the agent's name
 }
 
@@ -346,9 +359,11 @@ func (d *decoder) agent(e entry) rawAgent {
 	d.fields(e.val, e.path, []string{
 		"preset", "command", "args", "env", "prompt_via", "output", "continue_args",
 		"help_marker", "native_schema", "scenario", "base_url", "model", "api_key_env", "circuit",
-		"config_dir", "max_concurrent", "fallback",
+		"config_dir", "max_concurrent", "fallback", "sandbox",
 	}, func(e entry) {
 		switch e.name {
+		case "sandbox":
+			r.sandbox = d.sandbox(e)
 		case "config_dir":
 			r.configDir = d.nonEmpty(e)
 		case "max_concurrent":

@@ -74,6 +74,9 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 		}
 		s.Kind = l.stepKind(r)
 		s.AllowFailure = r.allowFailure.get(false)
+		if s.Kind == KindAgent || s.Kind == KindCommand {
+			l.restoreOnRetry(s, r, defaults)
+		}
 		switch s.Kind {
 		case KindAgent:
 			l.buildAgentStep(s, r, path, defaults)
@@ -89,6 +92,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 			s.Checks = l.buildChecks(r.checks)
 			if r.run != nil {
 				l.buildCommand(s, r)
+				s.Sandbox = l.buildSandbox(r.sandbox.over(defaults.sandbox), "step "+s.ID)
 			}
 		case KindLoop:
 			if r.loop != nil {
@@ -107,6 +111,9 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 // buildAgentStep merges the defaults into an agent step.
 func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDefaults) {
 	l.buildPrompt(s, r)
+	if r.sandbox != nil {
+		l.fail(r.sandbox.at, "an agent step runs in its agent's box: set sandbox: on the agent (agents.NAME.sandbox) or in defaults")
+	}
 	agent := r.agent.or(defaults.agent)
 	switch {
 	case !agent.set:
@@ -266,5 +273,16 @@ func (l *loader) checkRetry(r rawRetry) {
 		if slices.Contains(p.Never, c) {
 			l.fail(r.never.at, "class %s is in both retry.on and retry.never", c)
 		}
+	}
+}
+
+// restoreOnRetry sets a step's restore_on_retry (its own over defaults').
+// The items of a map step in a shared directory would undo each other's
+// work: there it needs workspace: worktree.
+func (l *loader) restoreOnRetry(s *Step, r rawStep, defaults rawDefaults) {
+	f := r.restoreOnRetry.or(defaults.restoreOnRetry)
+	s.RestoreOnRetry = f.get(false)
+	if s.RestoreOnRetry && r.mapping != nil && r.mapping.workspace.get(WorkspaceShared) != WorkspaceWorktree {
+		l.fail(f.at, "restore_on_retry on map step %s needs workspace: worktree (items sharing the project directory would undo each other's work)", r.id.v)
 	}
 }

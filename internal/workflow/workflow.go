@@ -73,6 +73,7 @@ type Workflow struct {
 	Warnings Errors
 
 	programs []programRef     // the programs agents and checks start, for CheckPrograms
+	boxWrite []programRef     // the sandboxes' write: paths (prog), which must exist, for CheckPrograms
 	byID     map[string]*Step // every step, inner steps included, by id; set at load, read only after
 }
 
@@ -104,6 +105,10 @@ type Agent struct {
 	// Fallback names the entries that take a step's next attempt, in
 	// order, when this one cannot serve.
 	Fallback []string
+	// Sandbox is the box its processes run in (its sandbox: over
+	// defaults'); nil runs them unboxed. Always nil for openai, which
+	// runs no process.
+	Sandbox *Sandbox
 }
 
 // Circuit configures an agent's circuit breaker (SPEC 6.4).
@@ -181,6 +186,12 @@ type Step struct {
 	// such a handoff is accepted with a warning.
 	FailOnExitCode bool
 	Map            *Map // nil for a step that runs once
+	// Sandbox is a command step's box (its sandbox: over defaults'); nil
+	// runs it unboxed. An agent step's box is its agent's.
+	Sandbox *Sandbox
+	// RestoreOnRetry puts the work tree back to the snapshot taken
+	// before the last attempt, before the next one (SPEC §19).
+	RestoreOnRetry bool
 
 	needsWritten bool // the file has a needs: key for the step
 	at           at   // where the step was written
