@@ -43,9 +43,10 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 }
 
 // A run whose process was killed (kill -9) while its agent ran is
-// cancelled by a process that holds nothing of it: the agent left behind
-// is killed and its attempt settled, interrupted and uncounted, in the
-// cancel's own transaction.
+// cancelled by a process that holds nothing of it: the agent died with
+// cadence (G6; cancel would kill one left behind), and its attempt, still
+// recorded running, is settled interrupted and uncounted in the cancel's
+// own transaction.
 func TestCancelAKilledRun(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e stateEngine) {
 		p := newLongProject(t, e)
@@ -55,8 +56,9 @@ func TestCancelAKilledRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait().killed(t)
-		if !alive(agentPID) {
-			t.Fatalf("the agent %d died with its cadence process: nothing left for cancel to stop", agentPID)
+		waitFor(t, "the agent to die with cadence (G6)", func() bool { return !alive(agentPID) })
+		if a := step(p.inspect(), "slow").Attempts; len(a) != 1 || a[0].Status != "running" {
+			t.Fatalf("attempts %+v, want the killed run's one attempt still recorded running", a)
 		}
 		c := p.cadence(nil, "cancel")
 		c.exits(t, 0)

@@ -31,7 +31,7 @@ var presetConfigPaths = map[string][]string{
 // command step's box, or the agent's; nil when it runs unboxed. The box
 // is built when the program is known, and bwrap looked up then: a
 // workflow that asks for a box never runs the process without one.
-func sandboxOf(t *try, ag *workflow.Agent, spec agent.Spec, handoffPath string) func(string) ([]string, error) {
+func sandboxOf(t *try, ag *workflow.Agent, spec agent.Spec, handoffPath string) func(string, ...string) ([]string, error) {
 	var (
 		sb     *workflow.Sandbox
 		config []string
