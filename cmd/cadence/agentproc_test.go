@@ -277,7 +277,10 @@ func TestEscapedProcessesDieWithTheAttempt(t *testing.T) {
 				case "success":
 					then = "answer"
 				case "timeout":
-					timeout = "1s"
+					// Long enough for the agent (this race-built test
+					// binary) to start and record its escaped process on
+					// a loaded machine before the timeout stops it.
+					timeout = "3s"
 				}
 				p := newProject(t, `version: 1
 defaults:
@@ -352,7 +355,10 @@ steps:
 // its answer: the step succeeds on attempt 1, well before idle_timeout
 // would have called the agent stuck, and the process is gone.
 func TestFinishedAnswerKeptWhenTheAgentHangs(t *testing.T) {
-	const idle = 4 * time.Second
+	// Far above what a run that keeps its answer takes (exit_grace and two
+	// process starts), so that a loaded machine does not reach it; a run
+	// that waits for the idle timeout instead takes all of it.
+	const idle = 15 * time.Second
 	for _, tt := range []struct{ preset, proto, output string }{
 		{"claude", "claude", ""},
 		{"codex", "codex", ""},
