@@ -222,6 +222,13 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
 		}
 		want[id+".json"] = append(b, '\n')
 	}
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		// A process put a symlink or a file in its place: removed, never
+		// followed (a link's target is not cadence's to clear).
+		if err := os.Remove(dir); err != nil {
+			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
+	}
 	if err := adoptNeedsDir(wf, project, in); err != nil {
 		return err
 	}
@@ -284,6 +291,9 @@ func adoptNeedsDir(wf *workflow.Workflow, project string, in *Instance) error {
 			continue
 		}
 		donor := outputsDir(project, &Instance{Run: in.Run, Step: need})
+		if fi, err := os.Lstat(donor); err != nil || !fi.IsDir() {
+			continue // none, or not a directory (a symlink is not taken)
+		}
 		err := os.Rename(donor, dir)
 		switch {
 		case err == nil:
