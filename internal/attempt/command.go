@@ -189,10 +189,11 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 }
 
 // syncOutputs makes the instance's CADENCE_OUTPUTS_DIR in the project
-// directory hold exactly the committed outputs of the steps it may read (SPEC §16.2): for each of its
-// ancestors that succeeded, STEP.json with that step's output as the store
-// holds it, and nothing else. It runs before every attempt's process
-// starts, the first of a resumed run included.
+// directory hold exactly the committed outputs of the steps it may read
+// (SPEC §16.2): for each of its ancestors that succeeded, STEP.json with
+// that step's output as the store holds it, and nothing else. It runs
+// before every attempt's process starts, the first of a resumed run
+// included.
 //
 // The directory is a copy of committed state, never a source of it
 // (SPEC §7): in.Outputs comes from the store (read back on resume, or
@@ -268,8 +269,8 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
 }
 
 // adoptNeedsDir starts a top-level step's CADENCE_OUTPUTS_DIR in the
-// project directory when it has none yet, by renaming to it the directory of a step it needs:
-// that step succeeded before this one could start and never runs again,
+// project directory when it has none yet, by renaming to it the directory
+// of a step it needs: that step succeeded before this one could start and never runs again,
 // and its directory already holds most of what this one may read (in a
 // chain, all but the needed step's own output). Nothing in the adopted
 // directory is trusted: syncOutputs compares every file with the
