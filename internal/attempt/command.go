@@ -189,10 +189,11 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 }
 
 // syncOutputs makes the instance's CADENCE_OUTPUTS_DIR in the project
-// directory hold exactly the committed outputs of the steps it may read (SPEC §16.2): for each of its
-// ancestors that succeeded, STEP.json with that step's output as the store
-// holds it, and nothing else. It runs before every attempt's process
-// starts, the first of a resumed run included.
+// directory hold exactly the committed outputs of the steps it may read
+// (SPEC §16.2): for each of its ancestors that succeeded, STEP.json with
+// that step's output as the store holds it, and nothing else. It runs
+// before every attempt's process starts, the first of a resumed run
+// included.
 //
 // The directory is a copy of committed state, never a source of it
 // (SPEC §7): in.Outputs comes from the store (read back on resume, or
@@ -221,6 +222,13 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
 			return fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
 		}
 		want[id+".json"] = append(b, '\n')
+	}
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		// A process put a symlink or a file in its place: removed, never
+		// followed (a link's target is not cadence's to clear).
+		if err := os.Remove(dir); err != nil {
+			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
 	}
 	if err := adoptNeedsDir(wf, project, in); err != nil {
 		return err
@@ -261,8 +269,8 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
 }
 
 // adoptNeedsDir starts a top-level step's CADENCE_OUTPUTS_DIR in the
-// project directory when it has none yet, by renaming to it the directory of a step it needs:
-// that step succeeded before this one could start and never runs again,
+// project directory when it has none yet, by renaming to it the directory
+// of a step it needs: that step succeeded before this one could start and never runs again,
 // and its directory already holds most of what this one may read (in a
 // chain, all but the needed step's own output). Nothing in the adopted
 // directory is trusted: syncOutputs compares every file with the
@@ -284,6 +292,9 @@ func adoptNeedsDir(wf *workflow.Workflow, project string, in *Instance) error {
 			continue
 		}
 		donor := outputsDir(project, &Instance{Run: in.Run, Step: need})
+		if fi, err := os.Lstat(donor); err != nil || !fi.IsDir() {
+			continue // none, or not a directory (a symlink is not taken)
+		}
 		err := os.Rename(donor, dir)
 		switch {
 		case err == nil:

@@ -116,3 +116,51 @@ func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
 		t.Errorf("c's second attempt: %v", got)
 	}
 }
+
+// A symlink a process left in place of a CADENCE_OUTPUTS_DIR, its own or
+// the one of a step that a later step would take, is never followed: the
+// files it points at stay, and the step gets a directory of its own.
+func TestSyncOutputsNeverFollowsASymlink(t *testing.T) {
+	for _, whose := range []string{"its own", "the needed step's"} {
+		t.Run(whose, func(t *testing.T) {
+			project := t.TempDir()
+			wf, err := workflow.Parse(project, "w.yaml", []byte(outputsWorkflow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := &checkpoint.Run{ID: "r1"}
+			outputs := map[string]any{"a": map[string]any{"Output": map[string]any{"from": "a"}}}
+			b := &Instance{Run: run, Step: wf.Find("b"), Outputs: outputs}
+			victim := t.TempDir()
+			if err := os.WriteFile(filepath.Join(victim, "keep.txt"), []byte("mine"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := outputsDir(project, b)
+			if whose != "its own" {
+				link = outputsDir(project, &Instance{Run: run, Step: wf.Find("a")})
+			}
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, link); err != nil {
+				t.Fatal(err)
+			}
+			if err := syncOutputs(wf, project, b); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(filepath.Join(victim, "keep.txt")); err != nil || string(got) != "mine" {
+				t.Fatalf("the symlink's target was cleared: %q, %v", got, err)
+			}
+			if entries, _ := os.ReadDir(victim); len(entries) != 1 {
+				t.Errorf("files written into the symlink's target: %v", entries)
+			}
+			fi, err := os.Lstat(outputsDir(project, b))
+			if err != nil || !fi.IsDir() {
+				t.Fatalf("b's CADENCE_OUTPUTS_DIR is %v, %v; want a directory", fi, err)
+			}
+			if got := listDir(t, outputsDir(project, b)); len(got) != 1 || got["a.json"] != `{"from":"a"}`+"\n" {
+				t.Errorf("b's directory holds %v, want a.json", got)
+			}
+		})
+	}
+}

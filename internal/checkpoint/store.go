@@ -429,9 +429,10 @@ func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err e
 }
 
 // UpdateBeforeStart is Update for a commit that a process's start depends
-// on: an attempt's row (G1) and its agent's pid. Both are committed at
-// synchronous=FULL (on PostgreSQL, with the server's WAL flushed) before
-// the agent runs, so that after a power cut resume knows the agent ran:
+// on: an attempt's row (G1) and its agent's pid. Both are durable, at
+// synchronous=FULL (on PostgreSQL, with the server's WAL flushed), before
+// the agent runs (the row may instead be committed by UpdateSyncedByStart
+// when the pid's commit follows it), so that after a power cut resume knows the agent ran:
 // it continues the agent's session rather than starting a fresh one with
 // the original prompt (G5), and inspect does not say "interrupted before
 // the agent started" of an agent that ran. An agent runs only once its
