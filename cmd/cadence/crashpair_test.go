@@ -382,3 +382,51 @@ func TestKillScheduleTwoProjects(t *testing.T) {
 	}
 	t.Logf("kill schedule on two projects: seed %d, %d kills, %s", ks.seed, kills, time.Since(start).Round(time.Millisecond))
 }
+
+// TestOtherStateSeesAChange stops the other workflow's run at its gate and
+// changes it in each way a recovery not confined to its own run could: a
+// row (its gate answered), a file of its run, its agents' ledger. The
+// state the pair cells compare must differ after each, so that an
+// unchanged state there is known to have been able to change.
+func TestOtherStateSeesAChange(t *testing.T) {
+	p := newProject(t, otherWorkflow, map[string]string{"s.json": boolSchema, "other-scenario.yaml": otherScenario})
+	p.ledgerFile = filepath.Join(p.dir, "other-ledger.jsonl")
+	p.cadence(nil, "run").exits(t, exitAwaiting)
+	runID := p.inspect().Run.ID
+	appendTo := func(path string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+	}{
+		{"a file of its run", func() {
+			var file string
+			_ = filepath.WalkDir(filepath.Join(p.dir, ".cadence"), func(path string, de fs.DirEntry, err error) error {
+				if err == nil && !de.IsDir() && file == "" && strings.Contains(path, runID) {
+					file = path
+				}
+				return err
+			})
+			if file == "" {
+				t.Fatalf("no file of run %s under .cadence", runID)
+			}
+			appendTo(file)
+		}},
+		{"its ledger", func() { appendTo(p.ledgerFile) }},
+		{"its gate answered", func() { p.cadence(nil, "approve", "gate", "--by", "someone").exits(t, 0) }},
+	} {
+		before := otherState(t, p)
+		tc.change()
+		if otherState(t, p) == before {
+			t.Errorf("%s changed, yet the compared state did not", tc.name)
+		}
+	}
+}
