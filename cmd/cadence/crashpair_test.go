@@ -383,6 +383,50 @@ func TestKillScheduleTwoProjects(t *testing.T) {
 	t.Logf("kill schedule on two projects: seed %d, %d kills, %s", ks.seed, kills, time.Since(start).Round(time.Millisecond))
 }
 
+// TestKillScheduleTwoWorkflows runs the kill schedule's workflow as two
+// workflow files of one project on its SQLite state, a.yaml and b.yaml (b's
+// files renamed so that the two runs share no file of the checkout: its
+// ledger, scenario, file handoff, command and the file its check reads),
+// both at once, each killed at its own random moments and resumed with
+// --workflow to its end. Each recovers exactly, though the other
+// workflow's processes die and recover beside it on the same state, and
+// each workflow has exactly its own run.
+func TestKillScheduleTwoWorkflows(t *testing.T) {
+	ks := killScheduleFromEnv(t, stateEngine{killPoints: pairKillPoints})
+	t.Logf("kill schedule on two workflows of one project: seed %d (CADENCE_KILL_SEED=%d to replay), %d kill points each", ks.seed, ks.seed, ks.points)
+	rename := strings.NewReplacer("ledger.jsonl", "b-ledger.jsonl", "scenario.yaml", "b-scenario.yaml",
+		"out/write.json", "out/b-write.json", "command.sh", "b-command.sh", "state.txt", "b-state.txt")
+	p := newProject(t, killWorkflow, map[string]string{"s.json": boolSchema, "items.json": killItems,
+		"a.yaml": killWorkflow, "scenario.yaml": killScenario, "command.sh": ledgerCommand,
+		"b.yaml": rename.Replace(killWorkflow), "b-scenario.yaml": rename.Replace(killScenario), "b-command.sh": rename.Replace(ledgerCommand)})
+	views := []struct{ workflow, ledger, write string }{
+		{"a.yaml", "ledger.jsonl", "out/write.json"},
+		{"b.yaml", "b-ledger.jsonl", "out/b-write.json"},
+	}
+	start := time.Now()
+	kills := make([]int, len(views))
+	t.Run("workflows", func(t *testing.T) {
+		for i, v := range views {
+			rnd := rand.New(rand.NewSource(ks.seed + int64(i)))
+			t.Run(strings.TrimSuffix(v.workflow, ".yaml"), func(t *testing.T) {
+				t.Parallel()
+				view := &project{t: t, dir: p.dir, workflow: v.workflow, ledgerFile: filepath.Join(p.dir, v.ledger)}
+				d := killProject(t, view, v.write, rnd, ks.points)
+				if runs := runsOf(t, view); len(runs) != 1 || runs[d.runID] == "" {
+					t.Errorf("runs --workflow %s lists %v, want its one run %s", v.workflow, runs, d.runID)
+				}
+				kills[i] = d.kills
+				t.Logf("%s: run %s, %d kills, %d attempts adopted, %d interrupted, ended failed: %v",
+					v.workflow, d.runID, d.kills, d.adopted, d.interrupted, d.failed)
+			})
+		}
+	})
+	if all := runsOf(t, p); len(all) != len(views) {
+		t.Errorf("the project lists runs %v, want one per workflow", all)
+	}
+	t.Logf("kill schedule on two workflows of one project: seed %d, %v kills, %s", ks.seed, kills, time.Since(start).Round(time.Millisecond))
+}
+
 // TestOtherStateSeesAChange stops the other workflow's run at its gate and
 // changes it in each way a recovery not confined to its own run could: a
 // row (its gate answered), a file of its run, its agents' ledger. The

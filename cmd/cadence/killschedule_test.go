@@ -179,7 +179,13 @@ func randomKillSchedule(t *testing.T, e stateEngine) {
 func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durability {
 	p := newEngineProject(t, e, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems,
 		"command.sh": ledgerCommand})
-	d := newDurability(t, p, map[string]string{"write": "out/write.json"})
+	return killProject(t, p, "out/write.json", rnd, budget)
+}
+
+// killProject is killRun on the run of project view p (its workflow's, when
+// the view names one), whose write step hands off through writePath.
+func killProject(t *testing.T, p *project, writePath string, rnd *rand.Rand, budget int) *durability {
+	d := newDurability(t, p, map[string]string{"write": writePath})
 	limit := min(budget, maxKillsPerRun)
 	cmd := "run"
 	for {
