@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // otherWorkflow is the run that works beside a crash-matrix cell's killed
@@ -242,6 +243,13 @@ func runPairCell(t *testing.T, sc crashScenario, fp string, killed, other *proje
 		}
 	}
 	finishOther(t, other)
+	if killed.dir != other.dir {
+		idK, errK := projectid.Read(killed.dir)
+		idO, errO := projectid.Read(other.dir)
+		if errK != nil || errO != nil || idK == "" || idK == idO {
+			t.Errorf("project ids %q (%v) and %q (%v), want two different ones", idK, errK, idO, errO)
+		}
+	}
 }
 
 // finishOther answers the other run's gate, resumes it to its end and
@@ -332,6 +340,12 @@ func otherState(t *testing.T, other *project) string {
 // killed side by side.
 const pairKillPoints = 12
 
+// pairKillWindow is killWindow for two schedules at once: two processes
+// start side by side on the same cores, so the moments are drawn over a
+// longer window for kills to land in the steps too, not mostly before
+// the state is open.
+const pairKillWindow = 2500 * time.Millisecond
+
 // TestKillScheduleTwoProjects runs the random kill schedule's workflow in
 // two projects at once on one PostgreSQL database, each killed at its own
 // random moments (the same seed, drawn apart) and resumed to its end: each
@@ -341,7 +355,6 @@ func TestKillScheduleTwoProjects(t *testing.T) {
 	ks := killScheduleFromEnv(t, stateEngine{killPoints: pairKillPoints})
 	t.Logf("kill schedule on two projects: seed %d (CADENCE_KILL_SEED=%d to replay), %d kill points each", ks.seed, ks.seed, ks.points)
 	state := pg.NewDatabase(t)
-	shared := stateEngine{name: "postgres-shared", state: func(*testing.T) string { return state }}
 	start := time.Now()
 	// Each project's directory goes with its subtest: what the parent
 	// compares is kept here.
@@ -356,7 +369,10 @@ func TestKillScheduleTwoProjects(t *testing.T) {
 			rnd := rand.New(rand.NewSource(ks.seed + int64(i)))
 			t.Run("p"+strconv.Itoa(i), func(t *testing.T) {
 				t.Parallel()
-				d := killRun(t, shared, rnd, ks.points)
+				p := newProject(t, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario,
+					"items.json": killItems, "command.sh": ledgerCommand})
+				p.state = state
+				d := killProject(t, p, "out/write.json", rnd, ks.points, pairKillWindow)
 				runs := runsOf(t, d.p)
 				if len(runs) != 1 {
 					t.Fatalf("the project lists runs %v, want its own one", runs)
@@ -411,7 +427,7 @@ func TestKillScheduleTwoWorkflows(t *testing.T) {
 			t.Run(strings.TrimSuffix(v.workflow, ".yaml"), func(t *testing.T) {
 				t.Parallel()
 				view := &project{t: t, dir: p.dir, workflow: v.workflow, ledgerFile: filepath.Join(p.dir, v.ledger)}
-				d := killProject(t, view, v.write, rnd, ks.points)
+				d := killProject(t, view, v.write, rnd, ks.points, pairKillWindow)
 				if runs := runsOf(t, view); len(runs) != 1 || runs[d.runID] == "" {
 					t.Errorf("runs --workflow %s lists %v, want its one run %s", v.workflow, runs, d.runID)
 				}
