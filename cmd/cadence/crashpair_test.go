@@ -224,12 +224,16 @@ func runPairCell(t *testing.T, sc crashScenario, fp string, killed, other *proje
 			break
 		}
 		d.afterKill()
+		if fp == attempt.FailAfterAttemptCommit {
+			d.checkNoLedgerForUnstarted()
+		}
 		var ended string
 		if next, ended = d.next(); ended != "" {
 			break
 		}
 	}
 	d.finish(sc.want)
+	checkAgent(t, killed, sc.wantAgent)
 	tally.kills += d.kills
 	if d.kills == 0 {
 		t.Errorf("failpoint %s not reached in scenario %s: the cell proves nothing", fp, sc.name)
