@@ -89,7 +89,7 @@ type pairTally struct {
 }
 
 func (c pairTally) String() string {
-	return fmt.Sprintf("%d cells (%d failed), %d kills, %d processes of the killed run while the other ran, %d while it waited (its state compared after each)",
+	return fmt.Sprintf("%d cells (%d failed), %d kills, %d processes beside the other run while it ran, %d while it waited (its state compared after each)",
 		c.cells, c.failed, c.kills, c.besideRunning, c.besideWaiting)
 }
 
@@ -227,6 +227,10 @@ func runPairCell(t *testing.T, sc crashScenario, fp string, killed, other *proje
 		if fp == attempt.FailAfterAttemptCommit {
 			d.checkNoLedgerForUnstarted()
 		}
+		if d.kills == 1 && killed.dir == other.dir {
+			carelessResume(t, killed)
+			compare()
+		}
 		var ended string
 		if next, ended = d.next(); ended != "" {
 			break
@@ -252,6 +256,22 @@ func runPairCell(t *testing.T, sc crashScenario, fp string, killed, other *proje
 		idO, errO := projectid.Read(other.dir)
 		if errK != nil || errO != nil || idK == "" || idK == idO {
 			t.Errorf("project ids %q (%v) and %q (%v), want two different ones", idK, errK, idO, errO)
+		}
+	}
+}
+
+// carelessResume runs `cadence resume` in the project of two workflows
+// without naming one, just after a crash left one run without a holder:
+// it must refuse and name both workflows (exit 2), not pick the crashed
+// run, nor the other, by itself.
+func carelessResume(t *testing.T, killed *project) {
+	t.Helper()
+	bare := &project{t: t, dir: killed.dir, state: killed.state}
+	r := bare.cadence(nil, "resume")
+	r.exits(t, exitUsage)
+	for _, want := range []string{"2 runs are unfinished", "--workflow a.yaml", "--workflow other.yaml"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("resume naming no workflow after a crash: stderr %q, want %q in it", r.stderr, want)
 		}
 	}
 }
