@@ -560,6 +560,9 @@ type durability struct {
 	// than in this process: on the power-cut filesystem, which this
 	// process serves, SQLite's shared memory must not be mapped here.
 	byProcess bool
+	// runID is the run followed once known, when the project view names
+	// its workflow: the project's latest run may be another workflow's.
+	runID string
 }
 
 func newDurability(t *testing.T, p *project, files map[string]string) *durability {
@@ -584,7 +587,12 @@ func (d *durability) report() (history.Report, bool) {
 		}
 		return rep, true
 	}
-	rep, err := history.Inspect(context.Background(), d.p.dir, d.p.state, "", false)
+	if d.p.workflow != "" && d.runID == "" {
+		if d.runID = d.p.runOfWorkflow(); d.runID == "" {
+			return history.Report{}, false
+		}
+	}
+	rep, err := history.Inspect(context.Background(), d.p.dir, d.p.state, d.runID, false)
 	if errors.Is(err, history.ErrNoRuns) {
 		return history.Report{}, false
 	}
@@ -592,6 +600,29 @@ func (d *durability) report() (history.Report, bool) {
 		d.t.Fatalf("inspect: %v", err)
 	}
 	return *rep, true
+}
+
+// runOfWorkflow returns the id of the run of p's workflow file, read
+// in-process from the project's state; "" while it has none.
+func (p *project) runOfWorkflow() string {
+	p.t.Helper()
+	runs, err := history.Runs(context.Background(), p.dir, p.state)
+	if errors.Is(err, history.ErrNoRuns) {
+		return ""
+	}
+	if err != nil {
+		p.t.Fatalf("runs: %v", err)
+	}
+	id := ""
+	for _, r := range runs {
+		if filepath.Clean(r.WorkflowPath) == filepath.Clean(filepath.FromSlash(p.workflow)) {
+			if id != "" {
+				p.t.Fatalf("two runs of %s, %s and %s: the matrix starts one", p.workflow, id, r.ID)
+			}
+			id = r.ID
+		}
+	}
+	return id
 }
 
 // next is how the next process continues: resume once a run exists, run

@@ -30,6 +30,12 @@ type project struct {
 	ledgerFile string
 	// env is added to the environment of every cadence process.
 	env []string
+	// workflow, when set, is the workflow file (relative to dir) every
+	// cadence process of this view of the project is given with
+	// --workflow, and the run the durability checks follow: several
+	// workflows of one project each have a view of their own. Only for
+	// commands that take --workflow (run, resume, approve, inspect, runs).
+	workflow string
 	// cwd is where cadence processes start when not in the project:
 	// a process that serves the project's filesystem itself must never
 	// start a child there (the child's chdir would wait for a server
@@ -86,6 +92,9 @@ func (p *project) cadenceWithin(d time.Duration, env []string, args ...string) r
 }
 
 func (p *project) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	if p.workflow != "" {
+		args = append(append([]string(nil), args...), "--workflow", filepath.Join(p.dir, filepath.FromSlash(p.workflow)))
+	}
 	cmd := exec.CommandContext(ctx, "cadence", append(args, p.dir)...)
 	cmd.Dir = p.dir
 	if p.cwd != "" {

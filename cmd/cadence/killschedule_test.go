@@ -179,7 +179,18 @@ func randomKillSchedule(t *testing.T, e stateEngine) {
 func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durability {
 	p := newEngineProject(t, e, killWorkflow, map[string]string{"s.json": boolSchema, "scenario.yaml": killScenario, "items.json": killItems,
 		"command.sh": ledgerCommand})
-	d := newDurability(t, p, map[string]string{"write": "out/write.json"})
+	return killProject(t, p, "out/write.json", rnd, budget, killWindow)
+}
+
+// killWindow is how long after its start a process of the kill schedule is
+// killed at the latest (and 20 ms at the earliest).
+const killWindow = 900 * time.Millisecond
+
+// killProject is killRun on the run of project view p (its workflow's, when
+// the view names one), whose write step hands off through writePath, each
+// process killed up to window after its start.
+func killProject(t *testing.T, p *project, writePath string, rnd *rand.Rand, budget int, window time.Duration) *durability {
+	d := newDurability(t, p, map[string]string{"write": writePath})
 	limit := min(budget, maxKillsPerRun)
 	cmd := "run"
 	for {
@@ -187,7 +198,7 @@ func killRun(t *testing.T, e stateEngine, rnd *rand.Rand, budget int) *durabilit
 		if d.kills < limit {
 			// From "before the database is open" to "well into a step", the
 			// map step's items included.
-			after = time.Duration(rnd.Int63n(int64(900*time.Millisecond))) + 20*time.Millisecond
+			after = time.Duration(rnd.Int63n(int64(window))) + 20*time.Millisecond
 		}
 		r := startAndKill(t, p, cmd, after)
 		if r.signal != syscall.SIGKILL && r.code == exitAwaiting {
