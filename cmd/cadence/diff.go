@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/gitwork"
@@ -103,21 +102,4 @@ func attemptChanges(ctx context.Context, dir string, a history.AttemptReport) []
 		return nil
 	}
 	return append([]string{}, files...)
-}
-
-// changedList says which files an attempt changed, the first ten by
-// name.
-func changedList(files []string) string {
-	const most = 10
-	switch {
-	case files == nil:
-		return "unknown: git cannot compare the snapshots"
-	case len(files) == 0:
-		return "no file"
-	case len(files) > most:
-		return fmt.Sprintf("%d files: %s, …", len(files), strings.Join(files[:most], ", "))
-	case len(files) == 1:
-		return "1 file: " + files[0]
-	}
-	return fmt.Sprintf("%d files: %s", len(files), strings.Join(files, ", "))
 }

@@ -610,7 +610,7 @@ func printAttempt(w io.Writer, runID string, s *history.StepReport, a history.At
 		fmt.Fprintf(w, "repairs   %s\n", strings.Join(a.Repairs, ", "))
 	}
 	if a.Snapshot != "" && a.SnapshotAfter != "" {
-		fmt.Fprintf(w, "changed   %s (cadence diff shows them)\n", changedList(a.FilesChanged))
+		fmt.Fprintf(w, "changed   %s (cadence diff shows them)\n", history.ChangedSummary(a.FilesChanged))
 	}
 	if a.FailedHandoff != "" {
 		fmt.Fprintf(w, "record    %s\n", a.FailedHandoff)

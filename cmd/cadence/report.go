@@ -41,6 +41,7 @@ func (c *reportCmd) Run(e *env) error {
 	if err != nil {
 		return withCode(exitUsage, stateHint(err))
 	}
+	listChanges(e, c.Dir, rep)
 	var buf bytes.Buffer
 	if err := htmlreport.Render(&buf, rep, htmlreport.Options{Dir: c.Dir, Now: time.Now()}); err != nil {
 		return err
@@ -59,4 +60,33 @@ func (c *reportCmd) Run(e *env) error {
 	}
 	fmt.Fprintln(e.stdout, path)
 	return nil
+}
+
+// maxChangeLookups bounds the attempts whose changed files the report
+// asks git for (a few milliseconds each); the others keep their diff
+// command alone.
+const maxChangeLookups = 200
+
+// listChanges fills in the files changed by the failed and interrupted
+// attempts the report lists (SPEC §19), the first maxChangeLookups of
+// them that have both snapshots.
+func listChanges(e *env, dir string, rep *history.Report) {
+	left := maxChangeLookups
+	fill := func(atts []history.AttemptReport) {
+		for i := range atts {
+			a := &atts[i]
+			if left == 0 || a.Snapshot == "" || a.SnapshotAfter == "" ||
+				(a.Status != checkpoint.AttemptFailed && a.Status != checkpoint.AttemptInterrupted) {
+				continue
+			}
+			left--
+			a.FilesChanged = attemptChanges(e.ctx, dir, *a)
+		}
+	}
+	for i := range rep.Steps {
+		fill(rep.Steps[i].Attempts)
+		for j := range rep.Steps[i].Items {
+			fill(rep.Steps[i].Items[j].Attempts)
+		}
+	}
 }

@@ -129,6 +129,21 @@ steps:
 	if bad.code != exitUsage || !strings.Contains(bad.stderr, "step one has attempts 1 to 2 in run ") {
 		t.Errorf("cadence diff --attempt 3: exit %d, stderr %q", bad.code, bad.stderr)
 	}
+
+	// The report's entry for the failed attempt names its files and the
+	// command that prints its change.
+	runID := p.inspect().Run.ID
+	rep := p.cadence(nil, "report")
+	rep.exits(t, 0)
+	page, err := os.ReadFile(strings.TrimSpace(rep.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Changed 4 files: a.txt, b.txt, gen/x.txt, junk.txt.", "<code>cadence diff one --run " + runID + " --attempt 1</code>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
 }
 
 // TestDiffOfAnItemInItsWorktree: cadence diff --item prints what the

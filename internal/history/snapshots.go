@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
@@ -45,4 +46,22 @@ func UnitAttempts(ctx context.Context, dir, state, runID, step, item string) (st
 		return runID, nil, fmt.Errorf("%w of %s in run %s", ErrNoAttempts, what, runID)
 	}
 	return runID, list, nil
+}
+
+// ChangedSummary says which files an attempt changed, the first ten by
+// name: "no file", "1 file: a.go", "12 files: a.go, …"; files nil (git
+// could not compare the snapshots) says so.
+func ChangedSummary(files []string) string {
+	const most = 10
+	switch {
+	case files == nil:
+		return "unknown: git cannot compare the snapshots"
+	case len(files) == 0:
+		return "no file"
+	case len(files) > most:
+		return fmt.Sprintf("%d files: %s, …", len(files), strings.Join(files[:most], ", "))
+	case len(files) == 1:
+		return "1 file: " + files[0]
+	}
+	return fmt.Sprintf("%d files: %s", len(files), strings.Join(files, ", "))
 }

@@ -186,6 +186,12 @@ type failedEntry struct {
 	SentAs     string // where the follow-up text comes from
 	Hint       string // the command that shows the attempt in full
 	Omitted    bool   // texts left out to keep the report small
+	// Diff is the command that prints what the attempt changed in its
+	// work tree (SPEC §19), and Changed the files it changed; both ""
+	// when no snapshot was recorded before it, Changed also when the
+	// files were not looked up.
+	Diff    string
+	Changed string
 }
 
 // deadRow is one dead item.
@@ -489,6 +495,16 @@ func (b *builder) failure(s *history.StepReport, u unit, j int) (failedEntry, bo
 		e.Hint += " --item " + u.key
 	}
 	e.Hint += fmt.Sprintf(" --attempt %d", a.N)
+	if a.Snapshot != "" {
+		e.Diff = fmt.Sprintf("cadence diff %s --run %s", s.ID, b.rep.Run.ID)
+		if u.key != "" {
+			e.Diff += " --item " + u.key
+		}
+		e.Diff += fmt.Sprintf(" --attempt %d", a.N)
+		if a.FilesChanged != nil {
+			e.Changed = history.ChangedSummary(a.FilesChanged)
+		}
+	}
 	if b.budget <= 0 {
 		e.Omitted = true
 		return e, true

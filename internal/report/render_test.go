@@ -341,3 +341,42 @@ func TestRenderGraphDecisions(t *testing.T) {
 		}
 	}
 }
+
+// A failed attempt with a snapshot of its work tree names the command
+// that prints its change and, when they were looked up, the files it
+// changed; one without a snapshot names neither (SPEC §19).
+func TestRenderAttemptChanges(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		snapshot string
+		files    []string
+		want     []string
+		absent   []string
+	}{
+		{"files", "c0ffee", []string{"a.go", "b/c.go"}, []string{"Changed 2 files: a.go, b/c.go.", "<code>cadence diff implement --run r1 --attempt 1</code>"}, nil},
+		{"none changed", "c0ffee", []string{}, []string{"Changed no file.", "<code>cadence diff implement --run r1 --attempt 1</code>"}, nil},
+		{"not looked up", "c0ffee", nil, []string{"Its change: <code>cadence diff implement --run r1 --attempt 1</code>"}, []string{"Changed "}},
+		{"no snapshot", "", []string{"a.go"}, nil, []string{"cadence diff", "Changed "}},
+		{"hostile name", "c0ffee", []string{"<b>x</b>.go"}, []string{"Changed 1 file: &lt;b&gt;x&lt;/b&gt;.go."}, []string{"<b>x</b>.go"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := smallRun()
+			a := &rep.Steps[0].Attempts[0]
+			a.Snapshot, a.SnapshotAfter, a.FilesChanged = tt.snapshot, tt.snapshot, tt.files
+			var buf bytes.Buffer
+			if err := Render(&buf, rep, Options{Now: *sec(20)}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("the report lacks %q", w)
+				}
+			}
+			for _, w := range tt.absent {
+				if strings.Contains(buf.String(), w) {
+					t.Errorf("the report holds %q", w)
+				}
+			}
+		})
+	}
+}
