@@ -32,7 +32,7 @@ func exportTraces(e *env, dir, state, runID, traceparent string) {
 		return
 	}
 	defer exp.Shutdown(ctx)
-	if _, err := exp.Export(ctx, history.StateTarget(dir, state), runID, traceparent); err != nil {
+	if _, err := exp.Export(ctx, dir, history.StateTarget(dir, state), runID, traceparent); err != nil {
 		fmt.Fprintf(e.stderr, "cadence: traces: %v\n", err)
 	}
 }

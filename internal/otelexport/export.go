@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/projectid"
 )
 
 // Audit-log kinds of the exporter's own records, never exported as events.
@@ -54,13 +55,14 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 // Shutdown flushes and closes the exporter's connection.
 func (e *Exporter) Shutdown(ctx context.Context) error { return e.exp.Shutdown(ctx) }
 
-// Export sends the spans of run runID that are complete in the state at
-// target and were not sent before, then records in the run's audit log
-// that they were; it returns how many it sent. traceparent, when the run
-// has no trace yet (its first export), is the W3C traceparent the run
-// started under ("" for none): the run's span becomes its child.
-func (e *Exporter) Export(ctx context.Context, target, runID, traceparent string) (int, error) {
-	store, err := checkpoint.Open(ctx, target)
+// Export sends the spans of run runID of the project in dir that are
+// complete in the state at target and were not sent before, then records
+// in the run's audit log that they were; it returns how many it sent.
+// traceparent, when the run has no trace yet (its first export), is the
+// W3C traceparent the run started under ("" for none): the run's span
+// becomes its child.
+func (e *Exporter) Export(ctx context.Context, dir, target, runID, traceparent string) (int, error) {
+	store, err := projectid.Open(ctx, dir, target)
 	if err != nil {
 		return 0, fmt.Errorf("open state %s: %w", target, err)
 	}
