@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
 )
@@ -42,7 +43,7 @@ func deadOf(e *env, dir, state, runID, step string) (*history.Report, []history.
 	var walk func(steps []history.StepReport)
 	walk = func(steps []history.StepReport) {
 		for _, s := range steps {
-			if step == "" || s.ID == step || history.StepName(s.ID) == step {
+			if step == "" || s.ID == step || address.Of(s.ID).StepName() == step {
 				known = true
 				out = append(out, s.Dead...)
 			}

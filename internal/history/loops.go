@@ -3,10 +3,9 @@ package history
 import (
 	"encoding/json"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
 
@@ -52,47 +51,6 @@ type WaitingReport struct {
 	TimeoutAt *time.Time `json:"timeout_at"`
 }
 
-// StepName returns the workflow step a row of the steps table belongs to:
-// the row's id for a top-level step, the last step segment of a path
-// inside a loop (implement/3/code is step code; outer/2/inner/1 is an
-// iteration of step inner). Step ids are unique across a workflow, so the
-// name finds the step's definition.
-func StepName(id string) string {
-	segs := strings.Split(id, "/")
-	if len(segs)%2 == 0 {
-		return segs[len(segs)-2]
-	}
-	return segs[len(segs)-1]
-}
-
-// isIterationRow reports whether a row of a run's steps table is an
-// iteration of a loop rather than a step (top-level or inner). Paths
-// alternate step and iteration number: implement, implement/3,
-// implement/3/code, outer/2/inner/1, … .
-func isIterationRow(id string) bool {
-	return strings.Count(id, "/")%2 == 1
-}
-
-// parentOf returns the row a row belongs to: an inner step's iteration,
-// an iteration's loop step; "" for a top-level step.
-func parentOf(id string) string {
-	i := strings.LastIndexByte(id, '/')
-	if i < 0 {
-		return ""
-	}
-	return id[:i]
-}
-
-// iterationNumber is the number of an iteration row (implement/3 is 3), or
-// 0 when its last segment is not one.
-func iterationNumber(id string) int {
-	n, err := strconv.Atoi(id[strings.LastIndexByte(id, '/')+1:])
-	if err != nil || n < 1 {
-		return 0
-	}
-	return n
-}
-
 // nestLoops turns the flat rows of a run, in their order, into its
 // top-level steps, each loop step holding its iterations and each
 // iteration its inner steps. A loop step's usage is its inner steps'. A
@@ -106,8 +64,8 @@ func nestLoops(flat []StepReport) []StepReport {
 	children := map[string][]int{}
 	var top []int
 	for i, s := range flat {
-		p := parentOf(s.ID)
-		if p == "" || !byID[p] || isIterationRow(s.ID) && iterationNumber(s.ID) == 0 {
+		p := address.Of(s.ID).Parent().String()
+		if p == "" || !byID[p] || address.Of(s.ID).IsIteration() && address.Of(s.ID).Number() == 0 {
 			top = append(top, i)
 			continue
 		}
@@ -120,12 +78,14 @@ func nestLoops(flat []StepReport) []StepReport {
 		if len(its) == 0 {
 			return s
 		}
-		sort.SliceStable(its, func(a, b int) bool { return iterationNumber(flat[its[a]].ID) < iterationNumber(flat[its[b]].ID) })
+		sort.SliceStable(its, func(a, b int) bool {
+			return address.Of(flat[its[a]].ID).Number() < address.Of(flat[its[b]].ID).Number()
+		})
 		s.Iterations = make([]IterationReport, 0, len(its))
 		costKnown, tokensKnown, inners := false, false, false
 		for _, j := range its {
 			row := flat[j]
-			it := IterationReport{Iteration: iterationNumber(row.ID), ID: row.ID, Status: row.Status, Until: row.Decision,
+			it := IterationReport{Iteration: address.Of(row.ID).Number(), ID: row.ID, Status: row.Status, Until: row.Decision,
 				Steps: []StepReport{}}
 			for _, k := range children[row.ID] {
 				inner := build(k)
@@ -197,7 +157,7 @@ func (r *Report) Instances(name string) []*StepReport {
 	var walk func([]StepReport)
 	walk = func(steps []StepReport) {
 		for i := range steps {
-			if StepName(steps[i].ID) == name {
+			if address.Of(steps[i].ID).StepName() == name {
 				out = append(out, &steps[i])
 			}
 			for j := range steps[i].Iterations {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/holder"
@@ -203,7 +204,7 @@ func Output(ctx context.Context, dir, state, runID, stepID string) (*StepOutput,
 			// come after their loop's row in the table, but the run's
 			// result is its last top-level step's.
 			for i := range steps {
-				if parentOf(steps[i].ID) == "" {
+				if address.Of(steps[i].ID).Parent().String() == "" {
 					step = &steps[i]
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 )
@@ -223,7 +224,7 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 			return err
 		}
 		for _, s := range latest {
-			latestSteps[StepName(s.ID)], latestAgents[s.Agent] = true, true
+			latestSteps[address.Of(s.ID).StepName()], latestAgents[s.Agent] = true, true
 		}
 		for _, r := range runs {
 			steps, err := tx.Steps(r.ID)
@@ -249,12 +250,12 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 			agg.stops = runStops(events)
 			agg.addLoops(steps)
 			for _, s := range steps {
-				if isIterationRow(s.ID) {
+				if address.Of(s.ID).IsIteration() {
 					continue // an iteration of a loop: its inner steps ran
 				}
 				// An inner step of a loop is one execution of its
 				// workflow step in each iteration.
-				name := StepName(s.ID)
+				name := address.Of(s.ID).StepName()
 				agg.add(named(s, name), byUnit[s.Unit()])
 				items, err := tx.Items(r.ID, s.ID)
 				if err != nil {
@@ -278,7 +279,7 @@ func ComputeStats(ctx context.Context, dir, state, runID string) (*Stats, error)
 				return err
 			}
 			for _, c := range checks {
-				c.StepID = StepName(c.StepID)
+				c.StepID = address.Of(c.StepID).StepName()
 				agg.addCheck(c)
 			}
 		}
@@ -687,19 +688,19 @@ func (g *statsAggregator) addLoops(rows []checkpoint.Step) {
 	byID := map[string]*loop{}
 	var order []string
 	for _, r := range rows {
-		if !isIterationRow(r.ID) {
+		if !address.Of(r.ID).IsIteration() {
 			if _, ok := byID[r.ID]; !ok {
 				byID[r.ID] = &loop{status: r.Status}
 			}
 			continue
 		}
-		n := iterationNumber(r.ID)
-		l, ok := byID[parentOf(r.ID)]
+		n := address.Of(r.ID).Number()
+		l, ok := byID[address.Of(r.ID).Parent().String()]
 		if !ok || n == 0 {
 			continue
 		}
 		if l.iters == 0 {
-			order = append(order, parentOf(r.ID))
+			order = append(order, address.Of(r.ID).Parent().String())
 		}
 		l.iters++
 		if n > l.lastN {
@@ -708,7 +709,7 @@ func (g *statsAggregator) addLoops(rows []checkpoint.Step) {
 	}
 	for _, id := range order {
 		l := byID[id]
-		name := StepName(id)
+		name := address.Of(id).StepName()
 		st, ok := g.loops[name]
 		if !ok {
 			st = &LoopStats{Step: name}
@@ -761,7 +762,7 @@ func (g *statsAggregator) addGates(approvals []checkpoint.Approval, rows []check
 		status[r.ID] = r.Status
 	}
 	for _, a := range approvals {
-		name := StepName(a.Unit.StepID)
+		name := address.Of(a.Unit.StepID).StepName()
 		st, ok := g.gates[name]
 		if !ok {
 			st = &GateStats{Step: name}

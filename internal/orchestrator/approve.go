@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/projectid"
@@ -152,7 +153,7 @@ func answerRun(tx *checkpoint.Tx, a Answer) (*checkpoint.Run, error) {
 			return nil, err
 		}
 		for _, g := range gates {
-			if !g.Decided() && (g.Unit.StepID == a.Step || strings.HasSuffix(g.Unit.StepID, "/"+a.Step)) {
+			if !g.Decided() && address.Of(g.Unit.StepID).Names(a.Step) {
 				waiting = append(waiting, r)
 				break
 			}
@@ -175,7 +176,7 @@ func answerRun(tx *checkpoint.Tx, a Answer) (*checkpoint.Run, error) {
 // whose path is, or ends with, the name.
 func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approval, a Answer) (*checkpoint.Approval, error) {
 	named := func(g checkpoint.Approval) bool {
-		return g.Unit.StepID == a.Step || strings.HasSuffix(g.Unit.StepID, "/"+a.Step)
+		return address.Of(g.Unit.StepID).Names(a.Step)
 	}
 	var waiting, match []checkpoint.Approval
 	for _, g := range gates {

@@ -3,10 +3,9 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -37,7 +36,7 @@ func (p *project) applyChangedWorkflow(tx *checkpoint.Tx, run *checkpoint.Run, n
 	// take, keeping their order, and keep or drop as their steps do.
 	var rows, inner []checkpoint.Step
 	for _, r := range all {
-		if strings.Contains(r.ID, "/") {
+		if !address.Of(r.ID).Parent().IsZero() {
 			inner = append(inner, r)
 		} else {
 			rows = append(rows, r)
@@ -113,9 +112,9 @@ func (c changedLoops) apply(tx *checkpoint.Tx, runID string, inner []checkpoint.
 	}
 	base := 2*next + len(c.now.Steps) + 1
 	for i, r := range inner {
-		loop, _, _ := strings.Cut(r.ID, "/")
+		loop := address.Of(r.ID).Top()
 		ws, _ := c.now.AtPath(r.ID)
-		iteration := ws == nil && c.now.Step(loop) != nil && c.now.Step(loop).Loop != nil && isIterationPath(r.ID)
+		iteration := ws == nil && c.now.Step(loop) != nil && c.now.Step(loop).Loop != nil && address.Of(r.ID).IsIteration() && address.Of(r.ID).Number() > 0
 		if ws == nil && !iteration {
 			if err := tx.DropStep(runID, r.ID); err != nil {
 				if errors.Is(err, checkpoint.ErrStepHasHistory) {
@@ -143,15 +142,4 @@ func (c changedLoops) apply(tx *checkpoint.Tx, runID string, inner []checkpoint.
 		}
 	}
 	return nil
-}
-
-// isIterationPath reports whether a row's path names a loop iteration
-// (LOOP/N, or deeper: A/1/B/2) rather than a step.
-func isIterationPath(path string) bool {
-	parts := strings.Split(path, "/")
-	if len(parts)%2 != 0 {
-		return false
-	}
-	_, err := strconv.Atoi(parts[len(parts)-1])
-	return err == nil
 }

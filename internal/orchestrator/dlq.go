@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // DeadRetry selects the dead-lettered items `cadence dlq retry` reopens.
@@ -65,7 +65,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 	var picked []checkpoint.DeadLetter
 	found := map[string]bool{}
 	for _, d := range dead {
-		if sel.Step != "" && d.StepID != sel.Step && history.StepName(d.StepID) != sel.Step {
+		if sel.Step != "" && d.StepID != sel.Step && address.Of(d.StepID).StepName() != sel.Step {
 			continue
 		}
 		if sel.All || slices.Contains(sel.Keys, d.ItemKey) {
@@ -92,7 +92,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		if ws == nil || ws.Map == nil {
 			return usagef("step %s of run %s is no longer a map step in the workflow", d.StepID, runID)
 		}
-		if it := enclosing(d.StepID); it != "" {
+		if it := address.Of(d.StepID).Parent().String(); it != "" {
 			row, err := tx.Step(runID, it)
 			if err != nil {
 				return err
@@ -139,8 +139,8 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		// The map step, and, for one inside a loop, the iteration and
 		// the loop it failed (LOOP/N/STEP: LOOP/N, then LOOP, and so on
 		// up): the loop goes on in the iteration the item died in.
-		for path := id; path != ""; path = enclosing(path) {
-			s, err := tx.Step(runID, path)
+		for path := address.Of(id); !path.IsZero(); path = path.Parent() {
+			s, err := tx.Step(runID, path.String())
 			if err != nil {
 				return err
 			}
@@ -152,16 +152,6 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 		}
 	}
 	return nil
-}
-
-// enclosing is the row that holds the row at path: LOOP/N holds
-// LOOP/N/STEP, and LOOP holds LOOP/N; "" for a top-level step.
-func enclosing(path string) string {
-	i := strings.LastIndexByte(path, '/')
-	if i < 0 {
-		return ""
-	}
-	return path[:i]
 }
 
 // reopenDeadOfFailedMaps reopens every dead item of each map step that

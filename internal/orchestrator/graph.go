@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -24,11 +25,12 @@ type graph struct {
 	p      *project
 	run    *checkpoint.Run
 	inputs map[string]any
-	// prefix is "" for the workflow's top level, and LOOP/N/ for the
-	// inner graph of iteration N of a loop (A/1/B/2/ for a loop inside a
-	// loop): the steps' rows are PREFIX+ID. iteration and previous are
-	// that iteration's number and the outputs of the one before it.
-	prefix    string
+	// iter is the zero Path for the workflow's top level, and LOOP/N for
+	// the inner graph of iteration N of a loop (A/1/B/2 for a loop inside
+	// a loop): the steps' rows are iter's Inner(ID). iteration and
+	// previous are that iteration's number and the outputs of the one
+	// before it.
+	iter      address.Path
 	iteration int
 	previous  map[string]any
 	// outputs are .Steps for templates (ID → {"Output": out}); vars are
@@ -156,7 +158,7 @@ func (g *graph) runAll(ctx context.Context) {
 				g.stop = err
 			}
 		}
-		polls := g.prefix == "" && g.p.opts.WaitApproval && len(g.parked) > 0 && g.failed == "" && g.stop == nil
+		polls := g.iter.IsZero() && g.p.opts.WaitApproval && len(g.parked) > 0 && g.failed == "" && g.stop == nil
 		if !polls {
 			if len(g.running) == 0 {
 				return
@@ -195,7 +197,12 @@ func (g *graph) slotsTaken() int {
 }
 
 // rowID is the id of the rows of step ws in this graph.
-func (g *graph) rowID(ws *workflow.Step) string { return g.prefix + ws.ID }
+func (g *graph) rowID(ws *workflow.Step) string {
+	if g.iter.IsZero() {
+		return ws.ID
+	}
+	return g.iter.Inner(ws.ID).String()
+}
 
 // read reads what the committed state says of the graph's steps. It
 // returns the first step that failed (without allow_failure) before this
@@ -204,7 +211,7 @@ func (g *graph) read(ctx context.Context, done map[string]bool) (string, error) 
 	p, run := g.p, g.run
 	rows := map[string]*checkpoint.Step{}
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		if g.prefix == "" {
+		if g.iter.IsZero() {
 			all, err := tx.Steps(run.ID)
 			for i := range all {
 				rows[all[i].ID] = &all[i]
@@ -317,7 +324,7 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
 	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(g.p.wf.Ancestors(ws.ID)), Inputs: g.inputs,
 		Iteration: g.iteration, Previous: g.previous}
-	if g.prefix != "" {
+	if !g.iter.IsZero() {
 		in.Path = g.rowID(ws)
 	}
 	return in
@@ -345,7 +352,7 @@ func (g *graph) runStep(ctx context.Context, in *attempt.Instance, vars map[stri
 		return g.runGate(ctx, in)
 	case in.Step.Map != nil:
 		return g.p.runMap(ctx, in)
-	case g.p.shared() && g.prefix == "":
+	case g.p.shared() && g.iter.IsZero():
 		return g.p.runSharedStep(ctx, in)
 	}
 	return g.p.runUnit(ctx, in)

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -172,7 +172,7 @@ func (g *graph) loopRows(ctx context.Context, path string) (*checkpoint.Step, in
 }
 
 // iterationPath is the row of iteration n of the loop at path.
-func iterationPath(path string, n int) string { return path + "/" + strconv.Itoa(n) }
+func iterationPath(path string, n int) string { return address.Of(path).Iteration(n).String() }
 
 // startIteration commits iteration n of the loop: its row, running, and
 // a pending row for each inner step, past every row the run has. With
@@ -196,9 +196,9 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 		}
 		for i, inner := range ws.Loop.Order() {
 			s := newStepRow(g.run.ID, inner, now)
-			s.ID, s.Idx = iterationPath(path, n)+"/"+inner.ID, idx+1+i
+			s.ID, s.Idx = address.Of(path).Iteration(n).Inner(inner.ID).String(), idx+1+i
 			if n > 1 && inner.Kind == workflow.KindAgent && ws.Loop.Session != workflow.SessionFresh {
-				prev, err := tx.Step(g.run.ID, iterationPath(path, n-1)+"/"+inner.ID)
+				prev, err := tx.Step(g.run.ID, address.Of(path).Iteration(n-1).Inner(inner.ID).String())
 				if err != nil {
 					return err
 				}
@@ -230,7 +230,7 @@ func (g *graph) startIteration(ctx context.Context, in *attempt.Instance, n int)
 func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, at iterationInput) (iteration, error) {
 	p, ws, path, n := g.p, in.Step, in.StepPath(), at.n
 	ig := newGraph(p, g.run, ws.Loop.Order(), g.gates)
-	ig.prefix, ig.iteration, ig.inputs, ig.previous = iterationPath(path, n)+"/", n, g.inputs, at.previous
+	ig.iter, ig.iteration, ig.inputs, ig.previous = address.Of(path).Iteration(n), n, g.inputs, at.previous
 	for id, out := range in.Outputs {
 		ig.outputs[id] = out
 	}
@@ -290,7 +290,7 @@ func (g *graph) iterationOutputs(ctx context.Context, ws *workflow.Step, iterPat
 	out := map[string]any{}
 	err := g.p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		for _, inner := range ws.Loop.Steps {
-			st, err := tx.Step(g.run.ID, iterPath+"/"+inner.ID)
+			st, err := tx.Step(g.run.ID, address.Of(iterPath).Inner(inner.ID).String())
 			if err != nil {
 				return err
 			}

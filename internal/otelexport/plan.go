@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 )
 
@@ -77,8 +78,8 @@ func plan(r records) []spanSpec {
 	inner := r.innerIntervals()
 	for _, s := range r.steps {
 		parent := runKey
-		if i := strings.LastIndexByte(s.ID, '/'); i > 0 && rows[s.ID[:i]] {
-			parent = rowKey(s.ID[:i])
+		if up := address.Of(s.ID).Parent(); !up.IsZero() && rows[up.String()] {
+			parent = rowKey(up.String())
 		}
 		items := r.items[s.ID]
 		for _, it := range items {
@@ -110,12 +111,8 @@ func (r records) innerIntervals() map[string]interval {
 		if u.Item != "" {
 			continue
 		}
-		for id := u.StepID; ; {
-			i := strings.LastIndexByte(id, '/')
-			if i < 0 {
-				break
-			}
-			id = id[:i]
+		for up := address.Of(u.StepID).Parent(); !up.IsZero(); up = up.Parent() {
+			id := up.String()
 			in := out[id]
 			for _, a := range atts {
 				if in.start.IsZero() || a.StartedAt.Before(in.start) {

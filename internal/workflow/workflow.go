@@ -1,11 +1,10 @@
 package workflow
 
 import (
-	"strconv"
-	"strings"
 	"text/template"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/address"
 	"github.com/cadence-dev/cadence/internal/handoff"
 )
 
@@ -331,27 +330,21 @@ func (w *Workflow) All() []*Step {
 // or nil when the path names no step of the workflow, or names an
 // iteration rather than a step.
 func (w *Workflow) AtPath(path string) (*Step, int) {
-	parts := strings.Split(path, "/")
-	if len(parts)%2 == 0 {
+	p, err := address.Parse(path)
+	if err != nil || p.IsIteration() {
 		return nil, 0
 	}
-	var (
-		parent    *Step
-		iteration int
-	)
+	parts := p.Segments()
+	var parent *Step
 	for i := 0; i < len(parts); i += 2 {
 		s := w.Find(parts[i])
 		if s == nil || (parent == nil) != (s.Parent == "") || parent != nil && s.Parent != parent.ID {
 			return nil, 0
 		}
-		if i+1 < len(parts) {
-			n, err := strconv.Atoi(parts[i+1])
-			if err != nil || n < 1 || s.Loop == nil || strconv.Itoa(n) != parts[i+1] {
-				return nil, 0
-			}
-			iteration = n
+		if i+1 < len(parts) && s.Loop == nil {
+			return nil, 0
 		}
 		parent = s
 	}
-	return parent, iteration
+	return parent, p.Parent().Number()
 }
