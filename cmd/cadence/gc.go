@@ -9,11 +9,12 @@ import (
 // a collection when the heap has grown to five times what the last one
 // left live, instead of Go's default of twice. Loading a workflow of
 // 1,000 steps and its run's rows allocates tens of megabytes of
-// short-lived values from a heap that starts at 4 MB, and at the default
-// the collector ran about a third of the CPU time from the exec of
-// `cadence resume` to its first step's process; at 400 that time falls
-// by about a third (BENCHMARKS.md, "Resume"), for a peak heap a few times
-// what is live (70 MB rather than 55 MB resident for that resume).
+// short-lived values from a heap that starts at 4 MB: at the default the
+// collector's mark workers took an eighth of the CPU from the exec of
+// `cadence resume` to its first step's outcome, and at 400 that CPU falls
+// by about a third with the allocations' share of the work (BENCHMARKS.md,
+// "Resume"), for a peak heap a few times what is live (70 MB rather than
+// 55 MB resident for that resume).
 const gcPercent = 400
 
 // gcTarget returns the collector target cadence sets at its start, and
