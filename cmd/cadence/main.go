@@ -54,6 +54,7 @@ type env struct {
 }
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

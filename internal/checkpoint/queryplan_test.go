@@ -19,6 +19,8 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 	}{
 		{"LatestRun", latestRunQuery, []any{"p"}, "runs_project"},
 		{"LatestUnfinishedRun", latestUnfinishedRunQuery, []any{"p"}, "runs_project_unfinished"},
+		// The run a resume names (chooseWorkflow), by its primary key.
+		{"Run", runQuery, []any{"r", "p"}, ""},
 		{"Runs", runsQuery, []any{"p"}, "runs_project"},
 		{"Steps", stepsQuery, []any{"r"}, "steps_order"},
 		{"LastAttempt", lastAttemptQuery, []any{"r", "s", ""}, ""},

@@ -336,3 +336,40 @@ func Runs(ctx context.Context, dir, state string) ([]checkpoint.Run, error) {
 	}
 	return out, err
 }
+
+// Candidates is what a command that continues a run reads to choose it:
+// the run it names, the unfinished runs and the latest run, each found
+// through an index of the project's runs, so the choice costs the same
+// with ten runs of history as with ten thousand.
+type Candidates struct {
+	Named      *checkpoint.Run  // the run named, nil when none was or it is not in the state
+	Unfinished []checkpoint.Run // the runs running or interrupted, oldest first
+	Latest     *checkpoint.Run  // the most recently started run
+}
+
+// ResumeCandidates reads the Candidates of the project in dir without the
+// project lock (named may be empty); ErrNoRuns when the project has no
+// run (or no state yet).
+func ResumeCandidates(ctx context.Context, dir, state, named string) (Candidates, error) {
+	var c Candidates
+	err := readState(ctx, dir, state, func(tx *checkpoint.Tx) error {
+		latest, err := tx.LatestRun()
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return ErrNoRuns
+		}
+		if err != nil {
+			return err
+		}
+		c.Latest = latest
+		if named != "" {
+			r, err := tx.Run(named)
+			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				return err
+			}
+			c.Named = r
+		}
+		c.Unfinished, err = tx.UnfinishedRuns()
+		return err
+	})
+	return c, err
+}

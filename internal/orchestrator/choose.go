@@ -30,36 +30,29 @@ func chooseWorkflow(ctx context.Context, o *Options) error {
 	if err != nil {
 		return usagef("project directory %s: %w", o.Dir, err)
 	}
-	runs, err := history.Runs(ctx, dir, o.State)
-	if err != nil {
-		return nil
-	}
 	named := o.RunID
 	if o.RetryDead != nil && o.RetryDead.RunID != "" {
 		named = o.RetryDead.RunID
 	}
-	var target *checkpoint.Run
-	var unfinished []checkpoint.Run
-	for i := range runs {
-		r := &runs[i]
-		if named != "" && r.ID == named {
-			target = r
-		}
-		if r.Status == checkpoint.RunRunning || r.Status == checkpoint.RunInterrupted {
-			unfinished = append(unfinished, *r)
-		}
+	// Only the runs the choice can fall on are read, through indexes:
+	// not the project's whole history of runs with their workflows.
+	c, err := history.ResumeCandidates(ctx, dir, o.State, named)
+	if err != nil {
+		return nil
 	}
+	var target *checkpoint.Run
 	switch {
 	case named != "":
-		if target == nil {
+		if c.Named == nil {
 			return usagef("no run %s in %s (see: cadence runs %s)", named, dir, dir)
 		}
-	case len(unfinished) == 1:
-		target = &unfinished[0]
-	case len(unfinished) > 1:
-		return ambiguousRuns(unfinished, "resume")
-	case len(runs) > 0 && (o.RetryFailed || o.BudgetUSD > 0):
-		target = &runs[len(runs)-1] // the failed run to retry is the latest
+		target = c.Named
+	case len(c.Unfinished) == 1:
+		target = &c.Unfinished[0]
+	case len(c.Unfinished) > 1:
+		return ambiguousRuns(c.Unfinished, "resume")
+	case o.RetryFailed || o.BudgetUSD > 0:
+		target = c.Latest // the failed run to retry is the latest
 	}
 	if target != nil {
 		o.WorkflowPath = target.WorkflowPath
