@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/pgtest"
 )
@@ -595,5 +596,23 @@ done
 		if st := step(rep, id); st.Status != "succeeded" || len(st.Attempts) != 1 {
 			t.Errorf("step %s: %s with %d attempts, want succeeded with 1", id, st.Status, len(st.Attempts))
 		}
+	}
+	// Each step's lease was released by the commit that ended the step
+	// (its holder only stopped renewing it): none is left held.
+	st, err := checkpoint.OpenReadOnly(t.Context(), s.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.View(t.Context(), func(tx *checkpoint.Tx) error {
+		held, err := tx.HeldLeases(rep.Run.ID)
+		for _, l := range held {
+			if l.StepID != "" {
+				t.Errorf("the lease of step %s is still held by pid %d (epoch %d) after the run", l.StepID, l.PID, l.Epoch)
+			}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -188,13 +188,17 @@ func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time
 }
 
 // StepSucceeded marks a step succeeded with the envelope of its accepted
-// handoff.
+// handoff, and releases the step's lease when the transaction runs under
+// WithEndingLease.
 func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
 	s.Status = StepSucceeded
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.HandoffJSON = envelope
 	s.UpdatedAt = now
-	return t.UpdateStep(*s)
+	if err := t.UpdateStep(*s); err != nil {
+		return err
+	}
+	return t.endLease(s)
 }
 
 // StepDecided records a step's decision (its when evaluated true) on the
@@ -215,12 +219,17 @@ func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
 	return t.UpdateStep(*s)
 }
 
-// StepFailed marks a step failed for good: no retry is scheduled.
+// StepFailed marks a step failed for good: no retry is scheduled. It
+// releases the step's lease when the transaction runs under
+// WithEndingLease.
 func (t *Tx) StepFailed(s *Step, now time.Time) error {
 	s.Status = StepFailed
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
-	return t.UpdateStep(*s)
+	if err := t.UpdateStep(*s); err != nil {
+		return err
+	}
+	return t.endLease(s)
 }
 
 // StepInterrupted puts a running step back to pending when its attempt was

@@ -127,6 +127,15 @@ func (ls *leases) fenced(ctx context.Context) context.Context {
 // that fails for another reason (the database restarting, say) is tried
 // again at the next tick. release stops renewing and gives the lease up.
 func (ls *leases) holdLease(ctx context.Context, l checkpoint.Lease, lost func(error)) (release func()) {
+	release, _ = ls.hold(ctx, l, lost)
+	return release
+}
+
+// hold is holdLease that also returns stop, which only stops renewing:
+// for a lease already released in the transaction that ended its step
+// (checkpoint.WithEndingLease), where a release would cost a commit to
+// change nothing.
+func (ls *leases) hold(ctx context.Context, l checkpoint.Lease, lost func(error)) (release, stop func()) {
 	ttl := ls.leaseTTL()
 	ctx, cancel := context.WithCancel(checkpoint.WithoutLease(ctx))
 	var (
@@ -166,9 +175,12 @@ func (ls *leases) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 			}
 		}
 	}()
-	return func() {
+	stop = func() {
 		cancel()
 		<-done
+	}
+	return func() {
+		stop()
 		mu.Lock()
 		defer mu.Unlock()
 		if gone {
@@ -178,7 +190,7 @@ func (ls *leases) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 		if err != nil && !errors.Is(err, checkpoint.ErrLeaseLost) {
 			ls.log.Warn("could not release a lease; it expires by itself", "lease", attempt.UnitLabel(l.Unit()), "err", err)
 		}
-	}
+	}, stop
 }
 
 // claimed is an item this process claimed, with the lease it holds and
@@ -186,6 +198,9 @@ func (ls *leases) holdLease(ctx context.Context, l checkpoint.Lease, lost func(e
 type claimed struct {
 	item        *attempt.Item
 	lease, prev checkpoint.Lease
+	// running, for a step (claimStep), are its attempts recorded running
+	// when its lease was taken, read in the lease's transaction.
+	running []checkpoint.Attempt
 }
 
 // claim takes the next claimable item of map step ws of run, or returns
@@ -229,7 +244,14 @@ func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed
 	defer release()
 	itemCtx = checkpoint.WithLease(itemCtx, c.lease)
 
-	err := p.settleUnit(itemCtx, run, u, p.id.local(c.prev))
+	var running []checkpoint.Attempt
+	err := p.store.View(itemCtx, func(tx *checkpoint.Tx) (err error) {
+		running, err = runningAttempts(tx, u)
+		return err
+	})
+	if err == nil {
+		err = p.settleUnit(itemCtx, run, running, p.id.local(c.prev))
+	}
 	if err == nil {
 		var res stepResult
 		res, err = p.runItem(itemCtx, in.WithItem(c.item))
@@ -251,30 +273,34 @@ func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed
 	return err
 }
 
-// settleUnit settles the attempts of one unit that a process which lost
-// it left running (G5), as a resume settles a crashed run's. local says
-// that process ran on this machine, so its agent may still be found and
+// settleUnit settles running, the attempts of one unit that a process
+// which lost it left running (G5), as a resume settles a crashed run's;
+// they are read under the unit's lease (runningAttempts). local says that
+// process ran on this machine, so its agent may still be found and
 // killed here (G6); one on another machine was stopped by its own
 // process when that process noticed it had lost the lease.
-func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit, local bool) error {
-	var running []checkpoint.Attempt
-	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		all, err := tx.UnitAttempts(u)
-		for _, a := range all {
-			if a.Status == checkpoint.AttemptRunning {
-				running = append(running, a)
-			}
-		}
-		return err
-	}); err != nil {
-		return fmt.Errorf("read the attempts of %s: %w", attempt.UnitLabel(u), err)
-	}
+func (p *project) settleUnit(ctx context.Context, run *checkpoint.Run, running []checkpoint.Attempt, local bool) error {
 	for i := range running {
 		if err := p.settleAttempt(ctx, run, &running[i], local); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runningAttempts reads the attempts of unit u still recorded running.
+func runningAttempts(tx *checkpoint.Tx, u checkpoint.Unit) ([]checkpoint.Attempt, error) {
+	all, err := tx.UnitAttempts(u)
+	if err != nil {
+		return nil, fmt.Errorf("read the attempts of %s: %w", attempt.UnitLabel(u), err)
+	}
+	var running []checkpoint.Attempt
+	for _, a := range all {
+		if a.Status == checkpoint.AttemptRunning {
+			running = append(running, a)
+		}
+	}
+	return running, nil
 }
 
 // breakDeadLeases ends the item leases of a run whose holders ran on this

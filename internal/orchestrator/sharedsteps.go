@@ -21,44 +21,84 @@ import (
 // The run's process alone takes the graph's decisions (when, skips); a
 // worker claims only a step the committed state says runs.
 
-// claimStep takes the lease of step instance in when no live process
-// holds it; nil when one does.
-func (p *project) claimStep(ctx context.Context, in *attempt.Instance) (*claimed, error) {
+// claimStep takes the lease of step instance in when the step has not
+// ended and no live process holds it: c is nil when one does, and ended
+// is the step's row when it has ended (succeeded or failed). One write
+// transaction reads the step's row, takes the lease and reads the
+// attempts its last holder left running, so that a claim costs one
+// commit on PostgreSQL instead of three. The reads hold at commit: the
+// transaction is BEGIN IMMEDIATE on SQLite and SERIALIZABLE on
+// PostgreSQL, and after it every commit of the step's last holder is
+// fenced by the lease's new epoch.
+func (p *project) claimStep(ctx context.Context, in *attempt.Instance) (c *claimed, ended *checkpoint.Step, err error) {
 	l := p.id.lease()
 	l.RunID, l.StepID = in.Run.ID, in.Step.ID
-	var c claimed
-	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
-		c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone)
+	err = p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) error {
+		// Update may run this function again: nothing of a run before
+		// is kept.
+		c, ended = &claimed{}, nil
+		st, err := tx.Step(in.Run.ID, in.Step.ID)
+		if err != nil {
+			return fmt.Errorf("read step %s: %w", in.Step.ID, err)
+		}
+		if st.Status == checkpoint.StepSucceeded || st.Status == checkpoint.StepFailed {
+			ended = st
+			return nil
+		}
+		if c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone); err != nil {
+			return err
+		}
+		c.running, err = runningAttempts(tx, c.lease.Unit())
 		return err
 	})
 	var held *checkpoint.LeaseHeldError
 	if errors.As(err, &held) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("claim step %s: %w", in.Step.ID, err)
+		return nil, nil, fmt.Errorf("claim step %s: %w", in.Step.ID, err)
+	}
+	if ended != nil {
+		return nil, ended, nil
 	}
 	if c.prev.Owner != "" && c.prev.Owner != l.Owner {
 		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: in.Run.ID, Step: in.Step.ID,
 			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
 				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
 	}
-	return &c, nil
+	return c, nil, nil
 }
 
 // workStep runs a claimed step instance under its lease, as workItem runs
-// an item: settled first when its last holder left an attempt running,
-// then run to its end, every commit fenced by the lease. lost says the
-// lease was lost meanwhile: the process that took it continues the step.
+// an item: settled first when its last holder left an attempt running
+// (the attempts claimStep read), then run to its end, every commit fenced
+// by the lease. The commit that ends the step also releases the lease
+// (checkpoint.WithEndingLease), so an ended step is left without another
+// commit; a step that has not ended (stopped, or an error) gives its
+// lease up after. lost says the lease was lost meanwhile: the process that
+// took it continues the step.
 func (p *project) workStep(ctx context.Context, in *attempt.Instance, c *claimed) (res stepResult, out any, lost bool, err error) {
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	release := p.holdLease(stepCtx, c.lease, func(err error) { cancel(err) })
-	defer release()
-	stepCtx = checkpoint.WithLease(stepCtx, c.lease)
-	err = p.settleUnit(stepCtx, in.Run, c.lease.Unit(), p.id.local(c.prev))
+	release, stop := p.hold(stepCtx, c.lease, func(err error) { cancel(err) })
+	ended := false
+	defer func() {
+		if ended {
+			stop()
+		} else {
+			release()
+		}
+	}()
+	stepCtx = checkpoint.WithEndingLease(stepCtx, c.lease)
+	err = p.settleUnit(stepCtx, in.Run, c.running, p.id.local(c.prev))
 	if err == nil {
 		res, out, err = p.runUnit(stepCtx, in)
+	}
+	if ended = err == nil && (res == stepDone || res == stepFailed); ended {
+		// The step's end was committed under the lease, which that
+		// commit released: a renewal that raced it and found the lease
+		// gone lost nothing.
+		return res, out, false, nil
 	}
 	if cause := context.Cause(stepCtx); errors.Is(cause, checkpoint.ErrLeaseLost) || errors.Is(err, checkpoint.ErrLeaseLost) {
 		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventLeaseLost, RunID: in.Run.ID, Step: in.Step.ID,
@@ -74,20 +114,16 @@ func (p *project) workStep(ctx context.Context, in *attempt.Instance, c *claimed
 // process's lease expires).
 func (p *project) runSharedStep(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	for {
-		st, err := stepRow(ctx, p.store, in.Run.ID, in.Step.ID)
+		c, st, err := p.claimStep(ctx, in)
 		if err != nil {
 			return 0, nil, err
 		}
-		switch st.Status {
-		case checkpoint.StepSucceeded:
+		switch {
+		case st != nil && st.Status == checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			return stepDone, out, err
-		case checkpoint.StepFailed:
+		case st != nil:
 			return stepFailed, nil, nil
-		}
-		c, err := p.claimStep(ctx, in)
-		if err != nil {
-			return 0, nil, err
 		}
 		if c != nil {
 			res, out, lost, err := p.workStep(ctx, in, c)

@@ -96,7 +96,9 @@ func (s *slot) parallel() int {
 func (s *slot) claimOne(ctx context.Context) (*claimed, error) {
 	in := &attempt.Instance{Run: s.run, Step: s.ws}
 	if s.step {
-		return s.p.claimStep(ctx, in)
+		// A step that ended since the slot was found is nothing to claim.
+		c, _, err := s.p.claimStep(ctx, in)
+		return c, err
 	}
 	return s.p.claim(ctx, in)
 }
