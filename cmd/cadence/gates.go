@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/shellquote"
 )
 
 type gatesCmd struct {
@@ -59,24 +60,7 @@ func (c *gatesCmd) Run(e *env) error {
 			}
 		}
 		fmt.Fprintf(e.stdout, "  answer with: cadence approve %s %s --run %s [--comment TEXT]  or: cadence reject %s %s --run %s --comment TEXT\n",
-			shellWord(g.Gate), shellWord(dir), g.RunID, shellWord(g.Gate), shellWord(dir), g.RunID)
+			shellquote.Word(g.Gate), shellquote.Word(dir), g.RunID, shellquote.Word(g.Gate), shellquote.Word(dir), g.RunID)
 	}
 	return nil
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything but the
-// characters a path or a step id is usually made of, so that a command
-// shown to be copied runs as shown.
-func shellWord(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/shellquote"
 )
 
 // Run is what a summary is made from: the run's stored history and how
@@ -41,7 +42,7 @@ func Markdown(r Run) string {
 		b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
 		for i, u := range us {
 			if i == maxRows {
-				fmt.Fprintf(&b, "\n%d more rows; see: %s\n", len(us)-maxRows, code("cadence inspect "+shellWord(r.Dir)))
+				fmt.Fprintf(&b, "\n%d more rows; see: %s\n", len(us)-maxRows, code("cadence inspect "+shellquote.Word(r.Dir)))
 				break
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cellCode(u.ID), text(status(u), maxCell),
@@ -90,8 +91,8 @@ func gates(b *strings.Builder, r Run) {
 			fmt.Fprintf(b, ": %s", text(p, maxCell))
 		}
 		fmt.Fprintf(b, "\n  - approve: %s\n  - reject: %s\n",
-			code(fmt.Sprintf("cadence approve %s %s --run %s --resume", shellWord(g.Step), shellWord(r.Dir), r.Report.Run.ID)),
-			code(fmt.Sprintf("cadence reject %s %s --run %s --comment TEXT --resume", shellWord(g.Step), shellWord(r.Dir), r.Report.Run.ID)))
+			code(fmt.Sprintf("cadence approve %s %s --run %s --resume", shellquote.Word(g.Step), shellquote.Word(r.Dir), r.Report.Run.ID)),
+			code(fmt.Sprintf("cadence reject %s %s --run %s --comment TEXT --resume", shellquote.Word(g.Step), shellquote.Word(r.Dir), r.Report.Run.ID)))
 	}
 	b.WriteString("\n")
 }
@@ -128,7 +129,7 @@ func failures(b *strings.Builder, us []unit) {
 		}
 		f := fence(body)
 		fmt.Fprintf(b, "%s\n%s\n%s\n\n", f, body, f)
-		fmt.Fprintf(b, "See: %s\n\n", code(fmt.Sprintf("cadence inspect --step %s --attempt %d", shellWord(baseID(u.ID)), a.N)))
+		fmt.Fprintf(b, "See: %s\n\n", code(fmt.Sprintf("cadence inspect --step %s --attempt %d", shellquote.Word(baseID(u.ID)), a.N)))
 	}
 }
 
@@ -236,21 +237,4 @@ func tokens(u unit) string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%d / %d", u.In, u.Out)
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything but the
-// characters a path or a step id is usually made of, so that a command
-// shown to be copied runs as shown.
-func shellWord(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

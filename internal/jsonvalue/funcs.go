@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"text/template"
+
+	"github.com/cadence-dev/cadence/internal/shellquote"
 )
 
 // Funcs are the functions prompts and argv templates may call, named as in
@@ -39,7 +41,7 @@ func shq(v any) (string, error) {
 	default:
 		return "", fmt.Errorf("shq: want a string, number or boolean, got %s", Kind(v))
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", nil
+	return shellquote.Quote(s), nil
 }
 
 func toJSON(v any) (string, error) {
