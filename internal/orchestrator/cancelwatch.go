@@ -23,11 +23,31 @@ const watchCancelEvery = time.Second
 // cancelled. A read that fails is tried again at the next tick: the
 // run's own commits report a state that cannot be reached.
 func watchCancel(ctx context.Context, store *checkpoint.Store, runID string, cancelled func()) (stop func()) {
+	return poll(ctx, watchCancelEvery, func(ctx context.Context) bool {
+		var status string
+		err := store.View(ctx, func(tx *checkpoint.Tx) error {
+			r, err := tx.Run(runID)
+			if err == nil {
+				status = r.Status
+			}
+			return err
+		})
+		if err == nil && status == checkpoint.RunCancelled {
+			cancelled()
+			return true
+		}
+		return false
+	})
+}
+
+// poll calls check every interval, until it reports true, ctx ends or
+// stop is called; stop returns once check is no longer running.
+func poll(ctx context.Context, every time.Duration, check func(context.Context) bool) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(watchCancelEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -35,16 +55,7 @@ func watchCancel(ctx context.Context, store *checkpoint.Store, runID string, can
 				return
 			case <-t.C:
 			}
-			var status string
-			err := store.View(ctx, func(tx *checkpoint.Tx) error {
-				r, err := tx.Run(runID)
-				if err == nil {
-					status = r.Status
-				}
-				return err
-			})
-			if err == nil && status == checkpoint.RunCancelled {
-				cancelled()
+			if check(ctx) {
 				return
 			}
 		}

@@ -105,28 +105,13 @@ const watchStateEvery = 2 * time.Second
 // called once with the reason. (A deleted lock file is found at the next
 // commit: until then the run's lease keeps other processes out.)
 func (p *project) watchState(ctx context.Context, gone func(error)) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(watchStateEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := p.store.CheckStateFile(); err != nil {
-				gone(err)
-				return
-			}
+	return poll(ctx, watchStateEvery, func(context.Context) bool {
+		if err := p.store.CheckStateFile(); err != nil {
+			gone(err)
+			return true
 		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+		return false
+	})
 }
 
 // stopped turns an error that ended the loop into a result: an interruption
