@@ -101,11 +101,11 @@ func TestTestDepsInstallsWhatIsMissing(t *testing.T) {
 	}
 
 	got, out := run("CHROMIUM=/nonexistent/chromium", "CHROMEDRIVER=/nonexistent/chromedriver", "PG_BIN_GLOB=/nonexistent/*/pg_ctl")
-	want := "apt-get update -qq\napt-get install -y -qq nodejs npm chromium chromium-driver postgresql\n"
+	want := "apt-get update -qq\napt-get install -y -qq nodejs npm chromium chromium-driver bubblewrap postgresql\n"
 	if got != want {
 		t.Errorf("with nothing installed, apt-get ran:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.Contains(out, "nodejs npm chromium chromium-driver postgresql") {
+	if !strings.Contains(out, "nodejs npm chromium chromium-driver bubblewrap postgresql") {
 		t.Errorf("test-deps did not say what it installs: %q", out)
 	}
 
@@ -114,6 +114,7 @@ func TestTestDepsInstallsWhatIsMissing(t *testing.T) {
 	fake("pg_ctl", "exit 0\n")
 	fake("chromium", "exit 0\n")
 	fake("chromedriver", "exit 0\n")
+	fake("bwrap", "exit 0\n")
 	got, _ = run("CHROMIUM="+filepath.Join(bin, "chromium"), "CHROMEDRIVER="+filepath.Join(bin, "chromedriver"))
 	if got != "" {
 		t.Errorf("with everything installed, apt-get ran: %s", got)
