@@ -21,10 +21,11 @@ vet:
 	$(GO) vet ./...
 
 # The process-level tests of cmd/cadence (crash matrix and kill schedules on
-# SQLite and PostgreSQL) take 8 to 9 minutes with -race on two cores: past
-# go test's default 10-minute limit per package on a busier machine.
+# SQLite and PostgreSQL, for one run and for two runs side by side) took
+# 24 minutes with -race on a quiet two-core machine: past go test's default
+# 10-minute limit per package, and near 30.
 unit:
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 50m ./...
 
 # The presets against the real Claude Code, Codex and Gemini CLIs (and an
 # OpenAI-compatible endpoint), each pointed at a mock of its model API on

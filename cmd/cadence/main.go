@@ -54,7 +54,6 @@ type env struct {
 }
 
 func main() {
-	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
