@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,18 +48,89 @@ func (r Repo) run(ctx context.Context, dir string, args ...string) (string, erro
 	return strings.TrimSpace(out.String()), nil
 }
 
+// mayBeInWorkTree reports whether git could find a work tree holding the
+// directory: false only when the environment names no git directory or
+// work tree and neither the directory nor any directory above it has a
+// .git entry, which is where git's own discovery looks. It is asked before
+// a git process is started, so that a project outside git (every attempt
+// of every step asks for a snapshot) costs a few stat calls instead of a
+// process start. True says only "ask git": git decides.
+func (r Repo) mayBeInWorkTree() bool {
+	for _, kv := range r.env() {
+		if v, ok := strings.CutPrefix(kv, "GIT_DIR="); ok && v != "" {
+			return true
+		}
+		if v, ok := strings.CutPrefix(kv, "GIT_WORK_TREE="); ok && v != "" {
+			return true
+		}
+	}
+	dir, err := filepath.Abs(r.Dir)
+	if err != nil {
+		return true
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return true // found, or it cannot be told: git decides
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// insideWorkTree is nil when the directory is inside a git work tree, and
+// ErrNotRepo (wrapped with the directory) when it is not.
+func (r Repo) insideWorkTree(ctx context.Context) error {
+	if !r.mayBeInWorkTree() {
+		return fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	}
+	if out, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
+		return fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	}
+	return nil
+}
+
 // Head returns the commit the project's work tree is at; ErrNotRepo when
-// the directory is not in a git repository, or the repository has no
+// the directory is not in a git work tree, or the repository has no
 // commit yet.
 func (r Repo) Head(ctx context.Context) (string, error) {
-	if _, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree"); err != nil {
-		return "", fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	if err := r.insideWorkTree(ctx); err != nil {
+		return "", err
 	}
 	head, err := r.run(ctx, r.Dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("%s: the repository has no commit yet: %w", r.Dir, ErrNotRepo)
 	}
 	return head, nil
+}
+
+// location is where a work tree's repository is, as one git process
+// tells it.
+type location struct {
+	top, gitDir    string // the work tree's top and the git directory, absolute
+	head, headTree string // the commit HEAD is at, and its tree
+}
+
+// locate finds the directory's work tree, git directory and HEAD with one
+// git process (a snapshot is taken before and after every attempt); the
+// errors are Head's.
+func (r Repo) locate(ctx context.Context) (location, error) {
+	if !r.mayBeInWorkTree() {
+		return location{}, fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	}
+	out, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "HEAD^{commit}", "HEAD^{tree}")
+	if lines := strings.Split(out, "\n"); err == nil && len(lines) == 5 && lines[0] == "true" {
+		return location{top: lines[1], gitDir: lines[2], head: lines[3], headTree: lines[4]}, nil
+	}
+	if _, herr := r.Head(ctx); herr != nil {
+		return location{}, herr // not a work tree, or no commit: Head says which
+	}
+	if err == nil {
+		err = fmt.Errorf("git rev-parse in %s printed %q", r.Dir, out)
+	}
+	return location{}, err
 }
 
 // Snapshot returns a commit of the work tree as it is now, for a map
@@ -73,20 +145,14 @@ func (r Repo) Head(ctx context.Context) (string, error) {
 // The commit is kept from garbage collection by ref, which Snapshot
 // creates (refs/cadence/…, never a branch).
 func (r Repo) Snapshot(ctx context.Context, ref, msg string, exclude ...string) (commit string, dirty bool, err error) {
-	head, err := r.Head(ctx)
+	loc, err := r.locate(ctx)
 	if err != nil {
 		return "", false, err
 	}
-	top, err := r.run(ctx, r.Dir, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", false, err
-	}
+	head, top, headTree := loc.head, loc.top, loc.headTree
 	// The temporary index lives in the git directory: anywhere in the work
 	// tree it would be part of the snapshot.
-	gitDir, err := r.run(ctx, r.Dir, "rev-parse", "--absolute-git-dir")
-	if err != nil {
-		return "", false, err
-	}
+	gitDir := loc.gitDir
 	tmp, err := os.MkdirTemp(gitDir, "cadence-index-")
 	if err != nil {
 		return "", false, fmt.Errorf("snapshot the work tree: %w", err)
@@ -114,10 +180,6 @@ func (r Repo) Snapshot(ctx context.Context, ref, msg string, exclude ...string) 
 		return "", false, err
 	}
 	tree, err := idx.run(ctx, top, "write-tree")
-	if err != nil {
-		return "", false, err
-	}
-	headTree, err := r.run(ctx, top, "rev-parse", head+"^{tree}")
 	if err != nil {
 		return "", false, err
 	}
@@ -154,8 +216,8 @@ func (r Repo) Changed(ctx context.Context, commit string) ([]string, error) {
 // A branch still checked out in a worktree is kept and reported in the
 // error. It returns the branches it deleted.
 func (r Repo) DeleteRunRefs(ctx context.Context, runID string) ([]string, error) {
-	if _, err := r.run(ctx, r.Dir, "rev-parse", "--is-inside-work-tree"); err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Dir, ErrNotRepo)
+	if err := r.insideWorkTree(ctx); err != nil {
+		return nil, err
 	}
 	out, err := r.run(ctx, r.Dir, "for-each-ref", "--format=%(refname)", "refs/heads/cadence/"+runID+"/", "refs/cadence/"+runID+"/")
 	if err != nil {
