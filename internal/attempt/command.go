@@ -209,7 +209,10 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 // directory the next attempt finds and rewrites. An fsync of each file
 // and of the directory would cost two per ancestor per instance, in a
 // chain of n steps n²; no guarantee depends on them.
-func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
+//
+// A file this process already read back and found right, and that nothing
+// wrote since, is known by its stat alone (outputStamps; seen may be nil).
+func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outputStamps) error {
 	dir := outputsDir(project, in)
 	want := map[string][]byte{}
 	for _, id := range wf.Ancestors(in.Step.ID) {
@@ -240,10 +243,13 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance) error {
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		if b, ok := want[e.Name()]; ok && e.Type().IsRegular() {
-			if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b) {
+			if fi, err := e.Info(); err == nil && seen.holds(fi, b) || seen.check(path, b) {
 				delete(want, e.Name())
 			}
 			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			seen.forget(fi)
 		}
 		if err := os.RemoveAll(path); err != nil {
 			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
@@ -313,7 +319,7 @@ func (t *try) syncOutputs() error {
 	if !keepsOutputs(t.r.Workflow, t.in) {
 		return nil
 	}
-	if err := syncOutputs(t.r.Workflow, t.r.Dir, t.in); err != nil {
+	if err := syncOutputs(t.r.Workflow, t.r.Dir, t.in, &t.r.outputs); err != nil {
 		return fmt.Errorf("attempt %d of %s: %w", t.row.N, t.in.Label(), err)
 	}
 	return nil

@@ -44,11 +44,39 @@ func listDir(t *testing.T, dir string) map[string]string {
 // ancestors, whether it started from the directory of a step it needs
 // (renamed to it) or from nothing; what a process changed in the adopted
 // directory is rewritten, what it added is removed.
+//
+// With stamps, every file is old enough to be stamped when it is checked
+// and each step's directory is checked twice (as a second attempt does)
+// before its process changes it: a change of the same size is still seen.
 func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
+	for _, stamped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reading every file", true: "with stamps"}[stamped], func(t *testing.T) {
+			testSyncOutputsAdopts(t, stamped)
+		})
+	}
+}
+
+func testSyncOutputsAdopts(t *testing.T, stamped bool) {
 	project := t.TempDir()
+	var seen *outputStamps
+	if stamped {
+		seen = &outputStamps{}
+	}
 	wf, err := workflow.Parse(project, "w.yaml", []byte(outputsWorkflow))
 	if err != nil {
 		t.Fatal(err)
+	}
+	sync := func(in *Instance) error {
+		if !stamped {
+			return syncOutputs(wf, project, in, nil)
+		}
+		for range 2 {
+			ageTree(t, filepath.Join(project, checkpoint.CadenceDir))
+			if err := syncOutputs(wf, project, in, seen); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	run := &checkpoint.Run{ID: "r1"}
 	outputs := map[string]any{}
@@ -66,7 +94,8 @@ func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
 	}{
 		{id: "a", want: nil},
 		{id: "b", want: []string{"a.json"}, tamper: func(dir string) error {
-			if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"from":"forged"}`), 0o644); err != nil {
+			// The same size as a's output: only its content differs.
+			if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"from":"X"}`+"\n"), 0o644); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(dir, "extra.json"), []byte(`{}`), 0o644)
@@ -77,7 +106,7 @@ func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
 	}
 	for _, st := range steps {
 		in := inst(st.id)
-		if err := syncOutputs(wf, project, in); err != nil {
+		if err := sync(in); err != nil {
 			t.Fatalf("step %s: %v", st.id, err)
 		}
 		got := listDir(t, dirOf(st.id))
@@ -109,7 +138,7 @@ func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
 	}
 	// A step whose directory exists keeps it: a second attempt of c
 	// checks its own again and takes nothing.
-	if err := syncOutputs(wf, project, inst("c")); err != nil {
+	if err := sync(inst("c")); err != nil {
 		t.Fatal(err)
 	}
 	if got := listDir(t, dirOf("c")); len(got) != 2 {
@@ -145,7 +174,7 @@ func TestSyncOutputsNeverFollowsASymlink(t *testing.T) {
 			if err := os.Symlink(victim, link); err != nil {
 				t.Fatal(err)
 			}
-			if err := syncOutputs(wf, project, b); err != nil {
+			if err := syncOutputs(wf, project, b, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := os.ReadFile(filepath.Join(victim, "keep.txt")); err != nil || string(got) != "mine" {

@@ -55,6 +55,8 @@ type Runner struct {
 	// mu guards it: the items of a map step run at once.
 	mu             sync.Mutex
 	noSchemaFormat map[string]bool
+	// outputs knows the CADENCE_OUTPUTS_DIR files already checked.
+	outputs outputStamps
 }
 
 // Outcome is how Run left a step instance.

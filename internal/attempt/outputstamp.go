@@ -1,0 +1,128 @@
+package attempt
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+)
+
+// outputStamps remembers the CADENCE_OUTPUTS_DIR files whose content this
+// process read back and found right, by inode, with what stat said of the
+// file then. A later check of the same file against the same content is
+// then one lstat (from the directory listing) instead of an open and a
+// read: in a chain, where each step's directory is the one of the step
+// before it renamed, step i would otherwise read i files, n²/2 in a run.
+//
+// A stamp stands for the file's content only while nothing can have
+// written the file since it was read without changing its stat. Every
+// change to an inode's data or metadata sets its ctime to the clock's
+// time, which no process can set back; so a file whose ctime, when it was
+// read, was already older than that read by more than the clock's
+// granularity (stampMargin), and is unchanged since, was not written
+// after the read. A file written in the margin before it was read gets
+// no stamp, and is read again at the next check: a file is read until it
+// is old enough, a bounded number of times however long the chain. A file
+// system whose times have whole seconds at most (ctime's nanoseconds 0)
+// gets no stamps. A crash loses the stamps with the process: the first
+// check of a resumed run reads every file, as it must (SPEC §7).
+type outputStamps struct {
+	now func() time.Time // nil: time.Now; a benchmark's model of steps that take time
+	mu  sync.Mutex
+	m   map[fileID]outputStamp
+}
+
+// fileID is an inode: a file keeps it through renames of itself or its
+// directory, which is how a step's directory passes to the next one.
+type fileID struct{ dev, ino uint64 }
+
+// outputStamp is what the file's stat said when its content was found to
+// be the content whose sum is sum.
+type outputStamp struct {
+	size         int64
+	mtime, ctime int64 // nanoseconds since the epoch
+	sum          [sha256.Size]byte
+}
+
+// stampMargin is how much older than the read of a file its ctime must be
+// for the read to stamp it: beyond the granularity of any clock a file
+// system takes its times from (a jiffy, at most 10 ms).
+const stampMargin = 50 * time.Millisecond
+
+// holds reports whether the file fi (an lstat of it) still has the
+// content want, as a stamp of this process says, without reading it.
+func (s *outputStamps) holds(fi fs.FileInfo, want []byte) bool {
+	if s == nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	id, st, ok := statStamp(fi)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	old, found := s.m[id]
+	s.mu.Unlock()
+	st.sum = old.sum
+	return found && old == st && old.sum == sha256.Sum256(want)
+}
+
+// check reads the file at path and reports whether its content is want;
+// when it is, and the file is old enough, it is stamped.
+func (s *outputStamps) check(path string, want []byte) bool {
+	readAt := time.Now()
+	if s != nil && s.now != nil {
+		readAt = s.now()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	// One byte more than want tells a longer file without reading all of
+	// it: the file is in a directory the step's own process could write.
+	cur, err := io.ReadAll(io.LimitReader(f, int64(len(want))+1))
+	if err != nil || !bytes.Equal(cur, want) || s == nil {
+		return err == nil && bytes.Equal(cur, want)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	id, st, ok := statStamp(fi)
+	if !ok || !stampable(st, readAt) {
+		return true // right, but too new (or its times too coarse) to be stamped
+	}
+	st.sum = sha256.Sum256(want)
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[fileID]outputStamp{}
+	}
+	s.m[id] = st
+	s.mu.Unlock()
+	return true
+}
+
+// stampable reports whether a file whose stat, taken after a read that
+// began at readAt, is st can be known by its stat from then on: its ctime
+// is older than the read by more than the clock's granularity, and has a
+// fraction of a second (a file system keeping whole seconds could give a
+// later change the same ctime).
+func stampable(st outputStamp, readAt time.Time) bool {
+	return st.ctime%int64(time.Second) != 0 && st.ctime < readAt.Add(-stampMargin).UnixNano()
+}
+
+// forget drops the stamps of files this process removed or replaced: an
+// inode number may be given to a new file.
+func (s *outputStamps) forget(fi fs.FileInfo) {
+	if s == nil {
+		return
+	}
+	if id, _, ok := statStamp(fi); ok {
+		s.mu.Lock()
+		delete(s.m, id)
+		s.mu.Unlock()
+	}
+}
