@@ -236,22 +236,22 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	if err := adoptNeedsDir(wf, project, in); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+	d, entries, err := openOutputs(dir)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		defer d.Close()
 	}
 	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
 		if b, ok := want[e.Name()]; ok && e.Type().IsRegular() {
-			if fi, err := e.Info(); err == nil && seen.holds(fi, b) || seen.check(path, b) {
+			if seen.holds(d, e.Name(), b) || seen.check(filepath.Join(dir, e.Name()), b) {
 				delete(want, e.Name())
 			}
 			continue
 		}
-		if fi, err := e.Info(); err == nil {
-			seen.forget(fi)
-		}
-		if err := os.RemoveAll(path); err != nil {
+		seen.forget(d, e.Name())
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
 		}
 	}
@@ -272,6 +272,24 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 		}
 	}
 	return nil
+}
+
+// openOutputs opens the directory and lists it, in no order; nil and no
+// entries when it does not exist.
+func openOutputs(dir string) (*os.File, []os.DirEntry, error) {
+	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+	}
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		d.Close()
+		return nil, nil, fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+	}
+	return d, entries, nil
 }
 
 // adoptNeedsDir starts a top-level step's CADENCE_OUTPUTS_DIR in the

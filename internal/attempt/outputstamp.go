@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
-	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -52,13 +51,14 @@ type outputStamp struct {
 // system takes its times from (a jiffy, at most 10 ms).
 const stampMargin = 50 * time.Millisecond
 
-// holds reports whether the file fi (an lstat of it) still has the
-// content want, as a stamp of this process says, without reading it.
-func (s *outputStamps) holds(fi fs.FileInfo, want []byte) bool {
-	if s == nil || !fi.Mode().IsRegular() {
+// holds reports whether the file name in the directory d still has the
+// content want, as a stamp of this process says, without reading it: one
+// stat relative to the directory, not following a link.
+func (s *outputStamps) holds(d *os.File, name string, want []byte) bool {
+	if s == nil {
 		return false
 	}
-	id, st, ok := statStamp(fi)
+	id, st, ok := statAt(d, name)
 	if !ok {
 		return false
 	}
@@ -114,13 +114,13 @@ func stampable(st outputStamp, readAt time.Time) bool {
 	return st.ctime%int64(time.Second) != 0 && st.ctime < readAt.Add(-stampMargin).UnixNano()
 }
 
-// forget drops the stamps of files this process removed or replaced: an
-// inode number may be given to a new file.
-func (s *outputStamps) forget(fi fs.FileInfo) {
+// forget drops the stamp of the file name in the directory d, which this
+// process is about to remove: a stamp of a file that is gone is of no use.
+func (s *outputStamps) forget(d *os.File, name string) {
 	if s == nil {
 		return
 	}
-	if id, _, ok := statStamp(fi); ok {
+	if id, _, ok := statAt(d, name); ok {
 		s.mu.Lock()
 		delete(s.m, id)
 		s.mu.Unlock()

@@ -2,9 +2,17 @@
 
 package attempt
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // statStamp gives no stamp outside Linux: every check reads the file.
 func statStamp(fs.FileInfo) (fileID, outputStamp, bool) {
+	return fileID{}, outputStamp{}, false
+}
+
+// statAt gives no stamp outside Linux.
+func statAt(*os.File, string) (fileID, outputStamp, bool) {
 	return fileID{}, outputStamp{}, false
 }

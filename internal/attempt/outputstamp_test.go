@@ -5,7 +5,6 @@ package attempt
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -30,26 +29,6 @@ func TestStampable(t *testing.T) {
 				t.Errorf("stampable(ctime %v, read %v) = %v, want %v", c.ctime, read, got, c.want)
 			}
 		})
-	}
-}
-
-// ageFile waits until the file's last change is more than stampMargin in
-// the past, so that a read of it now may stamp it.
-func ageFile(t *testing.T, path string) {
-	t.Helper()
-	for {
-		fi, err := os.Lstat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, st, ok := statStamp(fi)
-		if !ok {
-			t.Fatalf("no stat stamp for %s", path)
-		}
-		if time.Since(time.Unix(0, st.ctime)) > 2*stampMargin {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -92,11 +71,11 @@ func TestOutputStampsSeeEveryChange(t *testing.T) {
 			if !s.check(path, want) {
 				t.Fatal("the first read did not find the wanted content")
 			}
-			if fi := stampLstat(t, path); !s.holds(fi, want) {
+			if !s.holds(openDir(t, path), filepath.Base(path), want) {
 				t.Fatal("a file read when old enough was not stamped")
 			}
 			c.change(t, path)
-			if got := s.holds(stampLstat(t, path), c.want); got != c.holds {
+			if got := s.holds(openDir(t, path), filepath.Base(path), c.want); got != c.holds {
 				t.Errorf("after the change the stamp holds: %v, want %v", got, c.holds)
 			}
 			if got := s.check(path, c.want); got != c.right {
@@ -116,7 +95,7 @@ func TestOutputStampsSkipAYoungFile(t *testing.T) {
 	if !s.check(path, want) {
 		t.Fatal("the read did not find the wanted content")
 	}
-	if s.holds(stampLstat(t, path), want) {
+	if s.holds(openDir(t, path), filepath.Base(path), want) {
 		t.Error("a file changed within the margin before its read was stamped")
 	}
 }
@@ -138,32 +117,13 @@ func stampWrite(t *testing.T, path string, b []byte) {
 	}
 }
 
-func stampLstat(t *testing.T, path string) os.FileInfo {
+// openDir opens the directory of path, closed at the test's end.
+func openDir(t *testing.T, path string) *os.File {
 	t.Helper()
-	fi, err := os.Lstat(path)
+	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := fi.Sys().(*syscall.Stat_t); !ok {
-		t.Fatal("no stat")
-	}
-	return fi
-}
-
-// ageTree waits until every file under dir was last changed more than
-// stampMargin ago.
-func ageTree(t *testing.T, dir string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if path == dir && os.IsNotExist(err) {
-			return filepath.SkipDir // nothing written yet
-		}
-		if err == nil && d.Type().IsRegular() {
-			ageFile(t, path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
