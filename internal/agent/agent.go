@@ -171,6 +171,9 @@ type Spec struct {
 	// stopped (see Supervise). Without it only the group is killed; the
 	// cadence command always sets it.
 	Supervisor string
+	// Spares, when set with Supervisor, gives the supervisor: one started
+	// ahead (see Spares), instead of a new one per attempt.
+	Spares *Spares
 	// Sandbox, when set, is called with the resolved path of the program
 	// and any further paths Run hands the program to write (the usage
 	// file's directory), and returns the argv prefix that runs it in a box

@@ -83,6 +83,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Supervisor != "" && spec.Spares != nil {
+		return runStandby(ctx, spec, p, program, path, args, usageFile)
+	}
 	attr := sysProcAttr()
 	if spec.Supervisor != "" {
 		path, args = supervised(spec.Supervisor, path, args)
@@ -130,8 +133,56 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if len(cmd.ExtraFiles) > 0 {
 		cmd.ExtraFiles[0].Close()
 	}
-	pid := cmd.Process.Pid
+	return runStarted(ctx, spec, p, program, usageFile, cmd, start, func() {
+		if gate != nil {
+			// A supervisor that died already (killed with its group)
+			// cannot read it: the write then fails, and the wait below
+			// sees the end.
+			_, _ = gate.Write([]byte{1})
+			gate.Close()
+			gate = nil
+		}
+	})
+}
 
+// runStandby is Run under a standby supervisor taken from spec.Spares:
+// started already, it gets its program (path and args, in spec.Dir with
+// spec.Env) and the program's standard descriptors once OnStart has
+// recorded its pid, which is its start gate.
+func runStandby(ctx context.Context, spec Spec, p *pipes, program, path string, args []string, usageFile string) (*Result, error) {
+	order, err := orderOf(path, args, spec.Env, spec.Dir)
+	if err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	sb, err := spec.Spares.take(ctx)
+	if err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+	}
+	defer sb.ctl.Close() // sent and closed, unless OnStart failed
+	stdin := p.inR
+	if stdin == nil {
+		if stdin, err = os.Open(os.DevNull); err != nil {
+			p.closeAll()
+			sb.discard()
+			return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
+		}
+		defer stdin.Close()
+	}
+	return runStarted(ctx, spec, p, program, usageFile, sb.cmd, time.Now(), func() {
+		// A supervisor that died already cannot take its order: the send
+		// fails, and the wait sees the end.
+		_ = sb.send(order, stdin, p.outW, p.errW)
+		p.closeChildEnds()
+	})
+}
+
+// runStarted supervises the started process cmd (the agent's supervisor,
+// or the agent) to its end: it records its pid (OnStart), lets it run
+// (open), and reports how it ended.
+func runStarted(ctx context.Context, spec Spec, p *pipes, program, usageFile string, cmd *exec.Cmd, start time.Time, open func()) (*Result, error) {
+	pid := cmd.Process.Pid
 	s := newSession(spec, p)
 	s.startIO()
 	waitDone := make(chan struct{})
@@ -143,18 +194,13 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if spec.OnStart != nil {
 		if err := spec.OnStart(pid); err != nil {
 			_ = signalGroup(pid, syscall.SIGKILL)
+			p.closeChildEnds() // a standby supervisor never got them
 			<-waitDone
 			s.finishIO(pid)
 			return nil, fmt.Errorf("agent pid %d started: %w", pid, err)
 		}
 	}
-	if gate != nil {
-		// A supervisor that died already (killed with its group) cannot
-		// read it: the write then fails, and the wait below sees the end.
-		_, _ = gate.Write([]byte{1})
-		gate.Close()
-		gate = nil
-	}
+	open()
 	if spec.OnRunning != nil {
 		spec.OnRunning()
 	}

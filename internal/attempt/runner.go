@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/retrystate"
@@ -43,8 +44,11 @@ type Runner struct {
 	// Env is the base environment of agents and checks, CADENCE_*
 	// variables dropped (WithoutCadenceVars).
 	Env     []string
-	SelfExe string        // the cadence binary: the sim preset, and the supervisor of agents and checks
-	Grace   time.Duration // SIGTERM → SIGKILL grace for agents and checks; 0 means 5s
+	SelfExe string // the cadence binary: the sim preset, and the supervisor of agents and checks
+	// Spares, when set, keeps a supervisor of SelfExe started ahead of the
+	// attempt or check that takes it (agent.Spares).
+	Spares *agent.Spares
+	Grace  time.Duration // SIGTERM → SIGKILL grace for agents and checks; 0 means 5s
 
 	once sync.Once
 	// configHashes identifies each agent's configuration, stored with its

@@ -105,7 +105,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 		Argv:         argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: t.r.grace(), ExitGrace: ws.ExitGrace,
-		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe,
+		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe, Spares: t.r.Spares,
 		UsageFileFlag: agent.UsageFileFlag(ag.Preset),
 	}, nil
 }

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
@@ -259,6 +260,9 @@ func (p *project) setDefaults() {
 		Dir: p.dir, Workflow: p.wf, Store: p.store, Clock: p.clock, Rand: p.rnd, Sink: p.sink, Log: p.log,
 		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
 	}
+	if p.opts.SelfExe != "" {
+		p.attempts.Spares = agent.NewSpares(p.opts.SelfExe)
+	}
 	failpoint := p.attempts.Failpoint
 	p.notes = notifications{wf: p.wf, store: p.store, name: cmp.Or(p.wf.Name, filepath.Base(p.dir)),
 		sender: &notify.Deliverer{Store: p.store, Dir: p.dir, Env: p.env, SelfExe: p.opts.SelfExe, Log: p.log, Now: p.now,
@@ -266,6 +270,9 @@ func (p *project) setDefaults() {
 }
 
 func (p *project) close() {
+	if p.attempts != nil && p.attempts.Spares != nil {
+		p.attempts.Spares.Close()
+	}
 	if p.store != nil {
 		_ = p.store.Close()
 	}

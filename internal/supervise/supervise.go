@@ -44,8 +44,19 @@ import (
 // stopped by it, nor could any tool it starts. A caught signal reverts to
 // its default in the child, so the agent gets the dispositions cadence was
 // started with.
+//
+// With --standby in place of the program, the supervisor is started ahead
+// of its attempt and takes its program from cadence later (see
+// awaitOrder).
 func Main(args []string, stderr io.Writer) int {
-	parent, gated, argv, err := parseSupervise(args)
+	standby := len(args) == 3 && args[2] == "--standby"
+	if standby {
+		args = args[:2]
+	}
+	parent, gated, argv, err := parseSupervise(append(args, "--", "standby"))
+	if !standby {
+		parent, gated, argv, err = parseSupervise(args)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 2
@@ -73,7 +84,17 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 1
 	}
-	if gated && !waitGate() {
+	attr := &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
+	switch {
+	case standby:
+		o, ok := awaitOrder()
+		if !ok {
+			return 1 // the same as a gate closed without a byte
+		}
+		defer o.close()
+		argv, stderr = o.argv, o.files[2]
+		attr = &os.ProcAttr{Dir: o.dir, Env: o.env, Files: o.files}
+	case gated && !waitGate():
 		// cadence never recorded this agent's start, or died: the agent
 		// must not run unrecorded.
 		return 1
@@ -81,7 +102,7 @@ func Main(args []string, stderr io.Writer) int {
 	// os.StartProcess, not os/exec, whose imports would be initialised
 	// before the supervisor starts (see package early); cadence passes
 	// the program as the absolute path it resolved.
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	proc, err := os.StartProcess(argv[0], argv, attr)
 	if err != nil {
 		msg := argv[0] + ": " + err.Error()
 		var pe *fs.PathError
@@ -93,8 +114,13 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	// The agent holds stdin and stdout now; the supervisor lets go of
 	// them, so that cadence sees the end of the agent's stdout when the
-	// agent closes it, not only when the supervisor exits.
-	releaseStdio()
+	// agent closes it, not only when the supervisor exits. (A standby
+	// supervisor's own are /dev/null, and it closes the order's now.)
+	if standby {
+		closeAll(attr.Files[:2])
+	} else {
+		releaseStdio()
+	}
 	// Not proc.Wait: orphans reparented to the supervisor are its children
 	// too, and are reaped as they exit.
 	done := make(chan waitResult, 1)
