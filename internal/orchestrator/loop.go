@@ -214,6 +214,9 @@ func stepRow(ctx context.Context, store *checkpoint.Store, runID, stepID string)
 // continues exactly where the last one left off.
 func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	var last string // the reason of the last wait
+	if p.firstAttempt != nil {
+		p.firstAttempt()
+	}
 	for {
 		out, err := p.attempts.Run(ctx, in)
 		switch {
