@@ -152,12 +152,12 @@ func (t *try) ending(e end, f endFacts, now time.Time) ending {
 				s.FreshSession = f.fresh
 			}
 			switch {
-			case e == endFailed:
-				return tx.StepFailed(s, now)
+			case e.stepWaits():
+				return tx.StepWaiting(s, t.row.NextRetryAt, t.row.DelayMS, now)
 			case e == endLoginNeeded:
 				return tx.StepInterrupted(s, now)
 			}
-			return tx.StepWaiting(s, t.row.NextRetryAt, t.row.DelayMS, now)
+			return tx.StepFailed(s, now)
 		}
 	default:
 		fail := func() error { return fmt.Errorf("attempt %d: no transaction ends an attempt %s", t.row.N, e) }
