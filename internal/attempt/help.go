@@ -154,7 +154,9 @@ func (r *Runner) judgeAdvice(a *checkpoint.Attempt, res *agent.Result, runErr er
 			return "", false
 		}
 		if len(advice) > maxAdviceBytes {
-			advice = advice[:maxAdviceBytes]
+			// Cut on a character's boundary: the advice goes into the
+			// agent's next prompt.
+			advice = strings.ToValidUTF8(advice[:maxAdviceBytes], "")
 		}
 		return advice, true
 	}

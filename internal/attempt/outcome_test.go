@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -376,6 +377,44 @@ func TestHelpRoundOutcome(t *testing.T) {
 			}
 			if !slices.Equal(f.events.types, tt.events) {
 				t.Errorf("events %v, want %v", f.events.types, tt.events)
+			}
+		})
+	}
+}
+
+// TestJudgeAdvice judges an advisor's answer: its text, trimmed and cut at
+// maxAdviceBytes, is the advice; no text, a failure, a start failure or a
+// stop is a round without advice, with the class its row records.
+func TestJudgeAdvice(t *testing.T) {
+	long := strings.Repeat("a", maxAdviceBytes+10)
+	for _, tt := range []struct {
+		name   string
+		res    agent.Result
+		runErr error
+		advice string
+		class  string
+	}{
+		{name: "advice", res: agent.Result{Text: []byte("\n use sqlite \n")}, advice: "use sqlite"},
+		{name: "advice over the bound is cut", res: agent.Result{Text: []byte(long)}, advice: long[:maxAdviceBytes]},
+		{name: "advice is cut on a character's boundary", res: agent.Result{Text: []byte("x" + strings.Repeat("é", maxAdviceBytes))},
+			advice: "x" + strings.Repeat("é", maxAdviceBytes/2-1)},
+		{name: "blank", res: agent.Result{Text: []byte(" \t\n")}, class: string(handoff.ClassEmpty)},
+		{name: "a non-zero exit", res: agent.Result{ExitCode: 2, Text: []byte("use sqlite")}, class: string(handoff.ClassExitNonzero)},
+		{name: "a failed turn", res: agent.Result{IsError: true, Text: []byte("use sqlite")}, class: string(handoff.ClassExitNonzero)},
+		{name: "not started", runErr: errors.New("exec: advisor: not found"), class: string(handoff.ClassExitNonzero)},
+		{name: "timed out", res: agent.Result{Stop: agent.StopTimeout}, class: string(agent.StopTimeout)},
+		{name: "stopped by cadence", res: agent.Result{Stop: agent.StopInterrupted}, class: string(handoff.ClassInterrupted)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{}
+			var a checkpoint.Attempt
+			res := tt.res
+			advice, ok := r.judgeAdvice(&a, &res, tt.runErr)
+			if advice != tt.advice || ok != (tt.class == "") || a.Class != tt.class {
+				t.Errorf("advice %.20q ok %v class %q; want %.20q class %q", advice, ok, a.Class, tt.advice, tt.class)
+			}
+			if !ok && a.Error == "" {
+				t.Error("a round without advice says nothing of why")
 			}
 		})
 	}
