@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -415,6 +416,36 @@ func TestJudgeAdvice(t *testing.T) {
 			}
 			if !ok && a.Error == "" {
 				t.Error("a round without advice says nothing of why")
+			}
+		})
+	}
+}
+
+// An agent the launcher could not start leaves no result at all: the
+// attempt is judged and committed from the error alone, a counted
+// exit_nonzero retried in the session, or, when the program is not
+// there, a config failure that fails the step at once.
+func TestStartFailureWithoutResult(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		runErr error
+		class  string
+		step   string
+	}{
+		{"the launcher failed", errors.New("start agent claude: pipe: too many open files"), string(handoff.ClassExitNonzero), checkpoint.StepWaiting},
+		{"the program is not there", fmt.Errorf("%w: find program %q: not found", agent.ErrStart, "claude"), string(handoff.ClassConfig), checkpoint.StepFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := judgeStep(t, nil, false)
+			ws.Retry = testStep(nil).Retry
+			f := newOutcomeFixture(t, ws, checkpoint.StepRunning, nil, checkpoint.KindInitial)
+			j := f.r.judge(ws, nil, tt.runErr, handoffSource{agent: "a"})
+			if _, err := f.try(t).commit(t.Context(), nil, j); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := f.committed(t)
+			if got.attempt != checkpoint.AttemptFailed || got.class != tt.class || got.step != tt.step || got.counted != 1 {
+				t.Errorf("committed %+v, want a failed attempt of class %s, counted, and the step %s", got, tt.class, tt.step)
 			}
 		})
 	}
