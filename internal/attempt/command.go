@@ -77,6 +77,12 @@ func (t *try) commandSpec() (agent.Spec, error) {
 // other exit is class exit_nonzero.
 func (t *try) judgeCommand(res *agent.Result, runErr error, src handoffSource, stdout *tailBuffer) judgement {
 	ws := t.in.Step
+	if res == nil {
+		// No process ran (agent.Run failed before one started: too many
+		// open files, a usage file it could not make): judged from the
+		// error alone, as an agent's attempt is.
+		return t.r.judge(ws, res, runErr, src)
+	}
 	if runErr != nil || res.Stop != agent.StopNone || res.ExitCode != 0 || res.Signal != 0 {
 		j := t.r.judge(ws, res, runErr, src)
 		if j.ok || j.class.IsHandoffFailure() || j.class == handoff.ClassExitNonzero {

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -20,6 +21,7 @@ import (
 // failure told in the command's own words, with the last lines it printed,
 // whatever JSON it printed before.
 func TestJudgeCommand(t *testing.T) {
+	t.Run("no process ran", testJudgeCommandWithoutAProcess)
 	schema, err := handoff.CompileSchemaBytes("ok.json",
 		[]byte(`{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`))
 	if err != nil {
@@ -105,5 +107,21 @@ func TestJudgeCommand(t *testing.T) {
 				t.Errorf("tail %q, want %q", j.tail, tt.tail)
 			}
 		})
+	}
+}
+
+// An attempt whose process never started (agent.Run failed before one
+// ran, returning no result) is a failure judged from the error alone,
+// never a panic.
+func testJudgeCommandWithoutAProcess(t *testing.T) {
+	r := &Runner{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ws := &workflow.Step{ID: "build", Kind: workflow.KindCommand, Timeout: time.Minute, Run: &workflow.Command{Argv: []string{"make"}}}
+	tr := &try{r: r, in: &Instance{Step: ws}}
+	j := tr.judgeCommand(nil, errors.New("pipe: too many open files"), handoffSource{}, &tailBuffer{max: 1 << 10})
+	if j.ok {
+		t.Fatal("an attempt with no process succeeded")
+	}
+	if !strings.Contains(j.diag.Details, "too many open files") {
+		t.Errorf("diagnosis %+v does not give the error", j.diag)
 	}
 }
