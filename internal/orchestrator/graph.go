@@ -328,7 +328,7 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 
 // instance is the instance of step ws in this graph.
 func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
-	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(g.p.wf.Ancestors(ws.ID)), Inputs: g.inputs,
+	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(ws), Inputs: g.inputs,
 		Iteration: g.iteration, Previous: g.previous}
 	if !g.iter.IsZero() {
 		in.Path = g.rowID(ws)
@@ -336,16 +336,16 @@ func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
 	return in
 }
 
-// readable is what the templates of a step with the ancestors may read:
-// their outputs, in a map of its own, so that steps running beside it
-// never share one being written.
-func (g *graph) readable(ancestors []string) map[string]any {
-	out := make(map[string]any, len(ancestors))
-	for _, id := range ancestors {
+// readable is what the templates of step ws may read: the outputs of its
+// ancestors, in a map of its own, so that steps running beside it never
+// share one being written.
+func (g *graph) readable(ws *workflow.Step) map[string]any {
+	out := map[string]any{}
+	g.p.wf.EachAncestor(ws.ID, func(id string) {
 		if v, ok := g.outputs[id]; ok {
 			out[id] = v
 		}
-	}
+	})
 	return out
 }
 
