@@ -221,16 +221,21 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outputStamps) error {
 	dir := outputsDir(project, in)
 	want := map[string][]byte{}
-	for _, id := range wf.Ancestors(in.Step.ID) {
+	var merr error
+	wf.EachAncestor(in.Step.ID, func(id string) {
 		v, ok := in.Outputs[id].(map[string]any)
-		if !ok {
-			continue // skipped or failed: no output to read
+		if !ok || merr != nil {
+			return // skipped or failed: no output to read
 		}
 		b, err := json.Marshal(v["Output"])
 		if err != nil {
-			return fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
+			merr = fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
+			return
 		}
 		want[id+".json"] = append(b, '\n')
+	})
+	if merr != nil {
+		return merr
 	}
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
 		// A process put a symlink or a file in its place: removed, never
