@@ -51,14 +51,30 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// process says the command is the whole process, whose garbage
+	// collector it may set (loadGC); false when a test runs commands
+	// in its own process.
+	process bool
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runProcess(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run parses args, runs the chosen command and returns the process exit code.
+// runProcess is run as the whole process of a cadence command.
+func runProcess(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runEnv(args, stdin, stdout, stderr, true)
+}
+
+// run parses args, runs the chosen command and returns the process exit
+// code, leaving the process's settings alone (tests run commands in
+// their own process with it).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runEnv(args, stdin, stdout, stderr, false)
+}
+
+// runEnv is run, for the whole process when process is set.
+func runEnv(args []string, stdin io.Reader, stdout, stderr io.Writer, process bool) int {
 	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("cadence"),
@@ -79,7 +95,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, process: process}
 	if err := cmd.Run(e); err != nil {
 		return report(stderr, err)
 	}

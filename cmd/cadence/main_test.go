@@ -24,7 +24,7 @@ import (
 // PostgreSQL cluster that tests may have started is stopped after them.
 func TestMain(m *testing.M) {
 	testscript.Main(stopClusterAfter{m}, map[string]func(){
-		"cadence": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"cadence": func() { os.Exit(runProcess(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -62,7 +62,7 @@ func orchestratorOptions(e *env, dir, wf string, maxWait time.Duration, out outp
 	if os.Getenv("CADENCE_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return orchestrator.Options{
+	opts := orchestrator.Options{
 		Dir:          dir,
 		WorkflowPath: wf,
 		MaxWait:      maxWait,
@@ -71,7 +71,14 @@ func orchestratorOptions(e *env, dir, wf string, maxWait time.Duration, out outp
 		Logger:       logger,
 		Failpoint:    os.Getenv("CADENCE_FAILPOINT"),
 		StoreFault:   os.Getenv("CADENCE_STOREFAULT"),
-	}, v, nil
+	}
+	if e.process {
+		// Loading the workflow and the run's rows runs under a collector
+		// setting of its own, which ends before the first attempt (or
+		// with the process).
+		opts.BeforeFirstAttempt = startLoadGC(os.LookupEnv).end
+	}
+	return opts, v, nil
 }
 
 // selfExe is the path that starts this cadence binary again, for the sim

@@ -14,7 +14,25 @@ import (
 const (
 	readChunk    = 256 << 10
 	stderrTailSz = 2 << 10
+	// firstReadChunk is the size of a stream reader's first buffer. Most
+	// streams are short (a command step's stderr is usually empty), and a
+	// buffer of readChunk for each of an attempt's two streams was most of
+	// what the run's process allocated per attempt, and so most of its
+	// garbage collections. A read that fills the buffer doubles it
+	// (grownAfter), so a long stream is read readChunk at a time after
+	// six reads.
+	firstReadChunk = 4 << 10
 )
+
+// grownAfter returns the buffer for the read after one that returned n
+// bytes into buf: twice as large, up to readChunk, if that read filled it;
+// buf itself otherwise.
+func grownAfter(buf []byte, n int) []byte {
+	if n < len(buf) || len(buf) >= readChunk {
+		return buf
+	}
+	return make([]byte, min(2*len(buf), readChunk))
+}
 
 // session is the I/O side of one running attempt: a stdin writer, a stdout
 // reader that parses the protocol as lines arrive, and a stderr reader. The
@@ -153,7 +171,7 @@ func (s *session) signal(ch chan struct{}) {
 
 func (s *session) readStdout() {
 	defer close(s.stdoutDone)
-	buf := make([]byte, readChunk)
+	buf := make([]byte, firstReadChunk)
 	for {
 		n, err := s.pipes.outR.Read(buf)
 		if n > 0 {
@@ -161,6 +179,7 @@ func (s *session) readStdout() {
 			s.sawOutput.Store(true)
 			s.signal(s.activity)
 			s.consume(buf[:n])
+			buf = grownAfter(buf, n)
 		}
 		if err != nil {
 			break
@@ -353,7 +372,7 @@ func lineBudget(maxBytes int64) int {
 
 func (s *session) readStderr() {
 	defer close(s.stderrDone)
-	buf := make([]byte, readChunk)
+	buf := make([]byte, firstReadChunk)
 	for {
 		n, err := s.pipes.errR.Read(buf)
 		if n > 0 {
@@ -361,6 +380,7 @@ func (s *session) readStderr() {
 			s.stderrTail.write(buf[:n])
 			s.sawOutput.Store(true)
 			s.signal(s.activity)
+			buf = grownAfter(buf, n)
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {

@@ -77,6 +77,12 @@ func (t *try) commandSpec() (agent.Spec, error) {
 // other exit is class exit_nonzero.
 func (t *try) judgeCommand(res *agent.Result, runErr error, src handoffSource, stdout *tailBuffer) judgement {
 	ws := t.in.Step
+	if res == nil {
+		// No process ran (agent.Run failed before one started: too many
+		// open files, a usage file it could not make): judged from the
+		// error alone, as an agent's attempt is.
+		return t.r.judge(ws, res, runErr, src)
+	}
 	if runErr != nil || res.Stop != agent.StopNone || res.ExitCode != 0 || res.Signal != 0 {
 		j := t.r.judge(ws, res, runErr, src)
 		if j.ok || j.class.IsHandoffFailure() || j.class == handoff.ClassExitNonzero {
@@ -215,16 +221,21 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outputStamps) error {
 	dir := outputsDir(project, in)
 	want := map[string][]byte{}
-	for _, id := range wf.Ancestors(in.Step.ID) {
+	var merr error
+	wf.EachAncestor(in.Step.ID, func(id string) {
 		v, ok := in.Outputs[id].(map[string]any)
-		if !ok {
-			continue // skipped or failed: no output to read
+		if !ok || merr != nil {
+			return // skipped or failed: no output to read
 		}
 		b, err := json.Marshal(v["Output"])
 		if err != nil {
-			return fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
+			merr = fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
+			return
 		}
 		want[id+".json"] = append(b, '\n')
+	})
+	if merr != nil {
+		return merr
 	}
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
 		// A process put a symlink or a file in its place: removed, never

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/jsonvalue"
@@ -115,73 +114,6 @@ func RestoreEnvelope(dir string, u checkpoint.Unit, envJSON []byte) (bool, error
 	return true, nil
 }
 
-// ending is how an attempt's outcome is written, in one transaction: the
-// attempt's named transition, what it tells its agent's circuit, and the
-// step's named transition. Every path that ends an attempt writes it
-// through finish: the normal path, settling after a crash, the budget
-// stop.
-type ending struct {
-	attempt func(tx *checkpoint.Tx, a *checkpoint.Attempt) error
-	// outcome is what the attempt tells the circuit. crashed says the
-	// attempt was cut short by a crash: a half-open trial it held fails,
-	// and nothing else changes (outcome is ignored).
-	outcome circuit.Outcome
-	crashed bool
-	// resetAt, when set, keeps the circuit open until a usage limit
-	// resets.
-	resetAt time.Time
-	// usage adds the attempt's usage to the step, and the session the
-	// agent reported.
-	usage bool
-	step  func(tx *checkpoint.Tx, s *checkpoint.Step) error
-}
-
-// finish writes an attempt's ending in the caller's transaction.
-func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) error {
-	a, agentName := t.row, t.plan.agent
-	if err := e.attempt(tx, a); err != nil {
-		return err
-	}
-	if agentName != "" { // a command step has no agent and no circuit
-		if err := t.recordCircuit(tx, e, now); err != nil {
-			return err
-		}
-	}
-	s, err := tx.Unit(t.in.Unit())
-	if err != nil {
-		return err
-	}
-	if e.usage {
-		addUsage(s, a)
-		if a.SessionID != "" {
-			s.SessionID = a.SessionID
-		}
-	}
-	s.UpdatedAt = now
-	return e.step(tx, s)
-}
-
-// recordCircuit applies the attempt's ending to its agent's breaker.
-func (t *try) recordCircuit(tx *checkpoint.Tx, e ending, now time.Time) error {
-	r, a, agentName := t.r, t.row, t.plan.agent
-	b, err := r.agentBreaker(tx, agentName, now)
-	if err != nil {
-		return err
-	}
-	outcome := e.outcome
-	if e.crashed {
-		outcome = circuit.Neutral
-		if b.State == circuit.HalfOpen && b.Generation == a.CircuitGen {
-			outcome = circuit.Failure
-		}
-	}
-	next := circuit.Record(b.Breaker, r.circuitConfig(agentName), a.CircuitGen, outcome, now)
-	if !e.resetAt.IsZero() && e.resetAt.After(now) {
-		next = circuit.OpenUntilTime(next, e.resetAt, now)
-	}
-	return putBreaker(tx, b, next, now)
-}
-
 // commit decides what follows a finished attempt judged j and records
 // it. On success the envelope is written to handoffs/ first and then
 // committed; on failure the failed-handoff record is written, and the
@@ -263,8 +195,7 @@ func (c *closing) stopped(ctx context.Context) (Outcome, error) {
 	a.Error = withNote(c.j.diag.Summary(), c.note)
 	a.Uncounted = true
 	err := c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
-		return c.r.finish(tx, c.t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, outcome: circuit.OutcomeFor(a.Class), usage: true,
-			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepInterrupted(s, c.now) }}, c.now)
+		return c.r.finish(tx, c.t, c.t.ending(endStopped, endFacts{class: a.Class}, c.now), c.now)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record interrupted attempt %d of %s: %w", a.N, c.t.in.Label(), err)
@@ -312,19 +243,8 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 		if err := tx.PutDocument(t.in.Unit(), a.N, checkpoint.DocFailedHandoff, recJSON); err != nil {
 			return err
 		}
-		return c.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptFailed, outcome: circuit.OutcomeFor(a.Class),
-			resetAt: c.j.resetAt, usage: true, step: func(tx *checkpoint.Tx, s *checkpoint.Step) error {
-				s.FreshSession = c.d.fresh
-				switch e := endOf(c.d.Decision); {
-				case e == endFailed:
-					return tx.StepFailed(s, c.now)
-				case e == endLoginNeeded:
-					return tx.StepInterrupted(s, c.now)
-				case e.stepWaits():
-					return tx.StepWaiting(s, a.NextRetryAt, a.DelayMS, c.now)
-				}
-				return fmt.Errorf("attempt %d of %s: %s is no failed attempt's ending", a.N, t.in.Label(), endOf(c.d.Decision))
-			}}, c.now)
+		f := endFacts{class: a.Class, resetAt: c.j.resetAt, fresh: c.d.fresh}
+		return c.r.finish(tx, t, t.ending(endOf(c.d.Decision), f, c.now), c.now)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record failed attempt %d of %s: %w", a.N, t.in.Label(), err)
@@ -420,10 +340,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	c.r.Failpoint.Hit(FailAfterHandoffWritten)
 	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
 	err = c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
-		return c.r.finish(tx, t, ending{
-			attempt: func(tx *checkpoint.Tx, a *checkpoint.Attempt) error { return tx.AttemptSucceeded(a, t.settling) },
-			outcome: circuit.Success, usage: true,
-			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepSucceeded(s, envJSON, c.now) }}, c.now)
+		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON}, c.now), c.now)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record the success of %s: %w", t.in.Label(), err)

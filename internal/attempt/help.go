@@ -98,57 +98,38 @@ func (r *Runner) helpPrompt(ctx context.Context, in *Instance, req *checkpoint.A
 }
 
 // commitHelp records a finished help round: advice stored on the step
-// for the next attempt, or the step failed when the advisor failed.
+// for the next attempt (endAdvised), or the step failed when the advisor
+// failed (endFailed), or the round stopped by cadence (endStopped), to be
+// asked again when the run resumes.
 func (t *try) commitHelp(ctx context.Context, res *agent.Result, runErr error) error {
 	a, in := t.row, t.in
-	end := t.r.now()
-	a.FinishedAt = &end
+	now := t.r.now()
+	a.FinishedAt = &now
 	advice, ok := t.r.judgeAdvice(a, res, runErr)
 	if res != nil {
 		t.recordUsage(res)
 	}
+	e := endFailed
+	switch {
+	case ok:
+		e = endAdvised
+	case a.Class == string(handoff.ClassInterrupted):
+		e = endStopped
+	}
 	err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
-		switch {
-		case ok:
-			err := tx.AttemptSucceeded(a, false)
-			if err != nil {
-				return err
-			}
-		case a.Class == string(handoff.ClassInterrupted):
-			if err := tx.AttemptInterrupted(a); err != nil {
-				return err
-			}
-		default:
-			if err := tx.AttemptFailed(a); err != nil {
-				return err
-			}
-		}
-		s, err := tx.Unit(in.Unit())
-		if err != nil {
-			return err
-		}
-		addUsage(s, a)
-		s.UpdatedAt = end
-		switch {
-		case ok:
-			s.Advice = advice
-			s.HelpRounds++
-		case a.Status == checkpoint.AttemptFailed:
-			return tx.StepFailed(s, end)
-		}
-		return tx.UpdateStep(*s)
+		return t.r.finish(tx, t, t.ending(e, endFacts{class: a.Class, advice: advice}, now), now)
 	})
 	if err != nil {
 		return fmt.Errorf("record the help round of %s: %w", in.Label(), err)
 	}
 	t.r.Failpoint.Hit(FailAfterOutcomeCommit)
-	t.r.Sink.Emit(history.Event{Time: end, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
+	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
 		HelpRound: t.round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
-	switch a.Status {
-	case checkpoint.AttemptInterrupted:
+	switch e {
+	case endStopped:
 		return ErrInterrupted
-	case checkpoint.AttemptFailed:
-		t.r.Sink.Emit(history.Event{Time: end, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.Agent,
+	case endFailed:
+		t.r.Sink.Emit(history.Event{Time: now, Type: history.EventStepFailed, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.Agent,
 			Class: string(handoff.ClassHelp), Message: "the agent asked for help and the advisor failed: " + a.Error})
 	}
 	return nil
@@ -173,7 +154,9 @@ func (r *Runner) judgeAdvice(a *checkpoint.Attempt, res *agent.Result, runErr er
 			return "", false
 		}
 		if len(advice) > maxAdviceBytes {
-			advice = advice[:maxAdviceBytes]
+			// Cut on a character's boundary: the advice goes into the
+			// agent's next prompt.
+			advice = strings.ToValidUTF8(advice[:maxAdviceBytes], "")
 		}
 		return advice, true
 	}

@@ -152,3 +152,52 @@ func TestJudgeFileHandoff(t *testing.T) {
 		t.Fatalf("valid file: judged ok=%v class %s JSON %s", j.ok, j.class, j.result.JSON)
 	}
 }
+
+// TestJudgeHostileAnswers judges answers an agent may give to get a bad
+// handoff accepted, or by accident, each by SPEC §5's rules: the handoff
+// is the object the schema matches among several, found in prose and
+// fences, repaired when it is Python; a requested_help that is not true
+// asks for nothing; the help marker wins over a handoff that denies it;
+// the final text of a failed turn is never an answer.
+func TestJudgeHostileAnswers(t *testing.T) {
+	help := &workflow.OnHelp{Agent: "advisor", MaxRounds: 1}
+	for _, tt := range []struct {
+		name   string
+		onHelp *workflow.OnHelp
+		res    agent.Result
+		want   string // "ok" or the class
+		json   string // the accepted JSON
+	}{
+		{name: "the object matching the schema among several", res: agent.Result{Text: []byte(`{"ok": true} and then {"ok": "no"}`)},
+			want: "ok", json: `{"ok":true}`},
+		{name: "a fenced handoff after prose", res: agent.Result{Text: []byte("Done.\n```json\n{\"ok\": false}\n```\n")},
+			want: "ok", json: `{"ok":false}`},
+		{name: "Python literals, repaired", res: agent.Result{Text: []byte(`{'ok': True}`)}, want: "ok", json: `{"ok":true}`},
+		{name: "NUL bytes and control characters on the lines around it", res: agent.Result{Text: []byte("\x00\x01\n{\"ok\": true}\n\x00")},
+			want: "ok", json: `{"ok":true}`},
+		{name: "requested_help as a string asks for nothing", onHelp: help,
+			res: agent.Result{Text: []byte(`{"ok": true, "requested_help": "yes"}`)}, want: "ok", json: `{"ok":true,"requested_help":"yes"}`},
+		{name: "the marker wins over requested_help: false", onHelp: help,
+			res: agent.Result{Help: true, Text: []byte(`{"ok": true, "requested_help": false}`)}, want: string(handoff.ClassHelp)},
+		{name: "a failed turn's valid JSON is no answer", res: agent.Result{IsError: true, StructuredOutput: []byte(`{"ok": true}`)},
+			want: string(handoff.ClassExitNonzero)},
+		{name: "an array where an object is required", res: agent.Result{Text: []byte(`[{"ok": true}]`)}, want: string(handoff.ClassSchema)},
+		{name: "prose only", res: agent.Result{Text: []byte("I fixed the bug, all tests pass.")}, want: string(handoff.ClassEmpty)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runner{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			res := tt.res
+			j := r.judge(judgeStep(t, tt.onHelp, false), &res, nil, handoffSource{agent: "a"})
+			got := string(j.class)
+			if j.ok {
+				got = "ok"
+			}
+			if got != tt.want {
+				t.Fatalf("judged %s, want %s (%+v)", got, tt.want, j.diag)
+			}
+			if j.ok && string(j.result.JSON) != tt.json {
+				t.Errorf("accepted %s, want %s", j.result.JSON, tt.json)
+			}
+		})
+	}
+}

@@ -4,8 +4,9 @@
 // its handoff, runs the step's checks, decides the retry (a pure
 // function, decide) and commits the outcome through the named state
 // changes of checkpoint. Settling an attempt a crash left running, and an
-// advisor's help round, go through the same launch and the same state
-// changes as the normal path.
+// advisor's help round, go through the same launch as the normal path and
+// end through the same list of endings (end, in endings.go), whose
+// transactions one switch builds.
 //
 // The run loop (internal/orchestrator) decides which instance runs next
 // and waits where Run says to; everything about one attempt is here.

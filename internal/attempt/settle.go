@@ -10,7 +10,6 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
-	"github.com/cadence-dev/cadence/internal/circuit"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 )
@@ -109,58 +108,48 @@ func (t *try) settleOne(ctx context.Context) error {
 		t.row.Repairs = nonNil(env.Metadata.Repairs)
 		return t.settleChecks(ctx, env.Data, env.Metadata.Repairs, true)
 	case ok:
-		return t.adopt(ctx, env, now)
+		return t.settled(ctx, endAdopted, env, now)
 	}
-	return t.interrupt(ctx, now)
+	return t.settled(ctx, endInterrupted, nil, now)
 }
 
-// adopt settles an attempt whose handoff landed as succeeded (adopted),
-// with no new execution.
-func (t *try) adopt(ctx context.Context, env *handoff.Envelope, now time.Time) error {
+// settled commits the end of an attempt a crash left running: adopted,
+// with the envelope of its handoff, which is written first (the step
+// succeeds with no new execution), or interrupted, when no handoff of it
+// landed (it counts, and the step runs again). An attempt that ended
+// meanwhile is left as it is.
+func (t *try) settled(ctx context.Context, e end, env *handoff.Envelope, now time.Time) error {
 	a := t.row
-	a.Repairs = env.Metadata.Repairs
-	envJSON, err := json.Marshal(env)
-	if err != nil {
-		return err
-	}
-	if err := t.r.WriteEnvelope(t.in, *env); err != nil {
-		return err
-	}
-	err = t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
-		if err := stillRunning(tx, a); err != nil {
+	var (
+		f   endFacts
+		msg string
+	)
+	switch e {
+	case endAdopted:
+		a.Repairs = env.Metadata.Repairs
+		envJSON, err := json.Marshal(env)
+		if err != nil {
 			return err
 		}
-		return t.r.finish(tx, t, ending{
-			attempt: func(tx *checkpoint.Tx, a *checkpoint.Attempt) error { return tx.AttemptSucceeded(a, true) },
-			outcome: circuit.Success,
-			step:    func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepSucceeded(s, envJSON, now) }}, now)
-	})
-	if errors.Is(err, errSettledElsewhere) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(),
-		Attempt: a.N, Status: a.Status, Message: "its handoff was already written; adopted without running the agent again"})
-	return nil
-}
-
-// interrupt settles an attempt no handoff of which landed as interrupted:
-// it counts, and the step runs again.
-func (t *try) interrupt(ctx context.Context, now time.Time) error {
-	a := t.row
-	a.Class = string(handoff.ClassInterrupted)
-	a.Error = "interrupted: cadence stopped during the attempt"
-	if a.PID == nil {
-		a.Error = "interrupted before the agent started"
+		if err := t.r.WriteEnvelope(t.in, *env); err != nil {
+			return err
+		}
+		f.envelope, msg = envJSON, "its handoff was already written; adopted without running the agent again"
+	case endInterrupted:
+		a.Class = string(handoff.ClassInterrupted)
+		a.Error = "interrupted: cadence stopped during the attempt"
+		if a.PID == nil {
+			a.Error = "interrupted before the agent started"
+		}
+		f.class, msg = a.Class, a.Error
+	default:
+		return fmt.Errorf("attempt %d: a settled attempt is adopted or interrupted, not %s", a.N, e)
 	}
 	err := t.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := stillRunning(tx, a); err != nil {
 			return err
 		}
-		return t.r.finish(tx, t, ending{attempt: (*checkpoint.Tx).AttemptInterrupted, crashed: true,
-			step: func(tx *checkpoint.Tx, s *checkpoint.Step) error { return tx.StepInterrupted(s, now) }}, now)
+		return t.r.finish(tx, t, t.ending(e, f, now), now)
 	})
 	if errors.Is(err, errSettledElsewhere) {
 		return nil
@@ -169,7 +158,7 @@ func (t *try) interrupt(ctx context.Context, now time.Time) error {
 		return err
 	}
 	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(),
-		Attempt: a.N, Status: a.Status, Message: a.Error})
+		Attempt: a.N, Status: a.Status, Message: msg})
 	return nil
 }
 
@@ -340,8 +329,11 @@ func (r *Runner) Abandon(ctx context.Context, a *checkpoint.Attempt, cancelled b
 			// A cancelled run's attempt was stopped by cadence: neutral
 			// to the circuit, as an interrupt is (a half-open trial it
 			// held is given back).
-			end := ending{crashed: !cancelled, outcome: circuit.OutcomeFor(a.Class)}
-			if err := t.recordCircuit(tx, end, now); err != nil {
+			e := endInterrupted
+			if cancelled {
+				e = endStopped
+			}
+			if err := t.recordCircuit(tx, t.ending(e, endFacts{class: a.Class}, now), now); err != nil {
 				return err
 			}
 		}

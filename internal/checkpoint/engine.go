@@ -38,6 +38,9 @@ var postgresQueries = map[string]string{
 	allAttemptsBriefQuery: strings.Replace(allAttemptsBriefQuery, "CROSS JOIN", "JOIN", 1),
 	// Claimers at once take different items (see claimableItemQuery).
 	claimableItemQuery: claimableItemQuery + " FOR UPDATE OF s SKIP LOCKED",
+	// A lease's check reads the database's clock in the same round trip
+	// (Tx.fence).
+	fenceQuery: strings.Replace(fenceQuery, " FROM leases", ", clock_timestamp() FROM leases", 1),
 	// to_regclass is NULL for a table that does not exist.
 	checksTableQuery: `SELECT COUNT(to_regclass('checks'))`,
 }

@@ -118,6 +118,9 @@ const (
 	openItemsQuery = `SELECT COUNT(*) FROM steps s
 		WHERE s.run_id = ? AND s.step_id = ? AND s.item_key <> '' AND s.status IN ('pending', 'running', 'waiting')`
 	postgresNowQuery = `SELECT clock_timestamp()`
+	// fenceQuery is what CheckLease reads (Tx.fence); on PostgreSQL it
+	// reads the clock too (postgresQueries).
+	fenceQuery = `SELECT owner, host, pid, epoch, expires_at FROM leases WHERE run_id = ? AND step_id = ? AND item_key = ?`
 )
 
 // Now returns the time by the database's clock, by which leases expire:
@@ -215,24 +218,60 @@ func (t *Tx) AcquireLease(l Lease, ttl time.Duration, gone func(holder Lease) bo
 // stopped for a while (a machine asleep), and whoever takes it raises the
 // epoch, which fences the holder as soon as it writes.
 func (t *Tx) CheckLease(l Lease) error {
-	now, err := t.Now()
-	if err != nil {
-		return err
-	}
-	cur, err := t.LeaseOf(l.RunID, l.StepID, l.ItemKey)
-	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%s (epoch %d): %w", l.what(), l.Epoch, ErrLeaseLost)
-	}
+	cur, now, err := t.fence(l)
 	if err != nil {
 		return err
 	}
 	switch {
+	case cur == nil:
+		return fmt.Errorf("%s (epoch %d): %w", l.what(), l.Epoch, ErrLeaseLost)
 	case cur.Owner != l.Owner || cur.Epoch != l.Epoch:
 		return fmt.Errorf("%s (epoch %d): %w: pid %d on host %s holds it at epoch %d", l.what(), l.Epoch, ErrLeaseLost, cur.PID, cur.Host, cur.Epoch)
-	case !cur.ExpiresAt.After(now) && t.engine == enginePostgres:
-		return fmt.Errorf("%s (epoch %d): %w: it expired at %s", l.what(), l.Epoch, ErrLeaseLost, cur.ExpiresAt.Format(time.RFC3339Nano))
+	case t.engine == enginePostgres && (cur.ExpiresAt.t == nil || !cur.ExpiresAt.t.After(now)):
+		var at time.Time
+		if cur.ExpiresAt.t != nil {
+			at = *cur.ExpiresAt.t
+		}
+		return fmt.Errorf("%s (epoch %d): %w: it expired at %s", l.what(), l.Epoch, ErrLeaseLost, at.Format(time.RFC3339Nano))
 	}
 	return nil
+}
+
+// fence reads what CheckLease compares, in one statement: the lease's row
+// (nil if none was ever taken) and, on PostgreSQL, the database's clock
+// read by the same statement (fenceQuery), so that the check every write
+// made under a lease pays is one round trip, not two. The clock is read
+// after the row, never before it, so a lease is found expired no later
+// than a separate read of the clock first would find it. On SQLite the
+// statement is prepared once (readQueries), and now is the zero time:
+// expiry is not checked there.
+func (t *Tx) fence(l Lease) (cur *leaseRow, now time.Time, err error) {
+	rows, err := t.queryRows(fenceQuery, l.RunID, l.StepID, l.ItemKey)
+	if err != nil {
+		return nil, now, fmt.Errorf("read %s: %w", l.what(), err)
+	}
+	defer func() {
+		if cerr := rows.Close(); cerr != nil && err == nil {
+			cur, err = nil, fmt.Errorf("read %s: %w", l.what(), t.note(cerr))
+		}
+	}()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, now, fmt.Errorf("read %s: %w", l.what(), t.note(err))
+		}
+		return nil, now, nil
+	}
+	var r leaseRow
+	if t.engine == enginePostgres {
+		err = rows.Scan(&r.Owner, &r.Host, &r.PID, &r.Epoch, &r.ExpiresAt, &now)
+		now = now.UTC()
+	} else {
+		err = rows.Scan(&r.Owner, &r.Host, &r.PID, &r.Epoch, &r.ExpiresAt)
+	}
+	if err != nil {
+		return nil, now, fmt.Errorf("read %s: %w", l.what(), t.note(err))
+	}
+	return &r, now, nil
 }
 
 // RenewLease extends a lease that is still held to ttl from now; a lease

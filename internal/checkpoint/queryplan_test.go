@@ -43,6 +43,7 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		{"ClaimItem", claimableItemQuery, []any{"r", "s", "t", "t"}, "items_open"},
 		{"OpenItems", openItemsQuery, []any{"r", "s"}, "items_open"},
 		{"Lease", leaseQuery, []any{"r", "s", "k"}, ""},
+		{"Fence", fenceQuery, []any{"r", "s", "k"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

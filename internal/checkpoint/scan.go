@@ -54,10 +54,11 @@ func (t *Tx) attempts(what, query string, args ...any) (out []Attempt, err error
 	}()
 	// A whole run's history is read in chunks and copied once into a slice
 	// of the exact length: growing one slice by doubling would copy every
-	// attempt read so far each time.
+	// attempt read so far each time. The first chunk is small: most
+	// reads are of one unit's attempts, one or two, several per attempt.
 	var (
 		chunks [][]Attempt
-		chunk  = make([]Attempt, 0, 16)
+		chunk  = make([]Attempt, 0, 2)
 		total  int
 		r      attemptRow
 	)

@@ -33,10 +33,11 @@ var (
 		allAttemptsQuery, allAttemptsBriefQuery,
 		circuitQuery, circuitsQuery,
 		lastCheckSeqQuery, checkStatusQuery, attemptChecksQuery, runChecksQuery,
+		fenceQuery, leaseQuery,
 	}
 	writeNamedQueries = []string{
 		insertAttemptQuery, updateAttemptQuery, updateStepQuery, putCircuitQuery, updateRunQuery,
-		insertCheckQuery, updateCheckQuery,
+		insertCheckQuery, updateCheckQuery, insertStepQuery, putLeaseQuery,
 	}
 )
 

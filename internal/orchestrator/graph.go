@@ -73,7 +73,7 @@ type stepEnd struct {
 // no allow_failure), no new step starts, the running ones finish, and the
 // run fails. Every decision is committed before what depends on it, and
 // read back on resume instead of being taken again.
-func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool) (*Result, error) {
+func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[string]bool, rows []checkpoint.Step) (*Result, error) {
 	g := newGraph(p, run, p.wf.Order(), &announced{seen: map[string]bool{}})
 	var err error
 	if g.inputs, err = inputsOf(run); err != nil {
@@ -86,7 +86,7 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 			return nil, fmt.Errorf("end the leases of dead processes of run %s: %w", run.ID, err)
 		}
 	}
-	failed, err := g.read(ctx, done)
+	failed, err := g.read(ctx, done, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -206,11 +206,17 @@ func (g *graph) rowID(ws *workflow.Step) string {
 
 // read reads what the committed state says of the graph's steps. It
 // returns the first step that failed (without allow_failure) before this
-// process, which fails the run (or the iteration) at once.
-func (g *graph) read(ctx context.Context, done map[string]bool) (string, error) {
+// process, which fails the run (or the iteration) at once. current, when
+// not nil, are the run's step rows as committed now, read by the caller:
+// they are taken instead of read again (the top graph only).
+func (g *graph) read(ctx context.Context, done map[string]bool, current []checkpoint.Step) (string, error) {
 	p, run := g.p, g.run
 	rows := map[string]*checkpoint.Step{}
-	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+	if current != nil && g.iter.IsZero() {
+		for i := range current {
+			rows[current[i].ID] = &current[i]
+		}
+	} else if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		if g.iter.IsZero() {
 			all, err := tx.Steps(run.ID)
 			for i := range all {
@@ -322,7 +328,7 @@ func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 
 // instance is the instance of step ws in this graph.
 func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
-	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(g.p.wf.Ancestors(ws.ID)), Inputs: g.inputs,
+	in := &attempt.Instance{Run: g.run, Step: ws, Outputs: g.readable(ws), Inputs: g.inputs,
 		Iteration: g.iteration, Previous: g.previous}
 	if !g.iter.IsZero() {
 		in.Path = g.rowID(ws)
@@ -330,16 +336,16 @@ func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
 	return in
 }
 
-// readable is what the templates of a step with the ancestors may read:
-// their outputs, in a map of its own, so that steps running beside it
-// never share one being written.
-func (g *graph) readable(ancestors []string) map[string]any {
-	out := make(map[string]any, len(ancestors))
-	for _, id := range ancestors {
+// readable is what the templates of step ws may read: the outputs of its
+// ancestors, in a map of its own, so that steps running beside it never
+// share one being written.
+func (g *graph) readable(ws *workflow.Step) map[string]any {
+	out := map[string]any{}
+	g.p.wf.EachAncestor(ws.ID, func(id string) {
 		if v, ok := g.outputs[id]; ok {
 			out[id] = v
 		}
-	}
+	})
 	return out
 }
 

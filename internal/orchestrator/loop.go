@@ -70,9 +70,10 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	// settling just completed was reported as it succeeded, and is not
 	// reported again as one that had.
 	done := map[string]bool{}
-	var succeeded []checkpoint.Step
+	var steps, succeeded []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
-		steps, err := tx.Steps(run.ID)
+		var err error
+		steps, err = tx.Steps(run.ID)
 		if err != nil {
 			return err
 		}
@@ -87,10 +88,19 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	if err := restoreEnvelopes(p.log, p.dir, succeeded); err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	if err := p.settle(ctx, run); err != nil {
+	settled, err := p.settle(ctx, run)
+	if err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)
 	}
-	return p.runGraph(ctx, run, done)
+	// The rows just read are still the run's when settling changed none
+	// and no other process works on the run (this one holds it, and the
+	// project's lock on SQLite): the graph starts from them instead of
+	// reading the same rows again. On a shared database other processes
+	// write the run's rows, and the graph reads them afresh.
+	if settled > 0 || p.shared() {
+		steps = nil
+	}
+	return p.runGraph(ctx, run, done, steps)
 }
 
 // watchStateEvery is how often a run on SQLite checks, between its
@@ -214,6 +224,9 @@ func stepRow(ctx context.Context, store *checkpoint.Store, runID, stepID string)
 // continues exactly where the last one left off.
 func (p *project) runUnit(ctx context.Context, in *attempt.Instance) (stepResult, any, error) {
 	var last string // the reason of the last wait
+	if p.firstAttempt != nil {
+		p.firstAttempt()
+	}
 	for {
 		out, err := p.attempts.Run(ctx, in)
 		switch {

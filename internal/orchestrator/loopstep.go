@@ -237,7 +237,7 @@ func (g *graph) runIteration(ctx context.Context, in *attempt.Instance, at itera
 	for id, v := range at.vars {
 		ig.vars[id] = v
 	}
-	failed, err := ig.read(ctx, nil)
+	failed, err := ig.read(ctx, nil, nil)
 	if err != nil {
 		return iteration{}, err
 	}

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/agent"
@@ -87,6 +88,12 @@ type Options struct {
 	// approval gate instead of ending with StatusAwaitingApproval when
 	// nothing else can run (--wait-approval).
 	WaitApproval bool
+	// BeforeFirstAttempt, when set, is called once, before the first
+	// attempt this process starts (the side effect of a step, an item or
+	// a check): what comes before it is loading the workflow and the run's
+	// rows, which cmd/cadence runs under a garbage-collector setting of
+	// its own.
+	BeforeFirstAttempt func()
 
 	// lockOptional lets open go on without the workflow's lock when
 	// another process holds it (Cancel): p.lock is then nil.
@@ -157,6 +164,9 @@ type project struct {
 	inputs []byte
 	// notes commits notifications and sends them.
 	notes notifications
+	// firstAttempt calls Options.BeforeFirstAttempt, once; nil when
+	// there is none.
+	firstAttempt func()
 	leases
 }
 
@@ -188,6 +198,9 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 	}
 	p := &project{opts: o, dir: dir, lock: lock, clock: o.Clock, rnd: o.Rand, sink: o.Sink, log: o.Logger, env: o.Env,
 		leases: leases{id: newIdentity()}}
+	if o.BeforeFirstAttempt != nil {
+		p.firstAttempt = sync.OnceFunc(o.BeforeFirstAttempt)
+	}
 	ok := false
 	defer func() {
 		if !ok {

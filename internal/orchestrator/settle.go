@@ -13,7 +13,8 @@ import (
 // Its agent is killed if it somehow survived (G6). Then, if the attempt's
 // handoff is present and valid, the attempt is adopted: the step succeeds
 // with no new execution. Otherwise it becomes interrupted and counts as an
-// attempt; a half-open circuit trial it held counts as failed.
+// attempt; a half-open circuit trial it held counts as failed. It
+// reports how many attempts it settled: none means it changed no row.
 //
 // On a shared database every attempt is left alone but those of a loop's
 // inner steps: a step or an item may be running in another process, and
@@ -22,15 +23,16 @@ import (
 // holds the run, which this one now is. (The agent of such an attempt is
 // killed only when it is found on this machine running for that very
 // attempt: its idempotency key is checked.)
-func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
+func (p *project) settle(ctx context.Context, run *checkpoint.Run) (int, error) {
 	var running []checkpoint.Attempt
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		running, err = tx.RunningAttempts(run.ID)
 		return err
 	}); err != nil {
-		return err
+		return 0, err
 	}
+	settled := 0
 	for i := range running {
 		if p.shared() && !strings.Contains(running[i].StepID, "/") {
 			// Its step or item may be running in another process; whoever
@@ -38,10 +40,11 @@ func (p *project) settle(ctx context.Context, run *checkpoint.Run) error {
 			continue
 		}
 		if err := p.settleAttempt(ctx, run, &running[i], true); err != nil {
-			return err
+			return settled, err
 		}
+		settled++
 	}
-	return nil
+	return settled, nil
 }
 
 // settleAttempt settles one attempt left running; kill says its agent, if

@@ -171,3 +171,39 @@ func stepIDs(steps []*Step) []string {
 	}
 	return out
 }
+
+// TestEachAncestorOnce holds EachAncestor, which the run asks of every
+// step it starts, to the loader's walk on many random graphs: it yields
+// each id the walk says the step may read, once, and no other.
+func TestEachAncestorOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 2))
+	for g := range 1000 {
+		w := randomGraph(r)
+		all := w.All()
+		a := newAncestry(w)
+		for _, s := range all {
+			got := map[string]int{}
+			w.EachAncestor(s.ID, func(id string) { got[id]++ })
+			for id, n := range got {
+				if n != 1 {
+					t.Fatalf("graph %d:%s\nEachAncestor(%s) yielded %q %d times", g, spellGraph(w), s.ID, id, n)
+				}
+			}
+			// Random graphs may give two steps one id: each id is asked once.
+			asked := map[string]bool{}
+			for _, o := range all {
+				if asked[o.ID] {
+					continue
+				}
+				asked[o.ID] = true
+				if want := a.of(s, o.ID); want != (got[o.ID] == 1) {
+					t.Fatalf("graph %d:%s\nEachAncestor(%s) yielded %q: %v, the loader's walk says %v", g, spellGraph(w), s.ID, o.ID, got[o.ID] == 1, want)
+				}
+				delete(got, o.ID)
+			}
+			if len(got) > 0 {
+				t.Fatalf("graph %d:%s\nEachAncestor(%s) yielded ids of no step: %v", g, spellGraph(w), s.ID, got)
+			}
+		}
+	}
+}

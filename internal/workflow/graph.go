@@ -170,26 +170,7 @@ func (w *Workflow) siblings(s *Step) []*Step {
 // A template or expression of the step may read exactly these.
 func (w *Workflow) Ancestors(id string) []string {
 	set := map[string]bool{}
-	walked := map[*Step]bool{}
-	for s := w.Find(id); s != nil; {
-		var walk func(*Step)
-		walk = func(s *Step) {
-			for _, n := range s.Needs {
-				set[n] = true
-				// Needs name siblings: a step of the same list (Load
-				// refuses others). Each step's needs are walked once.
-				if ns := w.Find(n); ns != nil && ns.Parent == s.Parent && !walked[ns] {
-					walked[ns] = true
-					walk(ns)
-				}
-			}
-		}
-		walk(s)
-		if s.Parent == "" {
-			break
-		}
-		s = w.Find(s.Parent)
-	}
+	w.EachAncestor(id, func(a string) { set[a] = true })
 	var out []string
 	for _, s := range w.All() {
 		if set[s.ID] {
@@ -197,6 +178,40 @@ func (w *Workflow) Ancestors(id string) []string {
 		}
 	}
 	return out
+}
+
+// EachAncestor calls fn once with each id Ancestors(id) returns, in no
+// particular order, without building the list or listing every step of
+// the workflow to order it: the run asks it of every step it starts, and
+// in a chain each step has all the steps before it as ancestors.
+func (w *Workflow) EachAncestor(id string, fn func(string)) {
+	walked := map[string]bool{} // a need's id → its needs were walked
+	var walk func(*Step)
+	walk = func(s *Step) {
+		for _, n := range s.Needs {
+			ns := w.Find(n)
+			if ns == nil {
+				continue // Load refuses a need that names no step
+			}
+			done, seen := walked[n]
+			if !seen {
+				walked[n] = false
+				fn(n)
+			}
+			// Needs name siblings: a step of the same list (Load refuses
+			// others). Each step's needs are walked once.
+			if !done && ns.Parent == s.Parent {
+				walked[n] = true
+				walk(ns)
+			}
+		}
+	}
+	for s := w.Find(id); s != nil; s = w.Find(s.Parent) {
+		walk(s)
+		if s.Parent == "" {
+			break
+		}
+	}
 }
 
 // Dependents returns the ids of the steps that need the step id directly,

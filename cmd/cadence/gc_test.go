@@ -1,0 +1,81 @@
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// gcSetting reads the collector's target and memory limit without
+// changing them.
+func gcSetting() (percent int, limit int64) {
+	percent = debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent)
+	return percent, debug.SetMemoryLimit(-1)
+}
+
+func TestLoadGC(t *testing.T) {
+	const (
+		startPercent = 150
+		startLimit   = 1 << 40
+	)
+	tests := []struct {
+		name string
+		env  map[string]string
+		// phase says the load phase applies its own setting.
+		phase bool
+	}{
+		{"nothing chosen", map[string]string{"HOME": "/h"}, true},
+		{"GOGC chosen by the user", map[string]string{"GOGC": "50"}, false},
+		{"GOGC off", map[string]string{"GOGC": "off"}, false},
+		{"GOMEMLIMIT chosen by the user", map[string]string{"GOMEMLIMIT": "1GiB"}, false},
+		{"GOGC set empty", map[string]string{"GOGC": ""}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldPercent := debug.SetGCPercent(startPercent)
+			oldLimit := debug.SetMemoryLimit(startLimit)
+			t.Cleanup(func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) })
+
+			g := startLoadGC(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			percent, limit := gcSetting()
+			if tt.phase && (percent != -1 || limit != loadHeapLimit) {
+				t.Errorf("during the load: GC percent %d, limit %d; want off, %d", percent, limit, loadHeapLimit)
+			}
+			if !tt.phase && (percent != startPercent || limit != startLimit) {
+				t.Errorf("during the load: GC percent %d, limit %d; want the user's %d, %d", percent, limit, startPercent, startLimit)
+			}
+			g.end()
+			g.end() // a second call (the command's return after the first attempt) changes nothing
+			if percent, limit := gcSetting(); percent != startPercent || limit != startLimit {
+				t.Errorf("after the load: GC percent %d, limit %d; want %d, %d restored", percent, limit, startPercent, startLimit)
+			}
+		})
+	}
+}
+
+// TestLoadGCEndsOnBigHeap checks that a live heap beyond half the load
+// limit ends the phase at the collection that finds it, so a big workflow
+// loads under the default target instead of collecting again and again
+// against the limit.
+func TestLoadGCEndsOnBigHeap(t *testing.T) {
+	oldPercent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(oldPercent) })
+	g := startLoadGC(func(string) (string, bool) { return "", false })
+	t.Cleanup(g.end)
+	live := make([]byte, loadHeapLimit*3/4)
+	for i := range live {
+		live[i] = byte(i)
+	}
+	runtime.GC()
+	select {
+	case <-g.ended():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the load phase went on after a collection found 24 MiB live")
+	}
+	if percent, _ := gcSetting(); percent != 100 {
+		t.Errorf("GC percent %d after the phase ended; want 100 restored", percent)
+	}
+	runtime.KeepAlive(live)
+}
