@@ -220,19 +220,19 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 // wrote since, is known by its stat alone (outputStamps; seen may be nil).
 func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outputStamps) error {
 	dir := outputsDir(project, in)
-	want := map[string][]byte{}
+	want := map[string]encoded{}
 	var merr error
 	wf.EachAncestor(in.Step.ID, func(id string) {
 		v, ok := in.Outputs[id].(map[string]any)
 		if !ok || merr != nil {
 			return // skipped or failed: no output to read
 		}
-		b, err := json.Marshal(v["Output"])
+		e, err := seen.content(id, v)
 		if err != nil {
 			merr = fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
 			return
 		}
-		want[id+".json"] = append(b, '\n')
+		want[id+".json"] = e
 	})
 	if merr != nil {
 		return merr
@@ -256,7 +256,7 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	}
 	for _, e := range entries {
 		if b, ok := want[e.Name()]; ok && e.Type().IsRegular() {
-			if seen.holds(d, e.Name(), b) || seen.check(filepath.Join(dir, e.Name()), b) {
+			if seen.holds(d, e.Name(), b.sum) || seen.check(filepath.Join(dir, e.Name()), b.text) {
 				delete(want, e.Name())
 			}
 			continue
@@ -272,7 +272,7 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if err := checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, name), want[name], 0o644); err != nil {
+		if err := checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, name), want[name].text, 0o644); err != nil {
 			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
 		}
 	}

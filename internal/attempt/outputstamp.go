@@ -3,8 +3,10 @@ package attempt
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -32,6 +34,48 @@ type outputStamps struct {
 	now func() time.Time // nil: time.Now; a benchmark's model of steps that take time
 	mu  sync.Mutex
 	m   map[fileID]outputStamp
+	// enc keeps, by step id, the file content last made from a step's
+	// output value: a finished step's output is one value for the rest of
+	// the run, handed to every step after it, and encoding it again for
+	// each of them is n²/2 encodings in a chain.
+	enc map[string]encoded
+}
+
+// encoded is the content of STEP.json made from the output value src,
+// which it keeps alive, so that no other value can take its address.
+type encoded struct {
+	src  map[string]any
+	text []byte
+	sum  [sha256.Size]byte
+}
+
+// content is STEP.json's content for step id whose output (its "Output")
+// is in v: the JSON of v["Output"] and a newline, encoded once per value,
+// with its sum.
+func (s *outputStamps) content(id string, v map[string]any) (encoded, error) {
+	if s != nil {
+		s.mu.Lock()
+		e, ok := s.enc[id]
+		s.mu.Unlock()
+		if ok && reflect.ValueOf(e.src).UnsafePointer() == reflect.ValueOf(v).UnsafePointer() {
+			return e, nil
+		}
+	}
+	b, err := json.Marshal(v["Output"])
+	if err != nil {
+		return encoded{}, err
+	}
+	b = append(b, '\n')
+	e := encoded{src: v, text: b, sum: sha256.Sum256(b)}
+	if s != nil {
+		s.mu.Lock()
+		if s.enc == nil {
+			s.enc = map[string]encoded{}
+		}
+		s.enc[id] = e
+		s.mu.Unlock()
+	}
+	return e, nil
 }
 
 // fileID is an inode: a file keeps it through renames of itself or its
@@ -52,9 +96,9 @@ type outputStamp struct {
 const stampMargin = 50 * time.Millisecond
 
 // holds reports whether the file name in the directory d still has the
-// content want, as a stamp of this process says, without reading it: one
-// stat relative to the directory, not following a link.
-func (s *outputStamps) holds(d *os.File, name string, want []byte) bool {
+// content whose sum is want, as a stamp of this process says, without
+// reading it: one stat relative to the directory, not following a link.
+func (s *outputStamps) holds(d *os.File, name string, want [sha256.Size]byte) bool {
 	if s == nil {
 		return false
 	}
@@ -66,7 +110,7 @@ func (s *outputStamps) holds(d *os.File, name string, want []byte) bool {
 	old, found := s.m[id]
 	s.mu.Unlock()
 	st.sum = old.sum
-	return found && old == st && old.sum == sha256.Sum256(want)
+	return found && old == st && old.sum == want
 }
 
 // check reads the file at path and reports whether its content is want;

@@ -3,6 +3,7 @@
 package attempt
 
 import (
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,11 +72,11 @@ func TestOutputStampsSeeEveryChange(t *testing.T) {
 			if !s.check(path, want) {
 				t.Fatal("the first read did not find the wanted content")
 			}
-			if !s.holds(openDir(t, path), filepath.Base(path), want) {
+			if !s.holds(openDir(t, path), filepath.Base(path), sha256.Sum256(want)) {
 				t.Fatal("a file read when old enough was not stamped")
 			}
 			c.change(t, path)
-			if got := s.holds(openDir(t, path), filepath.Base(path), c.want); got != c.holds {
+			if got := s.holds(openDir(t, path), filepath.Base(path), sha256.Sum256(c.want)); got != c.holds {
 				t.Errorf("after the change the stamp holds: %v, want %v", got, c.holds)
 			}
 			if got := s.check(path, c.want); got != c.right {
@@ -95,7 +96,7 @@ func TestOutputStampsSkipAYoungFile(t *testing.T) {
 	if !s.check(path, want) {
 		t.Fatal("the read did not find the wanted content")
 	}
-	if s.holds(openDir(t, path), filepath.Base(path), want) {
+	if s.holds(openDir(t, path), filepath.Base(path), sha256.Sum256(want)) {
 		t.Error("a file changed within the margin before its read was stamped")
 	}
 }
@@ -126,4 +127,37 @@ func openDir(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// A step's output is encoded once per value: the same value again gives
+// the same text without a new encoding, and another value under the same
+// step id (the step of a later loop iteration) gives its own text.
+func TestOutputContentIsEncodedOncePerValue(t *testing.T) {
+	var s outputStamps
+	first := map[string]any{"Output": map[string]any{"n": 1}}
+	second := map[string]any{"Output": map[string]any{"n": 2}}
+	steps := []struct {
+		v      map[string]any
+		text   string
+		reused bool // the text of the call before, not a new encoding
+	}{
+		{first, `{"n":1}` + "\n", false},
+		{first, `{"n":1}` + "\n", true},
+		{second, `{"n":2}` + "\n", false},
+		{first, `{"n":1}` + "\n", false},
+	}
+	var last []byte
+	for i, st := range steps {
+		e, err := s.content("a", st.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.text) != st.text || e.sum != sha256.Sum256([]byte(st.text)) {
+			t.Errorf("call %d: %q (sum %x), want %q", i, e.text, e.sum, st.text)
+		}
+		if reused := last != nil && &e.text[0] == &last[0]; reused != st.reused {
+			t.Errorf("call %d: reused the text before: %v, want %v", i, reused, st.reused)
+		}
+		last = e.text
+	}
 }
