@@ -25,12 +25,14 @@ func stampCmd(stamped int) func(int) []string {
 	}
 }
 
-// outputs lists the copies of step's output in dir's runs that step
-// reader was given to read, as cadence keeps them in
+// outputs lists the copies of step's output in dir's runs, as cadence
+// keeps them for the steps that read it in
 // .cadence/outputs/RUN/READER/STEP.json (CADENCE_OUTPUTS_DIR, written
-// before the reader starts).
+// before the reader starts). In a chain each step's directory passes to
+// the step after it, so once a run has ended its copy is in its last
+// step's directory, whichever step first read it (reader).
 func outputs(b testing.TB, dir, reader, step string) []string {
-	files, err := filepath.Glob(filepath.Join(dir, ".cadence", "outputs", "*", reader, step+".json"))
+	files, err := filepath.Glob(filepath.Join(dir, ".cadence", "outputs", "*", "*", step+".json"))
 	if err != nil {
 		b.Fatal(err)
 	}
