@@ -152,9 +152,17 @@ func (s *Spares) start() (*standby, error) {
 	return &standby{cmd: cmd, ctl: ctl}, nil
 }
 
+// readyBound bounds the wait for a supervisor's ready byte: a binary that
+// never becomes a supervisor (SelfExe not cadence) is an error, not a
+// hang.
+const readyBound = 30 * time.Second
+
 // awaitReady waits for the supervisor's ready byte: an error when it died
-// first or ctx ended.
+// first, did not get ready within readyBound, or ctx ended.
 func (sb *standby) awaitReady(ctx context.Context) error {
+	if err := sb.ctl.SetReadDeadline(time.Now().Add(readyBound)); err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { _ = sb.ctl.SetReadDeadline(time.Now()) })
 	defer stop()
 	var b [1]byte
@@ -162,9 +170,9 @@ func (sb *standby) awaitReady(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("the supervisor ended before it was ready: %w", err)
+		return fmt.Errorf("the supervisor %s did not get ready: %w", sb.cmd.Path, err)
 	}
-	return nil
+	return sb.ctl.SetReadDeadline(time.Time{})
 }
 
 // send gives the supervisor its order, the program's three standard

@@ -131,3 +131,16 @@ func progFile(t *testing.T, content string) string {
 	}
 	return p
 }
+
+// A supervisor that dies before it is ready (here a binary that is not
+// one: /bin/true) is an error of the attempt's start, never a hang.
+func TestStandbyThatNeverGetsReady(t *testing.T) {
+	spares := agent.NewSpares("/bin/true")
+	defer spares.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := agent.Run(ctx, agent.Spec{Argv: []string{"/bin/true"}, Protocol: agent.ProtocolText, Supervisor: "/bin/true", Spares: spares})
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("Run under a supervisor that never got ready: %v (context: %v)", err, ctx.Err())
+	}
+}
