@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -270,18 +271,7 @@ steps:
 func TestG6NoOrphanAgent(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := newProject(t, simWorkflow(`{max_attempts: 3}`, `
-  - {id: one, prompt: go}
-`), map[string]string{"scenario.yaml": "steps:\n  one: [{hang: true}]\n"})
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := p.command(ctx, nil, "run")
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+			p, cmd, out, errb := startHangingAgent(t)
 			agentPID := p.executions("one")[0].PID
 			if !alive(agentPID) {
 				t.Fatalf("agent %d is not running", agentPID)
@@ -303,6 +293,26 @@ func TestG6NoOrphanAgent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startHangingAgent starts `cadence run` of a one-step workflow whose agent
+// hangs, and returns once the agent has started; the process ends with
+// the test at the latest.
+func startHangingAgent(t *testing.T) (p *project, cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	p = newProject(t, simWorkflow(`{max_attempts: 3}`, `
+  - {id: one, prompt: go}
+`), map[string]string{"scenario.yaml": "steps:\n  one: [{hang: true}]\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd = p.command(ctx, nil, "run")
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+	return p, cmd, stdout, stderr
 }
 
 // TestG7SecondProcessGetsExit4 runs a second cadence while the first holds

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // standbySupervisors returns the pids of the standby supervisors whose
@@ -37,18 +35,7 @@ func standbySupervisors(pid int) []int {
 func TestG6StandbySupervisorEndsWithCadence(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := newProject(t, simWorkflow(`{max_attempts: 3}`, `
-  - {id: one, prompt: go}
-`), map[string]string{"scenario.yaml": "steps:\n  one: [{hang: true}]\n"})
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := p.command(ctx, nil, "run")
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the agent to start", func() bool { return len(p.executions("one")) == 1 })
+			_, cmd, _, _ := startHangingAgent(t)
 			// The agent's own supervisor, and the one waiting for the next
 			// attempt.
 			waitFor(t, "a standby supervisor beside the agent's", func() bool { return len(standbySupervisors(cmd.Process.Pid)) == 2 })
