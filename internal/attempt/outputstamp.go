@@ -31,9 +31,8 @@ import (
 // gets no stamps. A crash loses the stamps with the process: the first
 // check of a resumed run reads every file, as it must (SPEC §7).
 type outputStamps struct {
-	now func() time.Time // nil: time.Now; a benchmark's model of steps that take time
-	mu  sync.Mutex
-	m   map[fileID]outputStamp
+	mu sync.Mutex
+	m  map[fileID]outputStamp
 	// enc keeps, by step id, the file content last made from a step's
 	// output value: a finished step's output is one value for the rest of
 	// the run, handed to every step after it, and encoding it again for
@@ -117,9 +116,6 @@ func (s *outputStamps) holds(d *os.File, name string, want [sha256.Size]byte) bo
 // when it is, and the file is old enough, it is stamped.
 func (s *outputStamps) check(path string, want []byte) bool {
 	readAt := time.Now()
-	if s != nil && s.now != nil {
-		readAt = s.now()
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
