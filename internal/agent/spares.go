@@ -83,39 +83,37 @@ func (s *Spares) refill() {
 	go func() {
 		defer s.wg.Done()
 		sb, err := s.start()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.starting = false
 		if err != nil {
+			s.mu.Lock()
+			s.starting = false
+			s.mu.Unlock()
 			return // the next attempt starts one itself, and reports why
 		}
-		if s.closed || s.next != nil {
-			go sb.discard()
-			return
+		s.mu.Lock()
+		s.starting = false
+		keep := !s.closed && s.next == nil
+		if keep {
+			s.next = sb
 		}
-		s.next = sb
+		s.mu.Unlock()
+		if !keep {
+			sb.discard()
+		}
 	}()
 }
 
-// Close ends the kept supervisor, which never ran anything, and waits for
-// one being started.
+// Close ends the kept supervisor, which never ran anything, and one being
+// started, and returns once both are reaped.
 func (s *Spares) Close() {
 	s.mu.Lock()
 	s.closed = true
 	sb := s.next
 	s.next = nil
 	s.mu.Unlock()
-	s.wg.Wait()
-	s.mu.Lock()
-	if s.next != nil {
-		sb2 := s.next
-		s.next = nil
-		defer sb2.discard()
-	}
-	s.mu.Unlock()
 	if sb != nil {
 		sb.discard()
 	}
+	s.wg.Wait() // one being started finds the spares closed and ends it
 }
 
 // start starts a standby supervisor with the cadence side of its control

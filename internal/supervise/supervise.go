@@ -51,12 +51,10 @@ import (
 func Main(args []string, stderr io.Writer) int {
 	standby := len(args) == 3 && args[2] == "--standby"
 	if standby {
-		args = args[:2]
+		// Its program comes later: parsed as one with a placeholder.
+		args = []string{args[0], args[1], "--", "standby"}
 	}
-	parent, gated, argv, err := parseSupervise(append(args, "--", "standby"))
-	if !standby {
-		parent, gated, argv, err = parseSupervise(args)
-	}
+	parent, gated, argv, err := parseSupervise(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 2
