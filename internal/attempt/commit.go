@@ -237,7 +237,9 @@ func (c *closing) failed(ctx context.Context) (Outcome, error) {
 	}
 	c.r.Failpoint.Hit(FailAfterHandoffWritten)
 	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
-	err = c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	// Synced by the next start (see succeeded), or within the store's
+	// bound while the step waits for its retry.
+	err = c.r.Store.UpdateSyncedByNext(ctx, func(tx *checkpoint.Tx) error {
 		// The record in the database is what another machine reads; the
 		// file is this machine's copy.
 		if err := tx.PutDocument(t.in.Unit(), a.N, checkpoint.DocFailedHandoff, recJSON); err != nil {
@@ -339,7 +341,12 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	}
 	c.r.Failpoint.Hit(FailAfterHandoffWritten)
 	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
-	err = c.r.Store.Update(ctx, func(tx *checkpoint.Tx) error {
+	// Without an fsync of its own: the next step runs only after its
+	// pid's commit, whose fsync makes this one durable too, and the run's
+	// end is committed at FULL. A power cut before either leaves the state
+	// a cut before this commit leaves: the attempt is settled from what
+	// landed (G5), and nothing that read its success had run.
+	err = c.r.Store.UpdateSyncedByNext(ctx, func(tx *checkpoint.Tx) error {
 		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON}, c.now), c.now)
 	})
 	if err != nil {

@@ -93,6 +93,10 @@ func runHelper(mode, path string) error {
 		select {}
 	case "race":
 		return runRaceHelper(path)
+	case "synced-next":
+		return runSyncedNextHelper(path, os.Getenv(syncCaseEnv))
+	case "runs":
+		return printRuns(path)
 	}
 	return fmt.Errorf("unknown helper %q", mode)
 }

@@ -50,14 +50,20 @@ type Store struct {
 	// transactions.
 	fault  Fault
 	writes atomic.Int64
+	// debt follows the commits of UpdateSyncedByNext not yet known to
+	// be on disk (SQLite).
+	debt syncDebt
 }
 
 // options are the knobs tests turn; production code uses the defaults.
 type options struct {
 	busyTimeout time.Duration
+	syncBound   time.Duration // see DefaultSyncBound
 }
 
-func defaultOptions() options { return options{busyTimeout: DefaultBusyTimeout} }
+func defaultOptions() options {
+	return options{busyTimeout: DefaultBusyTimeout, syncBound: DefaultSyncBound}
+}
 
 // Open opens the state database at target and applies any pending
 // migrations. target is the path of a SQLite file, created with its
@@ -88,6 +94,7 @@ func open(ctx context.Context, path string, opt options) (*Store, error) {
 		s.db.Close()
 		return nil, err
 	}
+	s.debt.bound, s.debt.pay = opt.syncBound, s.syncWAL
 	if err := migrate(ctx, s.db, migrations.FS); err != nil {
 		s.db.Close()
 		var newer *NewerSchemaError
@@ -351,7 +358,7 @@ func (s *Store) Shared() bool { return s.engine == enginePostgres }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	stErr := s.stmts.close()
+	stErr := errors.Join(s.debt.close(), s.stmts.close())
 	if err := s.db.Close(); err != nil {
 		return errors.Join(stErr, fmt.Errorf("close %s: %w", s.path, err))
 	}
@@ -439,11 +446,20 @@ func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err e
 // pid is committed (agent.Spec.OnStart), so a pid row lost in a power cut
 // could only belong to an agent that never ran. The fault unsynced-starts
 // (InjectFault) commits them relaxed instead: a build broken on purpose.
+//
+// fn always writes (the row, or the pid), so on SQLite its commit ends
+// with an fsync of the WAL that also makes durable every commit of
+// UpdateSyncedByNext made before it began.
 func (s *Store) UpdateBeforeStart(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.fault.UnsyncedStarts {
 		return s.UpdateRelaxed(ctx, fn)
 	}
-	return s.Update(ctx, fn)
+	owed := s.debt.seen()
+	if err := s.Update(ctx, fn); err != nil {
+		return err
+	}
+	s.debt.paid(owed)
+	return nil
 }
 
 // UpdateSyncedByStart is Update for the commit of an attempt's row when
