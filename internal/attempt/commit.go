@@ -64,6 +64,11 @@ func (r *Runner) WriteEnvelope(in *Instance, env handoff.Envelope) error {
 	if err != nil {
 		return fmt.Errorf("encode envelope: %w", err)
 	}
+	return r.writeEnvelopeJSON(in, b)
+}
+
+// writeEnvelopeJSON is WriteEnvelope of the envelope encoded as b.
+func (r *Runner) writeEnvelopeJSON(in *Instance, b []byte) error {
 	text, err := envelopeText(b)
 	if err != nil {
 		return err
@@ -123,22 +128,24 @@ func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outco
 	now := t.r.now()
 	t.row.FinishedAt = &now
 	t.recordUsage(res)
+	note := attemptNote(t.in.Step, t.plan, res)
+	if j.ok {
+		// An accepted handoff succeeds whatever the step's row says:
+		// the row is read in the transaction that records the success.
+		v := verdict{ok: true, class: j.class, now: now}
+		c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: note, now: now}
+		return c.succeeded(ctx)
+	}
 	var (
 		st   *checkpoint.Step
 		used int
-		prev []string
 	)
 	if err := t.r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
 		if st, err = tx.Unit(t.in.Unit()); err != nil {
 			return err
 		}
-		if used, err = tx.UnitCountCounted(t.in.Unit()); err != nil || !j.ok {
-			return err
-		}
-		// What a success's envelope reports, read in the same snapshot
-		// rather than in a transaction of its own.
-		prev, err = previousErrors(tx, t.in.Unit())
+		used, err = tx.UnitCountCounted(t.in.Unit())
 		return err
 	}); err != nil {
 		return Outcome{}, fmt.Errorf("read %s: %w", t.in.Label(), err)
@@ -147,14 +154,11 @@ func (t *try) commit(ctx context.Context, res *agent.Result, j judgement) (Outco
 		fresh: j.class == handoff.ClassTimeout || j.class == handoff.ClassStuck || j.lostSess ||
 			(res != nil && (res.SessionNotFound || res.SessionNotSaved || res.SessionIDRejected != "")),
 		used: used, maxAttempts: st.MaxAttempts, helpRounds: st.HelpRounds, prevNext: st.NextRetryAt, now: now}
-	if !j.ok && j.class != handoff.ClassInterrupted {
+	if j.class != handoff.ClassInterrupted {
 		v.jitter = t.r.Rand()
 	}
-	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: attemptNote(t.in.Step, t.plan, res), now: now, step: st, prev: prev}
-	switch endOf(c.d.Decision) {
-	case endSucceeded:
-		return c.succeeded(ctx)
-	case endStopped:
+	c := &closing{r: t.r, t: t, res: res, j: j, v: v, d: decide(t.in.Step, v), note: note, now: now}
+	if endOf(c.d.Decision) == endStopped {
 		return c.stopped(ctx)
 	}
 	return c.failed(ctx)
@@ -171,11 +175,6 @@ type closing struct {
 	d    decided
 	note string // attemptNote
 	now  time.Time
-	// step is the unit's row as read before the decision; prev the
-	// errors of its earlier attempts (previousErrors), read only when
-	// the attempt's handoff was accepted.
-	step *checkpoint.Step
-	prev []string
 }
 
 func (c *closing) event(typ string) history.Event {
@@ -321,7 +320,9 @@ func (d decided) countedAfter(v verdict) int {
 }
 
 // succeeded writes the accepted handoff's envelope and commits the
-// attempt, the step and the circuit.
+// attempt, the step and the circuit, in the transaction that reads what
+// the envelope reports (the instance's usage, its earlier errors): one
+// transaction for the outcome, and the file written before its commit.
 func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	t, a, ws := c.t, c.t.row, c.t.in.Step
 	a.Error = c.note
@@ -331,22 +332,36 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 		a.Warning = c.j.warning
 		c.r.Log.Warn(c.j.warning, "step", ws.ID, "item", t.in.ItemKey(), "attempt", a.N)
 	}
-	env := envelope(t, c.j.result, c.step, c.prev)
-	envJSON, err := json.Marshal(env)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("encode envelope: %w", err)
-	}
-	if err := c.r.WriteEnvelope(t.in, env); err != nil {
-		return Outcome{}, err
-	}
-	c.r.Failpoint.Hit(FailAfterHandoffWritten)
-	c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
+	var env handoff.Envelope
+	reached := false // the failpoints count one commit, however often PostgreSQL runs it
 	// Without an fsync of its own: the next step runs only after its
 	// pid's commit, whose fsync makes this one durable too, and the run's
 	// end is committed at FULL. A power cut before either leaves the state
 	// a cut before this commit leaves: the attempt is settled from what
 	// landed (G5), and nothing that read its success had run.
-	err = c.r.Store.UpdateSyncedByNext(ctx, func(tx *checkpoint.Tx) error {
+	err := c.r.Store.UpdateSyncedByNext(ctx, func(tx *checkpoint.Tx) error {
+		st, err := tx.Unit(t.in.Unit())
+		if err != nil {
+			return err
+		}
+		prev, err := previousErrors(tx, t.in.Unit())
+		if err != nil {
+			return err
+		}
+		c.v.maxAttempts = st.MaxAttempts
+		env = envelope(t, c.j.result, st, prev)
+		envJSON, err := json.Marshal(env)
+		if err != nil {
+			return fmt.Errorf("encode envelope: %w", err)
+		}
+		if err := c.r.writeEnvelopeJSON(t.in, envJSON); err != nil {
+			return err
+		}
+		if !reached {
+			reached = true
+			c.r.Failpoint.Hit(FailAfterHandoffWritten)
+			c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
+		}
 		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON}, c.now), c.now)
 	})
 	if err != nil {
