@@ -143,12 +143,14 @@ func (d *syncDebt) close() error {
 // cut just before it leaves (SQLite recovers a prefix of the WAL's
 // commits), and nothing that depends on it has happened: the attempt is
 // settled after the cut from what landed on disk, as it would have been.
-// On PostgreSQL it commits with synchronous_commit off: the server's
-// next flush of its WAL, a later commit that waits for one or its WAL
-// writer's, makes it durable.
+//
+// On PostgreSQL it is Update. The server is a failure domain of its own:
+// it may crash and come back while cadence goes on, and a commit made
+// with synchronous_commit off and lost that way would leave cadence
+// starting the next step of a success the database no longer holds.
 func (s *Store) UpdateSyncedByNext(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.engine == enginePostgres || s.readOnly {
-		return s.UpdateRelaxed(ctx, fn)
+		return s.Update(ctx, fn)
 	}
 	if err := s.UpdateRelaxed(ctx, fn); err != nil {
 		return err
