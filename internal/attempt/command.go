@@ -220,7 +220,7 @@ func keepsOutputs(wf *workflow.Workflow, in *Instance) bool {
 // wrote since, is known by its stat alone (outputStamps; seen may be nil).
 func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outputStamps) error {
 	dir := outputsDir(project, in)
-	want := map[string]encoded{}
+	want := make(map[string]*encoded, len(in.Outputs)) // by step id: a file's name is ID.json
 	var merr error
 	wf.EachAncestor(in.Step.ID, func(id string) {
 		v, ok := in.Outputs[id].(map[string]any)
@@ -232,7 +232,7 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 			merr = fmt.Errorf("the output of step %s for CADENCE_OUTPUTS_DIR: %w", id, err)
 			return
 		}
-		want[id+".json"] = e
+		want[id] = e
 	})
 	if merr != nil {
 		return merr
@@ -254,25 +254,34 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	if d != nil {
 		defer d.Close()
 	}
-	for _, e := range entries {
-		if b, ok := want[e.Name()]; ok && e.Type().IsRegular() {
-			if seen.holds(d, e.Name(), b.sum) || seen.check(filepath.Join(dir, e.Name()), b.text) {
-				delete(want, e.Name())
+	for _, name := range entries {
+		id, isJSON := strings.CutSuffix(name, ".json")
+		if b, ok := want[id]; ok && isJSON {
+			if seen.holds(d, name, b.sum) { // a regular file, as stamped
+				delete(want, id)
+				continue
 			}
-			continue
+			// Read only a regular file: a link's target is not the
+			// step's output, whatever it holds.
+			if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+				if seen.check(filepath.Join(dir, name), b.text) {
+					delete(want, id)
+				}
+				continue // rewritten below when it differs
+			}
 		}
-		seen.forget(d, e.Name())
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+		seen.forget(d, name)
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
 		}
 	}
 	names := make([]string, 0, len(want))
-	for name := range want {
-		names = append(names, name)
+	for id := range want {
+		names = append(names, id)
 	}
 	slices.Sort(names)
-	for _, name := range names {
-		if err := checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, name), want[name].text, 0o644); err != nil {
+	for _, id := range names {
+		if err := checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, id+".json"), want[id].text, 0o644); err != nil {
 			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
 		}
 	}
@@ -285,9 +294,9 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	return nil
 }
 
-// openOutputs opens the directory and lists it, in no order; nil and no
-// entries when it does not exist.
-func openOutputs(dir string) (*os.File, []os.DirEntry, error) {
+// openOutputs opens the directory and lists its names, in no order; nil
+// and no names when it does not exist.
+func openOutputs(dir string) (*os.File, []string, error) {
 	d, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -295,7 +304,7 @@ func openOutputs(dir string) (*os.File, []os.DirEntry, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)
 	}
-	entries, err := d.ReadDir(-1)
+	entries, err := d.Readdirnames(-1)
 	if err != nil {
 		d.Close()
 		return nil, nil, fmt.Errorf("read CADENCE_OUTPUTS_DIR %s: %w", dir, err)

@@ -37,7 +37,7 @@ type outputStamps struct {
 	// output value: a finished step's output is one value for the rest of
 	// the run, handed to every step after it, and encoding it again for
 	// each of them is n²/2 encodings in a chain.
-	enc map[string]encoded
+	enc map[string]*encoded
 }
 
 // encoded is the content of STEP.json made from the output value src,
@@ -51,7 +51,7 @@ type encoded struct {
 // content is STEP.json's content for step id whose output (its "Output")
 // is in v: the JSON of v["Output"] and a newline, encoded once per value,
 // with its sum.
-func (s *outputStamps) content(id string, v map[string]any) (encoded, error) {
+func (s *outputStamps) content(id string, v map[string]any) (*encoded, error) {
 	if s != nil {
 		s.mu.Lock()
 		e, ok := s.enc[id]
@@ -62,14 +62,14 @@ func (s *outputStamps) content(id string, v map[string]any) (encoded, error) {
 	}
 	b, err := json.Marshal(v["Output"])
 	if err != nil {
-		return encoded{}, err
+		return nil, err
 	}
 	b = append(b, '\n')
-	e := encoded{src: v, text: b, sum: sha256.Sum256(b)}
+	e := &encoded{src: v, text: b, sum: sha256.Sum256(b)}
 	if s != nil {
 		s.mu.Lock()
 		if s.enc == nil {
-			s.enc = map[string]encoded{}
+			s.enc = map[string]*encoded{}
 		}
 		s.enc[id] = e
 		s.mu.Unlock()

@@ -340,7 +340,7 @@ func (g *graph) instance(ws *workflow.Step) *attempt.Instance {
 // ancestors, in a map of its own, so that steps running beside it never
 // share one being written.
 func (g *graph) readable(ws *workflow.Step) map[string]any {
-	out := map[string]any{}
+	out := make(map[string]any, len(g.outputs)) // in a chain, all of them
 	g.p.wf.EachAncestor(ws.ID, func(id string) {
 		if v, ok := g.outputs[id]; ok {
 			out[id] = v

@@ -185,6 +185,14 @@ func (w *Workflow) Ancestors(id string) []string {
 // the workflow to order it: the run asks it of every step it starts, and
 // in a chain each step has all the steps before it as ancestors.
 func (w *Workflow) EachAncestor(id string, fn func(string)) {
+	s := w.Find(id)
+	if s == nil {
+		return
+	}
+	if s.Parent == "" {
+		w.eachNeeded(s, fn)
+		return
+	}
 	walked := map[string]bool{} // a need's id → its needs were walked
 	var walk func(*Step)
 	walk = func(s *Step) {
@@ -206,10 +214,48 @@ func (w *Workflow) EachAncestor(id string, fn func(string)) {
 			}
 		}
 	}
-	for s := w.Find(id); s != nil; s = w.Find(s.Parent) {
+	for ; s != nil; s = w.Find(s.Parent) {
 		walk(s)
 		if s.Parent == "" {
 			break
+		}
+	}
+}
+
+// eachNeeded is EachAncestor of a step of the top level: fn once with
+// each step s needs, directly or through others. A step is marked by its
+// place in the list, not in a map: the run asks this of every step it
+// starts, and in a chain of n steps a map per call allocated n² entries.
+func (w *Workflow) eachNeeded(s *Step, fn func(string)) {
+	sib := w.siblings(s)
+	seen := make([]bool, len(sib))
+	var other map[*Step]bool // a step not where its Index says (built by hand)
+	mark := func(ns *Step) bool {
+		if ns.Index >= 0 && ns.Index < len(sib) && sib[ns.Index] == ns {
+			was := seen[ns.Index]
+			seen[ns.Index] = true
+			return was
+		}
+		if other == nil {
+			other = map[*Step]bool{}
+		}
+		was := other[ns]
+		other[ns] = true
+		return was
+	}
+	stack := []*Step{s}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, n := range cur.Needs {
+			ns := w.Find(n)
+			if ns == nil || mark(ns) {
+				continue // Load refuses a need that names no step
+			}
+			fn(n)
+			if ns.Parent == s.Parent {
+				stack = append(stack, ns)
+			}
 		}
 	}
 }
