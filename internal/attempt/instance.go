@@ -35,6 +35,11 @@ type Instance struct {
 	Outputs map[string]any
 	// Inputs are the run's input values (SPEC §16.1), as .Inputs.NAME.
 	Inputs map[string]any
+	// State, when set, is the instance's committed state, read by the
+	// caller in the transaction that claimed it (ReadState) with nothing
+	// committed to the instance since: Runner.Run decides its next
+	// attempt from it instead of reading it again, once.
+	State *State
 }
 
 // Item is one work item of a map step as it was frozen when the step

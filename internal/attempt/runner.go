@@ -173,37 +173,64 @@ type unitState struct {
 }
 
 func (r *Runner) readState(ctx context.Context, in *Instance) (unitState, error) {
+	if st := in.State; st != nil {
+		in.State = nil // good for the attempt that follows its read only
+		return st.s, nil
+	}
 	var s unitState
-	u := in.Unit()
 	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		if s.step, err = tx.Unit(u); err != nil {
-			return err
-		}
-		if s.last, err = LastCounted(tx, u); err != nil {
-			return err
-		}
-		if s.needsAdvice, err = helpPending(tx, u, s.last); err != nil {
-			return err
-		}
-		if s.used, err = tx.UnitCountCounted(u); err != nil {
-			return err
-		}
-		s.entries.current = currentAgent(r.Workflow, in.Step, s.step)
-		s.candidates = fallbackCandidates(r.Workflow, in.Step, s.entries.current)
-		if !slices.ContainsFunc(s.candidates, func(n string) bool { return n != s.entries.current }) || in.isCommand() {
-			// Nowhere to move: a step without fallbacks reads nothing
-			// more than it did without them.
-			s.candidates = nil
-			return nil
-		}
-		s.entries.openUntil, s.entries.loggedOut, err = r.readEntries(tx, in, s.candidates, s.entries.current)
+		s, err = stateIn(tx, r, in)
 		return err
 	})
 	if err != nil {
-		return s, fmt.Errorf("read %s: %w", UnitLabel(u), err)
+		return s, fmt.Errorf("read %s: %w", UnitLabel(in.Unit()), err)
 	}
 	return s, nil
+}
+
+// State is an instance's committed state as its next attempt decides
+// from it, read by the caller in a transaction of its own (ReadState):
+// a worker on PostgreSQL reads it in the transaction that claims the
+// step, instead of in one more.
+type State struct{ s unitState }
+
+// ReadState reads instance in's state in tx, for Instance.State.
+func ReadState(tx *checkpoint.Tx, r *Runner, in *Instance) (*State, error) {
+	s, err := stateIn(tx, r, in)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", UnitLabel(in.Unit()), err)
+	}
+	return &State{s: s}, nil
+}
+
+// stateIn reads instance in's state in tx.
+func stateIn(tx *checkpoint.Tx, r *Runner, in *Instance) (unitState, error) {
+	var s unitState
+	u := in.Unit()
+	var err error
+	if s.step, err = tx.Unit(u); err != nil {
+		return s, err
+	}
+	if s.last, err = LastCounted(tx, u); err != nil {
+		return s, err
+	}
+	if s.needsAdvice, err = helpPending(tx, u, s.last); err != nil {
+		return s, err
+	}
+	if s.used, err = tx.UnitCountCounted(u); err != nil {
+		return s, err
+	}
+	s.entries.current = currentAgent(r.Workflow, in.Step, s.step)
+	s.candidates = fallbackCandidates(r.Workflow, in.Step, s.entries.current)
+	if !slices.ContainsFunc(s.candidates, func(n string) bool { return n != s.entries.current }) || in.isCommand() {
+		// Nowhere to move: a step without fallbacks reads nothing
+		// more than it did without them.
+		s.candidates = nil
+		return s, nil
+	}
+	s.entries.openUntil, s.entries.loggedOut, err = r.readEntries(tx, in, s.candidates, s.entries.current)
+	return s, err
 }
 
 // planFor renders the task and plans the next attempt from the committed

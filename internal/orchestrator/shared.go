@@ -199,8 +199,11 @@ type claimed struct {
 	item        *attempt.Item
 	lease, prev checkpoint.Lease
 	// running, for a step (claimStep), are its attempts recorded running
-	// when its lease was taken, read in the lease's transaction.
+	// when its lease was taken, read in the lease's transaction; state
+	// the step's state for its next attempt, read there too when nothing
+	// is left to settle (so nothing changes it before that attempt).
 	running []checkpoint.Attempt
+	state   *attempt.State
 }
 
 // claim takes the next claimable item of map step ws of run, or returns

@@ -24,9 +24,10 @@ import (
 // claimStep takes the lease of step instance in when the step has not
 // ended and no live process holds it: c is nil when one does, and ended
 // is the step's row when it has ended (succeeded or failed). One write
-// transaction reads the step's row, takes the lease and reads the
-// attempts its last holder left running, so that a claim costs one
-// commit on PostgreSQL instead of three. The reads hold at commit: the
+// transaction reads the step's row, takes the lease, reads the
+// attempts its last holder left running and, when there are none, the
+// state the next attempt decides from, so that a claim costs one commit
+// on PostgreSQL instead of four. The reads hold at commit: the
 // transaction is BEGIN IMMEDIATE on SQLite and SERIALIZABLE on
 // PostgreSQL, and after it every commit of the step's last holder is
 // fenced by the lease's new epoch.
@@ -48,7 +49,10 @@ func (p *project) claimStep(ctx context.Context, in *attempt.Instance) (c *claim
 		if c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone); err != nil {
 			return err
 		}
-		c.running, err = runningAttempts(tx, c.lease.Unit())
+		if c.running, err = runningAttempts(tx, c.lease.Unit()); err != nil || len(c.running) > 0 {
+			return err
+		}
+		c.state, err = attempt.ReadState(tx, p.attempts, in)
 		return err
 	})
 	var held *checkpoint.LeaseHeldError
@@ -92,6 +96,7 @@ func (p *project) workStep(ctx context.Context, in *attempt.Instance, c *claimed
 	stepCtx = checkpoint.WithEndingLease(stepCtx, c.lease)
 	err = p.settleUnit(stepCtx, in.Run, c.running, p.id.local(c.prev))
 	if err == nil {
+		in.State = c.state // nil when settling may have changed it
 		res, out, err = p.runUnit(stepCtx, in)
 	}
 	if ended = err == nil && (res == stepDone || res == stepFailed); ended {
