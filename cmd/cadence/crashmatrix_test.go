@@ -699,7 +699,9 @@ func (d *durability) noSurvivors() {
 // envelope next to a running attempt is that attempt's), or a valid file
 // handoff written by the agent.
 func (d *durability) handoffLanded(runID, stepID string, n int) bool {
-	if _, err := os.Stat(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json")); err == nil {
+	// Written without an fsync, the envelope may survive a power cut
+	// with its name and no data (the ext4 model): then it did not land.
+	if b, err := os.ReadFile(filepath.Join(d.p.dir, ".cadence", "handoffs", runID, stepID+".json")); err == nil && json.Valid(b) {
 		return true
 	}
 	// A handoff that passed its schema is stored before the step's checks
