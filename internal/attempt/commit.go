@@ -362,7 +362,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 			c.r.Failpoint.Hit(FailAfterHandoffWritten)
 			c.r.Failpoint.Hit(FailBeforeOutcomeCommit)
 		}
-		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON}, c.now), c.now)
+		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON, row: st}, c.now), c.now)
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record the success of %s: %w", t.in.Label(), err)

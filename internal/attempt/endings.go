@@ -107,6 +107,9 @@ type ending struct {
 	// the session the agent reported: the one the step continues.
 	usage, keepSession bool
 	step               func(tx *checkpoint.Tx, s *checkpoint.Step) error
+	// row is the unit's row as its transaction read it, when it did:
+	// finish reads it otherwise.
+	row *checkpoint.Step
 }
 
 // endFacts is what the transaction of an ending needs besides its name.
@@ -116,6 +119,9 @@ type endFacts struct {
 	resetAt  time.Time // a usage limit's reset: its agent's circuit stays open until then
 	fresh    bool      // a failed attempt's step starts its next session afresh
 	advice   string    // endAdvised: the advisor's answer
+	// row is the unit's row, read in the ending's transaction before
+	// anything in it was written (nil: finish reads it).
+	row *checkpoint.Step
 }
 
 // ending is the transaction of the attempt's end e at now: the one switch
@@ -125,7 +131,7 @@ func (t *try) ending(e end, f endFacts, now time.Time) ending {
 	// An advisor's round being run keeps the step's session and its
 	// agent's circuit as they are.
 	advisor := t.round > 0
-	x := ending{outcome: circuit.OutcomeFor(f.class), usage: true, noCircuit: advisor, keepSession: advisor}
+	x := ending{outcome: circuit.OutcomeFor(f.class), usage: true, noCircuit: advisor, keepSession: advisor, row: f.row}
 	switch e {
 	case endSucceeded, endAdopted:
 		adopted := e == endAdopted || t.settling
@@ -178,9 +184,12 @@ func (r *Runner) finish(tx *checkpoint.Tx, t *try, e ending, now time.Time) erro
 			return err
 		}
 	}
-	s, err := tx.Unit(t.in.Unit())
-	if err != nil {
-		return err
+	s := e.row
+	if s == nil {
+		var err error
+		if s, err = tx.Unit(t.in.Unit()); err != nil {
+			return err
+		}
 	}
 	if e.usage {
 		addUsage(s, a)
