@@ -194,7 +194,7 @@ var (
 
 // stepKind decides what a step runs from the keys written, reporting a
 // step that says two things, and keys that do not apply to its kind.
-func (l *loader) stepKind(r rawStep) string {
+func (l *loader) stepKind(r *rawStep) string {
 	type mark struct {
 		kind, key string
 	}
@@ -244,7 +244,7 @@ func kindKey(kind string) string {
 
 // buildCommand checks a command step's run: and parses its templates.
 // Which data they may read is checked with the other templates.
-func (l *loader) buildCommand(s *Step, r rawStep) {
+func (l *loader) buildCommand(s *Step, r *rawStep) {
 	_, handoff := r.keys["handoff"]
 	c := &Command{Argv: r.run.argv.v, Text: r.run.text, Shell: r.run.shell, Handoff: handoff}
 	s.Run = c
