@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -425,6 +426,9 @@ func (d *decoder) argv(e entry) field[[]string] {
 	}
 	seq := unwrap(e.val).(*ast.SequenceNode)
 	for i, word := range f.v {
+		if !strings.Contains(word, "{{") {
+			continue // no action: the text itself, which always parses
+		}
 		if _, err := newTemplate(e.path, word); err != nil {
 			d.fail(where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i)), "%v", err)
 		}

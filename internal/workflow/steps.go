@@ -226,7 +226,7 @@ func (l *loader) buildOnHelp(r *rawOnHelp, s *Step, path string) *OnHelp {
 
 // template parses text, reporting syntax and reference errors at src.
 func (l *loader) template(c *refChecker, src field[string], text string, set func(*template.Template)) {
-	t, err := newTemplate(c.step, text)
+	t, err := l.parseTemplate(c.step, text)
 	if err != nil {
 		l.fail(src.at, "%v", err)
 		return
@@ -237,6 +237,30 @@ func (l *loader) template(c *refChecker, src field[string], text string, set fun
 		l.fail(src.at, "%s", msg)
 	}
 	set(t)
+}
+
+// parseTemplate is newTemplate, except that a text without an action
+// ("{{") is parsed once per load and its template shared by every step
+// that writes it: such a template renders its text and cannot fail, so
+// no step can tell it from its own, and the argv words of command steps
+// ("/bin/true", "test", "./...") repeat across steps. Executing a template
+// is safe from several goroutines at once.
+func (l *loader) parseTemplate(name, text string) (*template.Template, error) {
+	if strings.Contains(text, "{{") {
+		return newTemplate(name, text)
+	}
+	if t, ok := l.literals[text]; ok {
+		return t, nil
+	}
+	t, err := newTemplate("text", text)
+	if err != nil {
+		return nil, err
+	}
+	if l.literals == nil {
+		l.literals = map[string]*template.Template{}
+	}
+	l.literals[text] = t
+	return t, nil
 }
 
 // schemaProblem describes why the schema at abs did not compile, naming
