@@ -83,7 +83,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 			l.buildAgentStep(s, r, path, defaults)
 		case KindCommand:
 			s.Handoff = l.buildHandoff(rawHandoff{}, path)
-			if _, ok := r.keys["handoff"]; ok {
+			if _, ok := r.keys.find("handoff"); ok {
 				s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
 			}
 			retry := r.retry.over(defaults.retry)
