@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -38,22 +37,18 @@ func succeededUnits(tx *checkpoint.Tx, wf *workflow.Workflow, steps []checkpoint
 // are written without an fsync (attempt.Runner.WriteEnvelope): after a
 // power cut the newest may be missing or empty, and the run that resumes
 // rewrites them from the state.
-//
-// Each unit has a file of its own, so the files are checked side by side
-// (inParallel): a resume after step 900 reads 900 of them before its
-// first step starts.
 func restoreEnvelopes(log *slog.Logger, dir string, units []checkpoint.Step) error {
-	var restored atomic.Int64
-	if err := inParallel(len(units), func(i int) error {
-		ok, err := attempt.RestoreEnvelope(dir, units[i].Unit(), units[i].HandoffJSON)
-		if ok {
-			restored.Add(1)
+	restored := 0
+	for _, s := range units {
+		ok, err := attempt.RestoreEnvelope(dir, s.Unit(), s.HandoffJSON)
+		if err != nil {
+			return err
 		}
-		return err
-	}); err != nil {
-		return err
+		if ok {
+			restored++
+		}
 	}
-	if restored := restored.Load(); restored > 0 {
+	if restored > 0 {
 		log.Info("rewrote envelope files from the state", "files", restored)
 	}
 	return nil

@@ -30,8 +30,8 @@ func (h countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h countHandler) WithGroup(string) slog.Handler      { return h }
 
 // TestRestoreEnvelopesMany restores the envelope files of 300 succeeded
-// units, enough to be checked side by side, a quarter of each missing,
-// intact, emptied and overwritten by a stale envelope of the same size:
+// units, a quarter of each missing, intact, emptied and overwritten by a
+// stale envelope of the same size:
 // every file ends as its row says (the envelope indented by two spaces,
 // a newline after it), and exactly the damaged ones are counted as
 // rewritten. A row whose envelope is not JSON fails the restore, naming

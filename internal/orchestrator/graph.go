@@ -237,32 +237,19 @@ func (g *graph) read(ctx context.Context, done map[string]bool, current []checkp
 	}); err != nil {
 		return "", fmt.Errorf("read the steps of run %s: %w", run.ID, err)
 	}
-	// The stored envelopes are decoded first, side by side (inParallel):
-	// a resume after step 900 decodes 900 of them before its first step
-	// starts. Only a succeeded step's is used, and its error reported.
-	inOrder := make([]*checkpoint.Step, len(g.order))
-	for i, ws := range g.order {
-		inOrder[i] = rows[g.rowID(ws)]
-	}
-	outs, outErrs := make([]any, len(inOrder)), make([]error, len(inOrder))
-	_ = inParallel(len(inOrder), func(i int) error {
-		if st := inOrder[i]; st != nil && len(st.HandoffJSON) > 0 {
-			outs[i], outErrs[i] = attempt.EnvelopeData(st.HandoffJSON)
-		}
-		return nil
-	})
-	for i, ws := range g.order {
-		st := inOrder[i]
+	for _, ws := range g.order {
+		st := rows[g.rowID(ws)]
 		if st == nil {
 			continue
 		}
 		g.decided[ws.ID] = len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending
 		switch st.Status {
 		case checkpoint.StepSucceeded:
-			if err := outErrs[i]; err != nil {
+			out, err := attempt.EnvelopeData(st.HandoffJSON)
+			if err != nil {
 				return "", fmt.Errorf("step %s: stored handoff: %w", st.ID, err)
 			}
-			g.end(ws.ID, checkpoint.StepSucceeded, outs[i])
+			g.end(ws.ID, checkpoint.StepSucceeded, out)
 			if done[st.ID] {
 				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: st.ID, Status: st.Status})
 			}
