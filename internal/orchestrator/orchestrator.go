@@ -98,9 +98,6 @@ type Options struct {
 	// lockOptional lets open go on without the workflow's lock when
 	// another process holds it (Cancel): p.lock is then nil.
 	lockOptional bool
-	// ahead is the workflow a resume began loading before it chose it
-	// (startLoadAhead); open takes it when it is the file chosen.
-	ahead *loadAhead
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -210,7 +207,7 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			p.close()
 		}
 	}()
-	wf, err := o.ahead.load(dir, o)
+	wf, err := workflow.Load(dir, o.WorkflowPath)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -395,7 +392,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // Resume continues the latest unfinished run (or, with RetryFailed, reopens
 // the latest failed run's failed step with fresh attempts).
 func Resume(ctx context.Context, o Options) (*Result, error) {
-	o.ahead = startLoadAhead(o)
 	if err := chooseWorkflow(ctx, &o); err != nil {
 		return nil, err
 	}
