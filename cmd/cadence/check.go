@@ -36,6 +36,12 @@ type checkProblem struct {
 // all without starting a run or creating the state database. Every error
 // is listed; the exit code is 2 when there is one.
 func (c *checkCmd) Run(e *env) error {
+	if e.process {
+		// Loading allocates much and keeps little: it runs under the
+		// load phase's collector setting, as run and resume load
+		// (gc.go), to the command's end, since check starts no agent.
+		defer startLoadGC(os.LookupEnv).end()
+	}
 	dir := findProject(c.Dir)
 	if c.Workflow == "" {
 		if fi, err := os.Stat(filepath.Join(dir, orchestrator.CadenceDir)); err != nil || !fi.IsDir() {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,4 +82,42 @@ func TestLoadGCEndsOnBigHeap(t *testing.T) {
 		t.Errorf("GC percent %d after the phase ended; want 100 restored", percent)
 	}
 	runtime.KeepAlive(live)
+}
+
+// TestCheckRestoresGC runs `cadence check` as the whole process would
+// (process set, so it loads under the load phase's collector setting)
+// on a good and on a bad workflow, and checks that the setting from
+// before is back when the command has returned.
+func TestCheckRestoresGC(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		code       int
+	}{
+		{"ready", "version: 1\nsteps:\n  - {id: a, run: [/bin/true]}\n  - {id: b, run: [/bin/true]}\n", exitOK},
+		{"mistakes", "version: 1\nsteps:\n  - {id: a, run: [/bin/true], needs: [zz]}\n", exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const (
+				startPercent = 150
+				startLimit   = 1 << 40
+			)
+			oldPercent := debug.SetGCPercent(startPercent)
+			oldLimit := debug.SetMemoryLimit(startLimit)
+			t.Cleanup(func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) })
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, ".cadence"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".cadence", "workflow.yaml"), []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			if code := runEnv([]string{"check", dir}, strings.NewReader(""), &out, &errOut, true); code != tc.code {
+				t.Fatalf("check exited %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, &out, &errOut)
+			}
+			if percent, limit := gcSetting(); percent != startPercent || limit != startLimit {
+				t.Errorf("after check: GC percent %d, limit %d; want %d, %d restored", percent, limit, startPercent, startLimit)
+			}
+		})
+	}
 }

@@ -194,13 +194,13 @@ var (
 
 // stepKind decides what a step runs from the keys written, reporting a
 // step that says two things, and keys that do not apply to its kind.
-func (l *loader) stepKind(r rawStep) string {
+func (l *loader) stepKind(r *rawStep) string {
 	type mark struct {
 		kind, key string
 	}
 	var marks []mark
 	for _, k := range []mark{{KindAgent, "prompt"}, {KindAgent, "prompt_file"}, {KindCommand, "run"}, {KindLoop, "loop"}, {KindApproval, "approval"}} {
-		if _, ok := r.keys[k.key]; ok {
+		if _, ok := r.keys.find(k.key); ok {
 			marks = append(marks, k)
 		}
 	}
@@ -210,18 +210,20 @@ func (l *loader) stepKind(r rawStep) string {
 	kind := marks[0].kind
 	for _, m := range marks[1:] {
 		if m.kind != kind {
-			l.fail(r.keys[m.key], "a step has one of prompt (or prompt_file), run, loop or approval, and this one already has %s", marks[0].key)
+			a, _ := r.keys.find(m.key)
+			l.fail(a, "a step has one of prompt (or prompt_file), run, loop or approval, and this one already has %s", marks[0].key)
 			return kind
 		}
 	}
 	if kind == KindAgent {
 		return kind
 	}
-	for key, a := range r.keys {
+	for _, k := range r.keys {
+		key, a := k.name, k.at
 		if slices.Contains(commonStepKeys, key) || slices.Contains(kindOnlyKeys[kind], key) {
 			continue
 		}
-		if _, has := r.keys["run"]; has && key == "agent" {
+		if _, has := r.keys.find("run"); has && key == "agent" {
 			l.fail(a, "a command step runs no agent (remove agent:, or run: to make it an agent step)")
 			continue
 		}
@@ -244,8 +246,8 @@ func kindKey(kind string) string {
 
 // buildCommand checks a command step's run: and parses its templates.
 // Which data they may read is checked with the other templates.
-func (l *loader) buildCommand(s *Step, r rawStep) {
-	_, handoff := r.keys["handoff"]
+func (l *loader) buildCommand(s *Step, r *rawStep) {
+	_, handoff := r.keys.find("handoff")
 	c := &Command{Argv: r.run.argv.v, Text: r.run.text, Shell: r.run.shell, Handoff: handoff}
 	s.Run = c
 	if c.Shell {

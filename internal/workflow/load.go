@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -56,6 +57,9 @@ type loader struct {
 	shapes  map[string]*shape // what each step's output is known to be (outputShape)
 	// ancestry answers which steps a step may read, once the graph is built.
 	ancestry *ancestry
+	// literals are the templates of texts without an action, by text
+	// (parseTemplate).
+	literals map[string]*template.Template
 }
 
 // build decodes raw, named name in errors, against the project at dir.

@@ -33,11 +33,21 @@ var defaultPrograms = map[string]string{
 // of failing attempts (and tripping the agent's circuit) at run time.
 func CheckPrograms(w *Workflow) error {
 	var errs Errors
+	// A program is looked up once per PATH it is looked up in: a workflow
+	// of 10,000 command steps usually names a handful of programs.
+	type lookup struct{ prog, path string }
+	found := map[lookup]error{}
 	for _, r := range w.programs {
 		if strings.Contains(r.prog, "{{") {
 			continue
 		}
-		if err := findProgram(r.prog, w.Dir, r.path); err != nil {
+		k := lookup{r.prog, r.path}
+		err, seen := found[k]
+		if !seen {
+			err = findProgram(r.prog, w.Dir, r.path)
+			found[k] = err
+		}
+		if err != nil {
 			msg := r.what + ": " + programProblem(r.prog, err)
 			if r.pkg != "" {
 				msg += " (install the " + r.pkg + " package, e.g. apt-get install " + r.pkg + "; cadence never runs it unboxed)"

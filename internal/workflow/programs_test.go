@@ -51,6 +51,11 @@ func TestCheckPrograms(t *testing.T) {
 			[]string{"agent a: program ./bin cannot be started: it is a directory"}},
 		{"preset default program", head + "agents:\n  a: {preset: codex, env: {PATH: '" + toolsDir + "'}}\n" + step,
 			[]string{"agents.a.preset: agent a: program codex not found on PATH"}},
+		{"one missing program, every step that names it", "version: 1\nsteps:\n  - {id: a, run: [no-such-tool, x]}\n" +
+			"  - {id: b, run: [/bin/true]}\n  - {id: c, run: [no-such-tool, y]}\n  - {id: d, run: [no-such-tool], needs: [a]}\n",
+			[]string{"w.yaml:3:", "steps[0].run: step a: program no-such-tool not found on PATH",
+				"w.yaml:5:", "steps[2].run: step c: program no-such-tool not found on PATH",
+				"w.yaml:6:", "steps[3].run: step d: program no-such-tool not found on PATH"}},
 		{"checks, once each though inherited", "version: 1\ndefaults:\n  agent: a\n  checks: [{name: lint, run: [no-such-linter]}]\n" +
 			"agents:\n  a: {preset: exec, command: [sh]}\nsteps:\n  - {id: s, prompt: go}\n  - {id: t, prompt: go}\n" +
 			"  - {id: u, prompt: go, checks: [{name: vet, run: [bin/vet]}]}\n",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -251,8 +252,29 @@ type rawStep struct {
 	startTimeout, fallbackAfter   field[time.Duration]
 	sandbox                       *rawSandbox
 	restoreOnRetry                field[bool]
-	keys                          map[string]at // every key written, where
-	at                            at            // the step itself
+	keys                          writtenKeys // every key written, where
+	at                            at          // the step itself
+}
+
+// writtenKeys are the keys of a step as written, in file order, each once
+// (the YAML parser refuses a key written twice). A step has a handful:
+// a list searched from the start costs less than a map per step.
+type writtenKeys []stepKey
+
+// stepKey is one key of a step and where it was written.
+type stepKey struct {
+	name string
+	at   at
+}
+
+// find returns where key was written, and whether it was.
+func (ks writtenKeys) find(key string) (at, bool) {
+	for _, k := range ks {
+		if k.name == key {
+			return k.at, true
+		}
+	}
+	return at{}, false
 }
 
 // allStepKeys are the keys a step may have, whatever its kind.
@@ -264,9 +286,12 @@ var allStepKeys = []string{
 }
 
 func (d *decoder) step(n ast.Node, path string) rawStep {
-	r := rawStep{at: where(n, path), keys: map[string]at{}}
+	r := rawStep{at: where(n, path)}
+	if m, ok := unwrap(n).(*ast.MappingNode); ok {
+		r.keys = make(writtenKeys, 0, len(m.Values))
+	}
 	d.fields(n, path, allStepKeys, func(e entry) {
-		r.keys[e.name] = e.keyAt()
+		r.keys = append(r.keys, stepKey{e.name, e.keyAt()})
 		switch e.name {
 		case "fail_on_exit_code":
 			r.failOnExitCode = d.boolean(e)
@@ -425,6 +450,9 @@ func (d *decoder) argv(e entry) field[[]string] {
 	}
 	seq := unwrap(e.val).(*ast.SequenceNode)
 	for i, word := range f.v {
+		if !strings.Contains(word, "{{") {
+			continue // no action: the text itself, which always parses
+		}
 		if _, err := newTemplate(e.path, word); err != nil {
 			d.fail(where(seq.Values[i], fmt.Sprintf("%s[%d]", e.path, i)), "%v", err)
 		}

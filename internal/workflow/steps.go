@@ -20,7 +20,7 @@ var stepID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // that need the whole workflow (the graph, templates, expressions) ran.
 type builtStep struct {
 	s    *Step
-	r    rawStep
+	r    *rawStep // in the slice the decoder built, never copied: it is big
 	path string
 }
 
@@ -52,8 +52,9 @@ func (l *loader) buildSteps(raws []rawStep, defaults rawDefaults) {
 // buildLevel builds one list of sibling steps: the workflow's, or a loop's
 // inner steps (parent is then the loop's id).
 func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawDefaults) []*Step {
-	var level []*Step
-	for i, r := range raws {
+	level := make([]*Step, 0, len(raws))
+	for i := range raws {
+		r := &raws[i]
 		path := fmt.Sprintf("%s[%d]", prefix, i)
 		s := &Step{ID: r.id.v, Index: i, Parent: parent, at: r.at}
 		level = append(level, s)
@@ -82,7 +83,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 			l.buildAgentStep(s, r, path, defaults)
 		case KindCommand:
 			s.Handoff = l.buildHandoff(rawHandoff{}, path)
-			if _, ok := r.keys["handoff"]; ok {
+			if _, ok := r.keys.find("handoff"); ok {
 				s.Handoff = l.buildHandoff(r.handoff.over(defaults.handoff), path)
 			}
 			retry := r.retry.over(defaults.retry)
@@ -109,7 +110,7 @@ func (l *loader) buildLevel(raws []rawStep, prefix, parent string, defaults rawD
 }
 
 // buildAgentStep merges the defaults into an agent step.
-func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDefaults) {
+func (l *loader) buildAgentStep(s *Step, r *rawStep, path string, defaults rawDefaults) {
 	l.buildPrompt(s, r)
 	if r.sandbox != nil {
 		l.fail(r.sandbox.at, "an agent step runs in its agent's box: set sandbox: on the agent (agents.NAME.sandbox) or in defaults")
@@ -146,7 +147,7 @@ func (l *loader) buildAgentStep(s *Step, r rawStep, path string, defaults rawDef
 
 // buildPrompt checks that exactly one of prompt and prompt_file is set and
 // reads the file.
-func (l *loader) buildPrompt(s *Step, r rawStep) {
+func (l *loader) buildPrompt(s *Step, r *rawStep) {
 	switch {
 	case r.prompt.set && r.promptFile.set:
 		l.fail(r.promptFile.at, "both prompt and prompt_file are set (want exactly one)")
@@ -225,7 +226,7 @@ func (l *loader) buildOnHelp(r *rawOnHelp, s *Step, path string) *OnHelp {
 
 // template parses text, reporting syntax and reference errors at src.
 func (l *loader) template(c *refChecker, src field[string], text string, set func(*template.Template)) {
-	t, err := newTemplate(c.step, text)
+	t, err := l.parseTemplate(c.step, text)
 	if err != nil {
 		l.fail(src.at, "%v", err)
 		return
@@ -236,6 +237,30 @@ func (l *loader) template(c *refChecker, src field[string], text string, set fun
 		l.fail(src.at, "%s", msg)
 	}
 	set(t)
+}
+
+// parseTemplate is newTemplate, except that a text without an action
+// ("{{") is parsed once per load and its template shared by every step
+// that writes it: such a template renders its text and cannot fail, so
+// no step can tell it from its own, and the argv words of command steps
+// ("/bin/true", "test", "./...") repeat across steps. Executing a template
+// is safe from several goroutines at once.
+func (l *loader) parseTemplate(name, text string) (*template.Template, error) {
+	if strings.Contains(text, "{{") {
+		return newTemplate(name, text)
+	}
+	if t, ok := l.literals[text]; ok {
+		return t, nil
+	}
+	t, err := newTemplate("text", text)
+	if err != nil {
+		return nil, err
+	}
+	if l.literals == nil {
+		l.literals = map[string]*template.Template{}
+	}
+	l.literals[text] = t
+	return t, nil
 }
 
 // schemaProblem describes why the schema at abs did not compile, naming
@@ -279,7 +304,7 @@ func (l *loader) checkRetry(r rawRetry) {
 // restoreOnRetry sets a step's restore_on_retry (its own over defaults').
 // The items of a map step in a shared directory would undo each other's
 // work: there it needs workspace: worktree.
-func (l *loader) restoreOnRetry(s *Step, r rawStep, defaults rawDefaults) {
+func (l *loader) restoreOnRetry(s *Step, r *rawStep, defaults rawDefaults) {
 	f := r.restoreOnRetry.or(defaults.restoreOnRetry)
 	s.RestoreOnRetry = f.get(false)
 	if s.RestoreOnRetry && r.mapping != nil && r.mapping.workspace.get(WorkspaceShared) != WorkspaceWorktree {

@@ -78,3 +78,49 @@ func TestAgentTemplates(t *testing.T) {
 		t.Errorf("errors:\n%v\nwant:\n%s", errs, want)
 	}
 }
+
+// TestCommandTemplatesRender renders the argv templates of command steps
+// whose words repeat across steps, with and without actions: each step's
+// words render to what it wrote, whether its template is its own or one
+// shared by every step that writes the same text.
+func TestCommandTemplatesRender(t *testing.T) {
+	src := "version: 1\ninputs: {name: {default: x}}\nsteps:\n" +
+		"  - {id: a, run: [/bin/echo, hello, '{{ .Step.ID }}']}\n" +
+		"  - {id: b, run: [/bin/echo, hello, '{{ .Step.ID }}', '{{ .Inputs.name }}-{{ .Step.ID }}']}\n" +
+		"  - {id: c, run: [/bin/echo, 'hello ', '', '{{/* nothing */}}', hello]}\n" +
+		"  - {id: d, run: 'echo hello'}\n" +
+		"  - {id: e, run: 'echo {{ .Step.ID }}'}\n"
+	want := map[string][]string{
+		"a": {"/bin/echo", "hello", "a"},
+		"b": {"/bin/echo", "hello", "b", "in-b"},
+		"c": {"/bin/echo", "hello ", "", "", "hello"},
+		"d": {"echo hello"},
+		"e": {"echo e"},
+	}
+	w, errs := build([]byte(src), "wf.yaml", "")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, s := range w.Steps {
+		data := map[string]any{"Step": map[string]any{"ID": s.ID}, "Inputs": map[string]any{"name": "in"}}
+		var got []string
+		for i, tmpl := range s.Run.Templates {
+			var out strings.Builder
+			if err := tmpl.Execute(&out, data); err != nil {
+				t.Fatalf("step %s, word %d: %v", s.ID, i, err)
+			}
+			got = append(got, out.String())
+		}
+		if !reflect.DeepEqual(got, want[s.ID]) {
+			t.Errorf("step %s renders %q, want %q", s.ID, got, want[s.ID])
+		}
+	}
+	// A text without an action is parsed once per load, not once per step.
+	a, b, c := w.Steps[0].Run.Templates, w.Steps[1].Run.Templates, w.Steps[2].Run.Templates
+	if a[0] != b[0] || a[1] != b[1] || a[1] != c[4] {
+		t.Errorf("the words /bin/echo and hello of steps a, b and c were parsed apart")
+	}
+	if a[2] == b[2] {
+		t.Errorf("{{ .Step.ID }} of steps a and b share one template")
+	}
+}
