@@ -14,6 +14,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
 	"github.com/cadence-dev/cadence/internal/attempt"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -1074,7 +1075,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	pid := func(n int) *int { return &n }
-	attempt := func(n int, status string, p *int, startMS, endMS int) history.AttemptReport {
+	attempt := func(n int, status checkpoint.AttemptStatus, p *int, startMS, endMS int) history.AttemptReport {
 		end := at(endMS)
 		return history.AttemptReport{N: n, Status: status, Kind: "initial", PID: p, SessionID: "s",
 			StartedAt: at(startMS), FinishedAt: &end}
@@ -1170,7 +1171,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 // checkers on hand-made histories.
 func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
 	k := attemptKey{"one", 1}
-	withStatus := func(status string, delayMS int64, next time.Time) history.Report {
+	withStatus := func(status checkpoint.AttemptStatus, delayMS int64, next time.Time) history.Report {
 		return history.Report{Steps: []history.StepReport{{ID: "one", Attempts: []history.AttemptReport{
 			{N: 1, Status: status, DelayMS: &delayMS, NextRetryAt: &next}}}}}
 	}
@@ -1178,7 +1179,7 @@ func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		landed bool
-		status string
+		status checkpoint.AttemptStatus
 		want   int
 	}{
 		{"landed and adopted", true, "adopted", 0},

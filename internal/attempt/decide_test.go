@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -114,10 +115,11 @@ func TestNextAction(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	soon, past := now.Add(time.Minute), now.Add(-time.Minute)
 	help := &workflow.OnHelp{Agent: "advisor", MaxRounds: 2}
+	states := checkpointtest.New(t)
 	failed := func(class string) *checkpoint.Attempt {
-		return &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: class}
+		return new(states.Attempt(checkpoint.Attempt{N: 1, Class: class}, checkpoint.AttemptFailed))
 	}
-	limit := &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassTransient), Uncounted: true}
+	limit := new(states.Attempt(checkpoint.Attempt{N: 1, Class: string(handoff.ClassTransient), Uncounted: true}, checkpoint.AttemptFailed))
 	step := func(status string, next *time.Time) *checkpoint.Step {
 		return &checkpoint.Step{Status: status, MaxAttempts: 3, NextRetryAt: next}
 	}
@@ -161,8 +163,9 @@ func TestNextActionFallback(t *testing.T) {
 		s.FallbackAfter = after
 		return s
 	}
+	states := checkpointtest.New(t)
 	on := func(agent, class string, uncounted bool) *checkpoint.Attempt {
-		return &checkpoint.Attempt{N: 1, Agent: agent, Status: checkpoint.AttemptFailed, Class: class, Uncounted: uncounted}
+		return new(states.Attempt(checkpoint.Attempt{N: 1, Agent: agent, Class: class, Uncounted: uncounted}, checkpoint.AttemptFailed))
 	}
 	limitA := on("a", string(handoff.ClassTransient), true)
 	waiting := func(until *time.Time) *checkpoint.Step {

@@ -59,7 +59,7 @@ func TestEndingTransaction(t *testing.T) {
 	for _, tt := range []struct {
 		e       end
 		from    string // the step's status before
-		attempt string
+		attempt checkpoint.AttemptStatus
 		step    string
 		session string // the step's session after ("s-1" before, "s-2" the attempt's)
 		circuit bool   // the circuit's row was written

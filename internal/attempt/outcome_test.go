@@ -53,8 +53,8 @@ type outcomeFixture struct {
 }
 
 // newOutcomeFixture stores a run whose step ws (on agent "a", max
-// attempts 3) is in status stepStatus, with the attempts before, and
-// attempt len(before)+1 of kind running.
+// attempts 3) is in status stepStatus, with the attempts before (each
+// started and ended failed), and attempt len(before)+1 of kind running.
 func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, before []checkpoint.Attempt, kind string) *outcomeFixture {
 	t.Helper()
 	ctx := t.Context()
@@ -83,7 +83,10 @@ func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, befor
 		for _, a := range before {
 			a.RunID, a.StepID, a.Agent, a.StartedAt = "r1", ws.ID, "a", t0
 			a.FinishedAt = &t0
-			if err := tx.InsertAttempt(a); err != nil {
+			if err := tx.StartAttempt(&a); err != nil {
+				return err
+			}
+			if err := tx.AttemptFailed(&a); err != nil {
 				return err
 			}
 		}
@@ -119,7 +122,7 @@ func (f *outcomeFixture) try(t *testing.T) *try {
 // committed is what the state file holds of the unit once its attempt
 // ended.
 type committed struct {
-	attempt   string // the ended attempt's status
+	attempt   checkpoint.AttemptStatus // the ended attempt's status
 	class     string
 	uncounted bool
 	step      string // the step's status
@@ -142,7 +145,7 @@ func (f *outcomeFixture) committed(t *testing.T) (committed, *checkpoint.Step) {
 		if s, err = tx.Unit(f.in.Unit()); err != nil {
 			return err
 		}
-		c = committed{attempt: a.Status, class: a.Class, uncounted: a.Uncounted, step: s.Status, deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
+		c = committed{attempt: a.Status(), class: a.Class, uncounted: a.Uncounted, step: s.Status, deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
 		c.counted, err = tx.UnitCountCounted(f.in.Unit())
 		return err
 	})
@@ -181,11 +184,11 @@ func toldOf(t *testing.T, out Outcome, err error) told {
 	return toldNothing
 }
 
-// failed is n earlier counted attempts that failed off their schema.
+// failed is n earlier counted attempts off their schema, which the fixture ends failed.
 func failed(n int) []checkpoint.Attempt {
 	var out []checkpoint.Attempt
 	for i := 1; i <= n; i++ {
-		out = append(out, checkpoint.Attempt{N: i, Kind: checkpoint.KindInitial, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassSchema)})
+		out = append(out, checkpoint.Attempt{N: i, Kind: checkpoint.KindInitial, Class: string(handoff.ClassSchema)})
 	}
 	return out
 }
@@ -361,7 +364,7 @@ func TestHelpRoundOutcome(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := judgeStep(t, &workflow.OnHelp{Agent: "advisor", MaxRounds: 2}, false)
-			request := []checkpoint.Attempt{{N: 1, Kind: checkpoint.KindInitial, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassHelp), HelpContext: `{"q": 1}`}}
+			request := []checkpoint.Attempt{{N: 1, Kind: checkpoint.KindInitial, Class: string(handoff.ClassHelp), HelpContext: `{"q": 1}`}}
 			f := newOutcomeFixture(t, ws, checkpoint.StepWaiting, request, checkpoint.KindHelp)
 			tr := &try{r: f.r, in: f.in, row: f.row, plan: attemptPlan{agent: "a", kind: checkpoint.KindHelp, prompt: f.row.Prompt, sessionID: f.row.SessionID}, round: 1}
 			res := tt.res

@@ -55,7 +55,7 @@ func benchAttemptBookkeeping(b *testing.B, target string) {
 			b.Fatal(err)
 		}
 		if err := s.Update(ctx, func(tx *Tx) error {
-			a.Status, a.Class, a.FinishedAt, a.CostUSD = AttemptFailed, "schema", ptr(t0.Add(time.Second)), ptr(0.01)
+			a.status, a.Class, a.FinishedAt, a.CostUSD = AttemptFailed, "schema", ptr(t0.Add(time.Second)), ptr(0.01)
 			if err := tx.UpdateAttempt(a); err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 					a := fullAttempt(id, st[i].ID)
 					a.N = n
 					if lastRunning && i == 0 && n == attempts {
-						a.Status, a.FinishedAt = AttemptRunning, nil
+						a.status, a.FinishedAt = AttemptRunning, nil
 					}
 					row, err := attemptToRow(a)
 					if err != nil {

@@ -192,7 +192,7 @@ func sampleStep(runID, id string, idx int) Step {
 }
 
 func sampleAttempt(runID, stepID string, n int) Attempt {
-	return Attempt{RunID: runID, StepID: stepID, N: n, Kind: KindInitial, Status: AttemptRunning, StartedAt: t0}
+	return Attempt{RunID: runID, StepID: stepID, N: n, Kind: KindInitial, status: AttemptRunning, StartedAt: t0}
 }
 
 // seedRun creates run id with the given steps, all pending.

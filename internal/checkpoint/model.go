@@ -69,9 +69,9 @@ type Attempt struct {
 	StepID        string
 	ItemKey       string // "" for a step's own attempts
 	N             int
-	Kind          string // one of the Kind* constants
-	Status        string // one of the Attempt* constants
-	Class         string // failure class (see the handoff package); "" on success
+	Kind          string        // one of the Kind* constants
+	status        AttemptStatus // set by the named transitions only; read with Status
+	Class         string        // failure class (see the handoff package); "" on success
 	Error         string
 	DetailsJSON   []byte // structured diagnosis; nil when there is none
 	Prompt        string
@@ -119,6 +119,9 @@ type Attempt struct {
 	// an attempt cut short, a row written before snapshots).
 	Snapshot, SnapshotAfter string
 }
+
+// Status is the attempt's status, one of the Attempt* constants.
+func (a Attempt) Status() AttemptStatus { return a.status }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are
 // project-wide: one per agent name, shared by every run.

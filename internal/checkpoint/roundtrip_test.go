@@ -88,7 +88,7 @@ func fullStep(runID string) Step {
 
 func fullAttempt(runID, stepID string) Attempt {
 	return Attempt{
-		RunID: runID, StepID: stepID, N: 1, Kind: KindFollowup, Status: AttemptFailed,
+		RunID: runID, StepID: stepID, N: 1, Kind: KindFollowup, status: AttemptFailed,
 		Class: "schema", Error: "schema: /success: expected boolean",
 		DetailsJSON: []byte(`{"violations":[{"pointer":"/success"}]}`),
 		Prompt:      "Rewrite the complete, corrected JSON.", StartedAt: t0,

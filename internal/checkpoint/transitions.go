@@ -29,13 +29,18 @@ const (
 	StepSkipped = "skipped"
 )
 
+// AttemptStatus is the status of an attempt. An Attempt's status field is
+// unexported: outside this package it is read with Attempt.Status and
+// changed only by the named transitions below.
+type AttemptStatus string
+
 // Attempt statuses.
 const (
-	AttemptRunning     = "running"
-	AttemptSucceeded   = "succeeded"
-	AttemptFailed      = "failed"
-	AttemptInterrupted = "interrupted"
-	AttemptAdopted     = "adopted" // settled after a crash from a valid handoff (G5)
+	AttemptRunning     AttemptStatus = "running"
+	AttemptSucceeded   AttemptStatus = "succeeded"
+	AttemptFailed      AttemptStatus = "failed"
+	AttemptInterrupted AttemptStatus = "interrupted"
+	AttemptAdopted     AttemptStatus = "adopted" // settled after a crash from a valid handoff (G5)
 )
 
 // Attempt kinds: how the attempt's prompt and session were chosen.
@@ -83,7 +88,7 @@ var stepTransitions = map[string][]string{
 // attemptTransitions lists, for each attempt status, the statuses it may move
 // to. Only a running attempt changes: running→running records its pid and
 // session id as they become known; every other status is final.
-var attemptTransitions = map[string][]string{
+var attemptTransitions = map[AttemptStatus][]AttemptStatus{
 	AttemptRunning:     {AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptInterrupted, AttemptAdopted},
 	AttemptSucceeded:   nil,
 	AttemptFailed:      nil,
@@ -103,11 +108,11 @@ func StepTransition(from, to string) error { return checkTransition(stepTransiti
 
 // AttemptTransition reports whether an attempt may move from one status to
 // another, returning a wrapped ErrInvalidTransition when it may not.
-func AttemptTransition(from, to string) error {
+func AttemptTransition(from, to AttemptStatus) error {
 	return checkTransition(attemptTransitions, from, to)
 }
 
-func checkTransition(table map[string][]string, from, to string) error {
+func checkTransition[S ~string](table map[S][]S, from, to S) error {
 	next, ok := table[from]
 	if !ok {
 		return fmt.Errorf("%w: unknown status %q", ErrInvalidTransition, from)
@@ -124,7 +129,7 @@ func checkTransition(table map[string][]string, from, to string) error {
 }
 
 // knownStatus reports whether status is a key of table.
-func knownStatus(table map[string][]string, status string) bool {
+func knownStatus[S ~string](table map[S][]S, status S) bool {
 	_, ok := table[status]
 	return ok
 }
@@ -143,30 +148,30 @@ func knownStatus(table map[string][]string, status string) bool {
 // StartAttempt inserts attempt a as running: committed before its agent
 // starts (G1).
 func (t *Tx) StartAttempt(a *Attempt) error {
-	a.Status = AttemptRunning
+	a.status = AttemptRunning
 	return t.InsertAttempt(*a)
 }
 
 // AttemptSucceeded ends a running attempt with its handoff accepted; an
 // attempt a crash left running is adopted instead (G5).
 func (t *Tx) AttemptSucceeded(a *Attempt, adopted bool) error {
-	a.Status = AttemptSucceeded
+	a.status = AttemptSucceeded
 	if adopted {
-		a.Status = AttemptAdopted
+		a.status = AttemptAdopted
 	}
 	return t.UpdateAttempt(*a)
 }
 
 // AttemptFailed ends a running attempt with its class and error set.
 func (t *Tx) AttemptFailed(a *Attempt) error {
-	a.Status = AttemptFailed
+	a.status = AttemptFailed
 	return t.UpdateAttempt(*a)
 }
 
 // AttemptInterrupted ends a running attempt that cadence stopped, or that
 // a crash left running and no handoff of which landed.
 func (t *Tx) AttemptInterrupted(a *Attempt) error {
-	a.Status = AttemptInterrupted
+	a.status = AttemptInterrupted
 	return t.UpdateAttempt(*a)
 }
 

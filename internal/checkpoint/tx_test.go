@@ -266,7 +266,7 @@ func TestAttemptQueries(t *testing.T) {
 		type spec struct {
 			step   string
 			kind   string
-			status string
+			status AttemptStatus
 			cost   *float64
 			done   bool
 		}
@@ -283,7 +283,7 @@ func TestAttemptQueries(t *testing.T) {
 			for _, sp := range specs {
 				n[sp.step]++
 				a := sampleAttempt("r", sp.step, n[sp.step])
-				a.Kind, a.Status, a.CostUSD = sp.kind, sp.status, sp.cost
+				a.Kind, a.status, a.CostUSD = sp.kind, sp.status, sp.cost
 				if sp.done {
 					a.FinishedAt = ptr(t0.Add(time.Minute))
 				}

@@ -160,7 +160,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 			}
 			if a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning {
 				end := base
-				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, a.Status, a.Class, a.Error
+				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, string(a.Status), a.Class, a.Error
 				end.Repairs, end.Until, end.Uncounted = a.Repairs, a.NextRetryAt, a.Uncounted
 				end.Provenance = a.Provenance
 				end.Elapsed = a.FinishedAt.Sub(a.StartedAt).Seconds()

@@ -137,20 +137,20 @@ type DeadReport struct {
 
 // AttemptReport is one attempt of a StepReport.
 type AttemptReport struct {
-	N            int        `json:"n"`
-	Status       string     `json:"status"`
-	Kind         string     `json:"kind"`
-	Class        string     `json:"class"`
-	Error        string     `json:"error"`
-	StartedAt    time.Time  `json:"started_at"`
-	FinishedAt   *time.Time `json:"finished_at"`
-	PID          *int       `json:"pid"`
-	ExitCode     *int       `json:"exit_code"`
-	SessionID    string     `json:"session_id"`
-	DelayMS      *int64     `json:"delay_ms"`
-	NextRetryAt  *time.Time `json:"next_retry_at"`
-	RetryAfterMS *int64     `json:"retry_after_ms"`
-	Repairs      []string   `json:"repairs"`
+	N            int                      `json:"n"`
+	Status       checkpoint.AttemptStatus `json:"status"`
+	Kind         string                   `json:"kind"`
+	Class        string                   `json:"class"`
+	Error        string                   `json:"error"`
+	StartedAt    time.Time                `json:"started_at"`
+	FinishedAt   *time.Time               `json:"finished_at"`
+	PID          *int                     `json:"pid"`
+	ExitCode     *int                     `json:"exit_code"`
+	SessionID    string                   `json:"session_id"`
+	DelayMS      *int64                   `json:"delay_ms"`
+	NextRetryAt  *time.Time               `json:"next_retry_at"`
+	RetryAfterMS *int64                   `json:"retry_after_ms"`
+	Repairs      []string                 `json:"repairs"`
 	// Provenance is where the handoff was found: output, fence_json, file
 	// or prose; for a failed attempt, where the value refused as one was
 	// (code_span, code_fence, prose). Omitted when no value was found.
@@ -441,7 +441,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 		if a.Kind != checkpoint.KindHelp && !a.Uncounted {
 			used++
 		}
-		ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
+		ar := AttemptReport{N: a.N, Status: a.Status(), Kind: a.Kind, Class: a.Class, Error: a.Error,
 			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs), Provenance: a.Provenance,
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,

@@ -583,7 +583,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops
 		for _, r := range a.Repairs {
 			t.c.Repairs[r]++
 		}
-		finished := a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning
+		finished := a.FinishedAt != nil && a.Status() != checkpoint.AttemptRunning
 		if a.CostUSD != nil {
 			t.c.CostUSD += *a.CostUSD
 			t.costKnown++
@@ -612,7 +612,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops
 			continue
 		}
 		t.c.Attempts++
-		switch a.Status {
+		switch a.Status() {
 		case checkpoint.AttemptSucceeded, checkpoint.AttemptAdopted:
 			t.accepted++
 		default:

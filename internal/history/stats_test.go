@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -24,11 +25,12 @@ var statsT0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 // the run's start; end < 0 means still running; cost < 0 means the agent
 // reported no cost.
 type fixtureAttempt struct {
-	kind, status, class string
-	start, end          int
-	cost                float64
-	repairs             []string
-	uncounted           bool // a usage-limit refusal or budget stop
+	kind, class string
+	status      checkpoint.AttemptStatus
+	start, end  int
+	cost        float64
+	repairs     []string
+	uncounted   bool // a usage-limit refusal or budget stop
 }
 
 type fixtureStep struct {
@@ -114,9 +116,8 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 			}
 			for j, fs := range fr.steps {
 				for k, fa := range fs.attempts {
-					a := checkpoint.Attempt{RunID: fr.id, StepID: fs.id, N: k + 1, Kind: fa.kind,
-						Status: checkpoint.AttemptRunning, StartedAt: at(fa.start)}
-					if err := tx.InsertAttempt(a); err != nil {
+					a := checkpoint.Attempt{RunID: fr.id, StepID: fs.id, N: k + 1, Kind: fa.kind, StartedAt: at(fa.start)}
+					if err := tx.StartAttempt(&a); err != nil {
 						return err
 					}
 					if fa.cost >= 0 {
@@ -127,8 +128,8 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 						end := at(fa.end)
 						a.FinishedAt = &end
 					}
-					a.Status, a.Class, a.Repairs, a.Uncounted = fa.status, fa.class, fa.repairs, fa.uncounted
-					if err := tx.UpdateAttempt(a); err != nil {
+					a.Class, a.Repairs, a.Uncounted = fa.class, fa.repairs, fa.uncounted
+					if err := checkpointtest.EndAttempt(tx, &a, fa.status); err != nil {
 						return err
 					}
 				}
@@ -500,7 +501,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 
 // statsAttempts returns n one-second attempts, all failed with class schema
 // but the last, whose status is last.
-func statsAttempts(n int, last string) []fixtureAttempt {
+func statsAttempts(n int, last checkpoint.AttemptStatus) []fixtureAttempt {
 	out := make([]fixtureAttempt, n)
 	for i := range out {
 		out[i] = fixtureAttempt{kind: "followup", status: "failed", class: "schema", start: 2 * i, end: 2*i + 1, cost: 0}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
@@ -192,17 +193,24 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// record starts attempt a and ends it with status, as the run loop does.
+	record := func(tx *checkpoint.Tx, a checkpoint.Attempt, status checkpoint.AttemptStatus) error {
+		if err := tx.StartAttempt(&a); err != nil {
+			return err
+		}
+		return checkpointtest.EndAttempt(tx, &a, status)
+	}
 	at := t0
 	tick := func() time.Time { at = at.Add(time.Second); return at }
-	// attempt returns attempt n of a step, finished with status and, when
-	// it failed, class schema.
-	attempt := func(stepID string, n int, status string) checkpoint.Attempt {
+	// attempt returns attempt n of a step, to be finished with status and,
+	// when it failed, class schema.
+	attempt := func(stepID string, n int, status checkpoint.AttemptStatus) checkpoint.Attempt {
 		kind := checkpoint.KindFollowup
 		if n == 1 {
 			kind = checkpoint.KindInitial
 		}
 		start, end := tick(), tick()
-		a := checkpoint.Attempt{RunID: runID, StepID: stepID, N: n, Kind: kind, Status: status,
+		a := checkpoint.Attempt{RunID: runID, StepID: stepID, N: n, Kind: kind,
 			Prompt: benchPrompt, StartedAt: start, FinishedAt: &end, SessionID: "session-" + stepID,
 			OutputFile: fmt.Sprintf(".cadence/attempts/%s/%s/%d.out", runID, stepID, n), Repairs: []string{}}
 		if status == checkpoint.AttemptFailed {
@@ -224,7 +232,7 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 					if n == h.attemptsEach {
 						status = checkpoint.AttemptSucceeded
 					}
-					if err := tx.InsertAttempt(attempt(s.ID, n, status)); err != nil {
+					if err := record(tx, attempt(s.ID, n, status), status); err != nil {
 						return err
 					}
 				}
@@ -256,7 +264,7 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 		next := *a.FinishedAt
 		delay := int64(0)
 		a.NextRetryAt, a.DelayMS = &next, &delay
-		if err := tx.InsertAttempt(a); err != nil {
+		if err := record(tx, a, checkpoint.AttemptFailed); err != nil {
 			return err
 		}
 		last.Status = checkpoint.StepRunning

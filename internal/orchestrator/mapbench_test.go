@@ -151,10 +151,13 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 				start, end := at, at.Add(10*time.Millisecond)
 				at = end
 				a := checkpoint.Attempt{RunID: runID, StepID: "each", ItemKey: u.Item, N: 1, Kind: checkpoint.KindInitial,
-					Status: checkpoint.AttemptSucceeded, Prompt: benchPrompt, StartedAt: start, FinishedAt: &end,
+					Prompt: benchPrompt, StartedAt: start, FinishedAt: &end,
 					SessionID: "session-" + u.Item, OutputFile: fmt.Sprintf(".cadence/attempts/%s/each/%s/1.out", runID, u.Item),
 					Repairs: []string{}}
-				if err := tx.InsertAttempt(a); err != nil {
+				if err := tx.StartAttempt(&a); err != nil {
+					return err
+				}
+				if err := tx.AttemptSucceeded(&a, false); err != nil {
 					return err
 				}
 				env, err := json.Marshal(handoff.Envelope{Component: "each", SessionID: a.SessionID, Timestamp: end,

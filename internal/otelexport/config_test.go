@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -104,6 +105,7 @@ func TestPlanCompleteOnly(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
 	u := func(step, item string) checkpoint.Unit { return checkpoint.Unit{RunID: "r", StepID: step, Item: item} }
+	states := checkpointtest.New(t)
 	rec := records{
 		run: &checkpoint.Run{ID: "r", Status: checkpoint.RunRunning, StartedAt: t0},
 		steps: []checkpoint.Step{
@@ -115,10 +117,12 @@ func TestPlanCompleteOnly(t *testing.T) {
 			{RunID: "r", ID: "fix", ItemKey: "b", Status: checkpoint.StepRunning, UpdatedAt: *at(6 * time.Second)},
 		}},
 		attempts: map[checkpoint.Unit][]checkpoint.Attempt{
-			u("plan", ""): {{RunID: "r", StepID: "plan", N: 1, Status: "succeeded", StartedAt: t0, FinishedAt: at(2 * time.Second)}},
-			u("fix", "a"): {{RunID: "r", StepID: "fix", ItemKey: "a", N: 1, Status: "failed", Class: "schema", Error: "bad\nmore",
-				StartedAt: *at(4 * time.Second), FinishedAt: at(5 * time.Second)}},
-			u("fix", "b"): {{RunID: "r", StepID: "fix", ItemKey: "b", N: 1, Status: "running", StartedAt: *at(4 * time.Second)}},
+			u("plan", ""): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "plan", N: 1, StartedAt: t0, FinishedAt: at(2 * time.Second)},
+				checkpoint.AttemptSucceeded)},
+			u("fix", "a"): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "fix", ItemKey: "a", N: 1, Class: "schema", Error: "bad\nmore",
+				StartedAt: *at(4 * time.Second), FinishedAt: at(5 * time.Second)}, checkpoint.AttemptFailed)},
+			u("fix", "b"): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "fix", ItemKey: "b", N: 1, StartedAt: *at(4 * time.Second)},
+				checkpoint.AttemptRunning)},
 		},
 	}
 	got := map[string]spanSpec{}

@@ -244,7 +244,7 @@ func (r records) attemptSpans(s checkpoint.Step, parent string) []spanSpec {
 		attrs := []attribute.KeyValue{
 			attribute.Int("cadence.attempt.n", a.N),
 			attribute.String("cadence.attempt.kind", a.Kind),
-			attribute.String("cadence.attempt.status", a.Status),
+			attribute.String("cadence.attempt.status", string(a.Status())),
 			attribute.String("cadence.agent", agent),
 			attribute.String("cadence.session.id", a.SessionID),
 			attribute.String("cadence.class", a.Class),
@@ -268,7 +268,7 @@ func (r records) attemptSpans(s checkpoint.Step, parent string) []spanSpec {
 			attrs = append(attrs, attribute.Bool("cadence.attempt.uncounted", true))
 		}
 		sp := spanSpec{key: attemptKey(a), parent: parent, name: "cadence attempt", start: a.StartedAt, end: *a.FinishedAt, attrs: attrs}
-		if a.Status != "succeeded" {
+		if a.Status() != "succeeded" {
 			sp.err = cut(strings.TrimSpace(a.Class + ": " + firstLine(a.Error)))
 		}
 		if a.Warning != "" {

@@ -151,9 +151,10 @@ func LoopRun(t testing.TB, dir string) {
 
 // attempt is one attempt of a fixture step: times in seconds from T0.
 type attempt struct {
-	kind, status, class, err string
-	start, end               float64
-	cost                     float64
+	kind, class, err string
+	status           checkpoint.AttemptStatus
+	start, end       float64
+	cost             float64
 }
 
 type writer struct {
