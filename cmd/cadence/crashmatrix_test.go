@@ -1086,7 +1086,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	helpRound := func(a history.AttemptReport) history.AttemptReport { a.Kind = "help"; return a }
 	uncounted := func(a history.AttemptReport) history.AttemptReport { a.Uncounted = true; return a }
 	resumed := func(r sim.LedgerRecord) sim.LedgerRecord { r.Resume = true; return r }
-	one := func(status string, used, maxAttempts int, attempts ...history.AttemptReport) history.Report {
+	one := func(status checkpoint.StepStatus, used, maxAttempts int, attempts ...history.AttemptReport) history.Report {
 		return history.Report{Steps: []history.StepReport{{ID: "one", Status: status,
 			AttemptsUsed: used, MaxAttempts: maxAttempts, Attempts: attempts}}}
 	}

@@ -40,7 +40,7 @@ type next struct {
 
 // nextAction decides what an instance does next from its committed state.
 func nextAction(ws *workflow.Step, s unitState, now time.Time) next {
-	switch s.step.Status {
+	switch s.step.Status() {
 	case checkpoint.StepSucceeded:
 		return next{kind: nextDone}
 	case checkpoint.StepFailed:

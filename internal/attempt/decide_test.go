@@ -120,8 +120,8 @@ func TestNextAction(t *testing.T) {
 		return new(states.Attempt(checkpoint.Attempt{N: 1, Class: class}, checkpoint.AttemptFailed))
 	}
 	limit := new(states.Attempt(checkpoint.Attempt{N: 1, Class: string(handoff.ClassTransient), Uncounted: true}, checkpoint.AttemptFailed))
-	step := func(status string, next *time.Time) *checkpoint.Step {
-		return &checkpoint.Step{Status: status, MaxAttempts: 3, NextRetryAt: next}
+	step := func(status checkpoint.StepStatus, next *time.Time) *checkpoint.Step {
+		return new(states.Step(checkpoint.Step{MaxAttempts: 3, NextRetryAt: next}, status))
 	}
 	for _, tt := range []struct {
 		name   string
@@ -169,7 +169,10 @@ func TestNextActionFallback(t *testing.T) {
 	}
 	limitA := on("a", string(handoff.ClassTransient), true)
 	waiting := func(until *time.Time) *checkpoint.Step {
-		return &checkpoint.Step{Agent: "a", Status: checkpoint.StepWaiting, MaxAttempts: 3, NextRetryAt: until}
+		return new(states.Step(checkpoint.Step{Agent: "a", MaxAttempts: 3, NextRetryAt: until}, checkpoint.StepWaiting))
+	}
+	pending := func(agent string) *checkpoint.Step {
+		return new(states.Step(checkpoint.Step{Agent: agent, MaxAttempts: 3}, checkpoint.StepPending))
 	}
 	state := func(st *checkpoint.Step, last *checkpoint.Attempt, used int, e entries) unitState {
 		if e.current == "" {
@@ -194,10 +197,10 @@ func TestNextActionFallback(t *testing.T) {
 		{"a usage limit is waited for when the fallback's circuit is open", ws(0),
 			state(waiting(&soon), limitA, 0, entries{openUntil: map[string]time.Time{"a": soon, "b": later}}), nextWait, ""},
 		{"a failed login moves to the fallback", ws(0),
-			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+			state(pending("a"), on("a", "auth", true), 0,
 				entries{loggedOut: map[string]bool{"a": true}}), nextFallback, "b"},
 		{"a failed login is tried again when the fallback's failed too", ws(0),
-			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+			state(pending("a"), on("a", "auth", true), 0,
 				entries{loggedOut: map[string]bool{"a": true, "b": true}}), nextAttempt, ""},
 		{"an open circuit moves to the fallback", ws(0),
 			state(waiting(&soon), on("a", "overloaded", false), 1, entries{openUntil: open("a", later)}), nextFallback, "b"},
@@ -206,7 +209,7 @@ func TestNextActionFallback(t *testing.T) {
 		{"a circuit open for less than fallback_after is waited for", ws(10 * time.Minute),
 			state(waiting(nil), on("a", "overloaded", false), 1, entries{openUntil: open("a", soon)}), nextAttempt, ""},
 		{"the step on its fallback runs there", ws(0),
-			state(&checkpoint.Step{Agent: "b", Status: checkpoint.StepPending, MaxAttempts: 3}, limitA, 0,
+			state(pending("b"), limitA, 0,
 				entries{openUntil: open("a", later)}), nextAttempt, ""},
 		{"the fallback limited in turn goes back to the agent once it can serve", ws(0),
 			state(waiting(&soon), on("b", string(handoff.ClassTransient), true), 0,

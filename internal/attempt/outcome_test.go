@@ -17,6 +17,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
@@ -55,7 +56,7 @@ type outcomeFixture struct {
 // newOutcomeFixture stores a run whose step ws (on agent "a", max
 // attempts 3) is in status stepStatus, with the attempts before (each
 // started and ended failed), and attempt len(before)+1 of kind running.
-func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, before []checkpoint.Attempt, kind string) *outcomeFixture {
+func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus checkpoint.StepStatus, before []checkpoint.Attempt, kind string) *outcomeFixture {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -70,7 +71,6 @@ func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, befor
 	t0 := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
 	run := checkpoint.NewRun(checkpoint.Run{ID: "r1", WorkflowPath: "w.yaml", WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, t0)
 	step := checkpoint.NewStep(checkpoint.Step{RunID: "r1", ID: ws.ID, Agent: "a", MaxAttempts: 3, SessionID: "s-1"}, t0)
-	step.Status = stepStatus
 	row := checkpoint.Attempt{RunID: "r1", StepID: ws.ID, N: len(before) + 1, Kind: kind, Agent: "a", SessionID: "s-1",
 		Prompt: "do it", StartedAt: t0.Add(time.Minute)}
 	if kind == checkpoint.KindHelp {
@@ -78,6 +78,9 @@ func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, befor
 	}
 	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
+			return err
+		}
+		if err := checkpointtest.TakeStep(tx, &step, stepStatus, t0); err != nil {
 			return err
 		}
 		for _, a := range before {
@@ -125,10 +128,10 @@ type committed struct {
 	attempt   checkpoint.AttemptStatus // the ended attempt's status
 	class     string
 	uncounted bool
-	step      string // the step's status
-	deadline  bool   // the step has a next_retry_at
-	fresh     bool   // its next attempt starts a fresh session
-	counted   int    // attempts counted against max_attempts
+	step      checkpoint.StepStatus // the step's status
+	deadline  bool                  // the step has a next_retry_at
+	fresh     bool                  // its next attempt starts a fresh session
+	counted   int                   // attempts counted against max_attempts
 }
 
 func (f *outcomeFixture) committed(t *testing.T) (committed, *checkpoint.Step) {
@@ -145,7 +148,7 @@ func (f *outcomeFixture) committed(t *testing.T) (committed, *checkpoint.Step) {
 		if s, err = tx.Unit(f.in.Unit()); err != nil {
 			return err
 		}
-		c = committed{attempt: a.Status(), class: a.Class, uncounted: a.Uncounted, step: s.Status, deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
+		c = committed{attempt: a.Status(), class: a.Class, uncounted: a.Uncounted, step: s.Status(), deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
 		c.counted, err = tx.UnitCountCounted(f.in.Unit())
 		return err
 	})
@@ -433,7 +436,7 @@ func TestStartFailureWithoutResult(t *testing.T) {
 		name   string
 		runErr error
 		class  string
-		step   string
+		step   checkpoint.StepStatus
 	}{
 		{"the launcher failed", errors.New("start agent claude: pipe: too many open files"), string(handoff.ClassExitNonzero), checkpoint.StepWaiting},
 		{"the program is not there", fmt.Errorf("%w: find program %q: not found", agent.ErrStart, "claude"), string(handoff.ClassConfig), checkpoint.StepFailed},

@@ -36,7 +36,7 @@ func benchAttemptBookkeeping(b *testing.B, target string) {
 	}
 	defer s.Close()
 	step := sampleStep("r", "implement", 0)
-	step.Status = StepRunning
+	step.status = StepRunning
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{step}) }); err != nil {
 		b.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func sampleRun(id string, started time.Time) Run {
 }
 
 func sampleStep(runID, id string, idx int) Step {
-	return Step{RunID: runID, ID: id, Idx: idx, Agent: "sim", Status: StepPending, MaxAttempts: 3, UpdatedAt: t0}
+	return Step{RunID: runID, ID: id, Idx: idx, Agent: "sim", status: StepPending, MaxAttempts: 3, UpdatedAt: t0}
 }
 
 func sampleAttempt(runID, stepID string, n int) Attempt {

@@ -45,7 +45,7 @@ type Step struct {
 	// Agent is the agent entry the step's next attempt runs on: the
 	// workflow's agent of the step until a fallback replaces it (SPEC §17).
 	Agent        string
-	Status       string // one of the Step* constants
+	status       StepStatus // set by the named transitions only; read with Status
 	MaxAttempts  int
 	NextRetryAt  *time.Time // absolute deadline of the pending backoff (G4, G10)
 	DelayMS      *int64     // the drawn backoff delay, stored so resume never redraws
@@ -61,6 +61,9 @@ type Step struct {
 	OutputTokens int64
 	UpdatedAt    time.Time
 }
+
+// Status is the step's status, one of the Step* constants.
+func (s Step) Status() StepStatus { return s.status }
 
 // Attempt is one execution of a step's agent (or of its help advisor, kind
 // help). N counts every attempt row of the step, help rounds included.

@@ -77,7 +77,7 @@ func fullRun(t *testing.T) Run {
 
 func fullStep(runID string) Step {
 	return Step{
-		RunID: runID, ID: "implement", Idx: 1, Agent: "claude", Status: StepWaiting, MaxAttempts: 5,
+		RunID: runID, ID: "implement", Idx: 1, Agent: "claude", status: StepWaiting, MaxAttempts: 5,
 		NextRetryAt: ptr(t0.Add(1873 * time.Millisecond)), DelayMS: ptr(int64(1873)),
 		SessionID: "sess-1", FreshSession: true,
 		HandoffJSON: []byte(`{"component":"implement","data":{"ok":true}}`),
@@ -159,7 +159,7 @@ func TestStepRoundTrip(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := e.newStore(t)
 		full := fullStep("r")
-		minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", Status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
+		minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
 		update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{minimal, full}) })
 		view(t, s, func(tx *Tx) error {
 			steps, err := tx.Steps("r")
@@ -185,8 +185,8 @@ func TestStepRoundTrip(t *testing.T) {
 
 		// Swap the two: the full step loses its pointers, the minimal one gains them.
 		a, b := full, minimal
-		a.Status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
-		b.Status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
+		a.status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
+		b.status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
 		update(t, s, func(tx *Tx) error {
 			if err := tx.UpdateStep(a); err != nil {
 				return err

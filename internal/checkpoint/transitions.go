@@ -17,16 +17,21 @@ const (
 	RunCancelled = "cancelled"
 )
 
+// StepStatus is the status of a step or of an item of a map step. A
+// Step's status field is unexported: outside this package it is read with
+// Step.Status and changed only by the named transitions below.
+type StepStatus string
+
 // Step statuses.
 const (
-	StepPending   = "pending"
-	StepRunning   = "running"
-	StepWaiting   = "waiting" // in a backoff or waiting for an open circuit
-	StepSucceeded = "succeeded"
-	StepFailed    = "failed"
+	StepPending   StepStatus = "pending"
+	StepRunning   StepStatus = "running"
+	StepWaiting   StepStatus = "waiting" // in a backoff or waiting for an open circuit
+	StepSucceeded StepStatus = "succeeded"
+	StepFailed    StepStatus = "failed"
 	// StepSkipped: its when was false, or a step it needs was skipped
 	// (SPEC §16.4). Final, like succeeded.
-	StepSkipped = "skipped"
+	StepSkipped StepStatus = "skipped"
 )
 
 // AttemptStatus is the status of an attempt. An Attempt's status field is
@@ -76,7 +81,7 @@ var runTransitions = map[string][]string{
 // pending→waiting and waiting→succeeded are an approval gate reached and
 // answered (SPEC §16.6); failed→pending is `resume --retry-failed`. A succeeded step is final (G2).
 // Same-status moves of live steps let callers update the other fields.
-var stepTransitions = map[string][]string{
+var stepTransitions = map[StepStatus][]StepStatus{
 	StepPending:   {StepPending, StepRunning, StepWaiting, StepFailed, StepSucceeded, StepSkipped},
 	StepRunning:   {StepRunning, StepWaiting, StepSucceeded, StepFailed, StepPending},
 	StepWaiting:   {StepWaiting, StepRunning, StepSucceeded, StepFailed},
@@ -104,7 +109,7 @@ func RunTransition(from, to string) error { return checkTransition(runTransition
 
 // StepTransition reports whether a step may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
-func StepTransition(from, to string) error { return checkTransition(stepTransitions, from, to) }
+func StepTransition(from, to StepStatus) error { return checkTransition(stepTransitions, from, to) }
 
 // AttemptTransition reports whether an attempt may move from one status to
 // another, returning a wrapped ErrInvalidTransition when it may not.
@@ -178,7 +183,7 @@ func (t *Tx) AttemptInterrupted(a *Attempt) error {
 // StepRunning marks a step, or an item, running: an attempt of it began,
 // or, for a map step, its items did.
 func (t *Tx) StepRunning(s *Step, now time.Time) error {
-	s.Status = StepRunning
+	s.status = StepRunning
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
 }
@@ -186,7 +191,7 @@ func (t *Tx) StepRunning(s *Step, now time.Time) error {
 // StepWaiting marks a step waiting for its next attempt at next, after the
 // delay drawn (G4: the deadline is absolute and committed).
 func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time) error {
-	s.Status = StepWaiting
+	s.status = StepWaiting
 	s.NextRetryAt, s.DelayMS = next, delayMS
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -196,7 +201,7 @@ func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time
 // handoff, and releases the step's lease when the transaction runs under
 // WithEndingLease.
 func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
-	s.Status = StepSucceeded
+	s.status = StepSucceeded
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.HandoffJSON = envelope
 	s.UpdatedAt = now
@@ -218,7 +223,7 @@ func (t *Tx) StepDecided(s *Step, decision []byte, now time.Time) error {
 // StepSkipped marks a pending step skipped, with the decision that
 // skipped it: its when evaluated false, or a need that was skipped.
 func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
-	s.Status = StepSkipped
+	s.status = StepSkipped
 	s.DecisionJSON = decision
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -228,7 +233,7 @@ func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
 // releases the step's lease when the transaction runs under
 // WithEndingLease.
 func (t *Tx) StepFailed(s *Step, now time.Time) error {
-	s.Status = StepFailed
+	s.status = StepFailed
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
 	if err := t.UpdateStep(*s); err != nil {
@@ -242,8 +247,8 @@ func (t *Tx) StepFailed(s *Step, now time.Time) error {
 // it already had, if any. A step in another state only has its other
 // fields written.
 func (t *Tx) StepInterrupted(s *Step, now time.Time) error {
-	if s.Status == StepRunning {
-		s.Status = StepPending
+	if s.status == StepRunning {
+		s.status = StepPending
 	}
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -266,7 +271,7 @@ func (t *Tx) StepFellBack(s *Step, agent string, now time.Time) error {
 // scheduled: `resume --retry-failed`, `--budget`, `dlq retry`, a changed
 // workflow.
 func (t *Tx) StepReopened(s *Step, now time.Time) error {
-	s.Status = StepPending
+	s.status = StepPending
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -281,7 +286,7 @@ func NewRun(r Run, now time.Time) Run {
 
 // NewStep is a step, or a map item, that has not run yet.
 func NewStep(s Step, now time.Time) Step {
-	s.Status = StepPending
+	s.status = StepPending
 	s.UpdatedAt = now
 	return s
 }

@@ -23,7 +23,7 @@ var (
 		"interrupted>running", "interrupted>abandoned",
 		"failed>running",
 	)
-	stepStatuses     = []string{StepPending, StepRunning, StepWaiting, StepSucceeded, StepFailed}
+	stepStatuses     = names(StepPending, StepRunning, StepWaiting, StepSucceeded, StepFailed)
 	allowedStepMoves = set(
 		"pending>pending", "pending>running", "pending>failed", "pending>succeeded",
 		"pending>waiting", // an approval gate reached
@@ -142,7 +142,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 				name: "step", statuses: stepStatuses, allowed: allowedStepMoves,
 				seed: func(tx *Tx, key, from string) error {
 					st := sampleStep(key, "s", 0)
-					st.Status = from
+					st.status = StepStatus(from)
 					return tx.CreateRun(sampleRun(key, t0), []Step{st})
 				},
 				move: func(tx *Tx, key, to string) error {
@@ -150,7 +150,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					st.Status = to
+					st.status = StepStatus(to)
 					return tx.UpdateStep(*st)
 				},
 				status: func(tx *Tx, key string) (string, error) {
@@ -158,7 +158,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					return st.Status, nil
+					return string(st.Status()), nil
 				},
 				row: func(key string) string { return "step " + key + "/s" },
 			},
@@ -226,7 +226,7 @@ func TestCreateRefusesUnknownStatus(t *testing.T) {
 		badRun := sampleRun("r1", t0)
 		badRun.Status = "paused"
 		badStep := sampleStep("r2", "s", 0)
-		badStep.Status = "done"
+		badStep.status = "done"
 		badAttempt := sampleAttempt("r3", "s", 1)
 		badAttempt.status = "ok"
 		badKind := sampleAttempt("r3", "s", 1)
@@ -282,6 +282,7 @@ func TestTransitionTablesComplete(t *testing.T) {
 		table map[string][]string
 	}{
 		{"AttemptStatus", stringTable(attemptTransitions)},
+		{"StepStatus", stringTable(stepTransitions)},
 	} {
 		var keys []string
 		for from, next := range tt.table {

@@ -388,7 +388,7 @@ func TestInsertStep(t *testing.T) {
 		s := e.newStore(t)
 		seedRun(t, s, "r", t0, "plan", "implement")
 		added := fullStep("r")
-		added.ID, added.Idx, added.Status = "review", 2, StepPending
+		added.ID, added.Idx, added.status = "review", 2, StepPending
 		update(t, s, func(tx *Tx) error { return tx.InsertStep(added) })
 		view(t, s, func(tx *Tx) error {
 			steps, err := tx.Steps("r")

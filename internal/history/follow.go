@@ -128,7 +128,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 	}
 	run := rep.Run
 	add("run", 0, Event{Time: run.StartedAt, Type: EventRunStarted, RunID: run.ID, Message: run.Workflow})
-	var unit unitFunc = func(step string, item string, agent string, max int, attempts []AttemptReport, status string, stepCost float64) {
+	var unit unitFunc = func(step string, item string, agent string, max int, attempts []AttemptReport, status checkpoint.StepStatus, stepCost float64) {
 		name := step
 		if item != "" {
 			name += "/" + item
@@ -182,7 +182,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		if s.Status == checkpoint.StepSkipped {
 			var d Decision
 			_ = json.Unmarshal(s.Decision, &d) // a decision that does not read says less, nothing worse
-			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: s.Status, Message: d.Why()})
+			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: string(s.Status), Message: d.Why()})
 			return
 		}
 		if len(s.Iterations) > 0 || s.Approval != nil {
@@ -295,11 +295,11 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 		switch {
 		case decided:
 			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: d.At, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
-				Status: it.Status, Message: untilLine(d)})
+				Status: string(it.Status), Message: untilLine(d)})
 			end = later(end, d.At)
 		case it.Status == checkpoint.StepFailed:
 			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: last, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
-				Status: it.Status, Message: "an inner step failed"})
+				Status: string(it.Status), Message: "an inner step failed"})
 			end = later(end, last)
 		}
 	}
@@ -352,7 +352,7 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 
 // unitFunc adds the transitions of one step or item: its attempts, and
 // its end when status is succeeded or failed.
-type unitFunc func(step, item, agent string, max int, attempts []AttemptReport, status string, stepCost float64)
+type unitFunc func(step, item, agent string, max int, attempts []AttemptReport, status checkpoint.StepStatus, stepCost float64)
 
 // iterationSpan returns when an iteration's first inner attempt started
 // and its last one ended, at any depth; zero times when none ran.

@@ -129,7 +129,7 @@ func summarize(tx *checkpoint.Tx, r *checkpoint.Run, self holder.Identity) (RunS
 			return sum, err
 		}
 		for _, s := range steps {
-			if s.Status == checkpoint.StepFailed {
+			if s.Status() == checkpoint.StepFailed {
 				sum.FailedStep = s.ID
 				break
 			}
@@ -262,8 +262,8 @@ func findRun(tx *checkpoint.Tx, dir, runID string) (*checkpoint.Run, error) {
 
 // stepData is the data of a step's accepted handoff envelope.
 func stepData(run *checkpoint.Run, s *checkpoint.Step) (json.RawMessage, error) {
-	if s.Status != checkpoint.StepSucceeded || len(s.HandoffJSON) == 0 {
-		return nil, fmt.Errorf("step %s of run %s is %s: %w", s.ID, run.ID, s.Status, ErrNoOutput)
+	if s.Status() != checkpoint.StepSucceeded || len(s.HandoffJSON) == 0 {
+		return nil, fmt.Errorf("step %s of run %s is %s: %w", s.ID, run.ID, s.Status(), ErrNoOutput)
 	}
 	var env handoff.Envelope
 	if err := json.Unmarshal(s.HandoffJSON, &env); err != nil {
@@ -279,7 +279,7 @@ func itemsData(stepID string, items []checkpoint.Step) (json.RawMessage, error) 
 	buf := []byte{'{'}
 	n := 0
 	for _, it := range items {
-		if it.Status != checkpoint.StepSucceeded || len(it.HandoffJSON) == 0 {
+		if it.Status() != checkpoint.StepSucceeded || len(it.HandoffJSON) == 0 {
 			continue
 		}
 		var env handoff.Envelope

@@ -34,9 +34,10 @@ type fixtureAttempt struct {
 }
 
 type fixtureStep struct {
-	id, agent, status string
-	max               int
-	attempts          []fixtureAttempt
+	id, agent string
+	status    checkpoint.StepStatus
+	max       int
+	attempts  []fixtureAttempt
 }
 
 type fixtureRun struct {
@@ -108,8 +109,8 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 				WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n"), StartedAt: start, UpdatedAt: start}
 			steps := make([]checkpoint.Step, len(fr.steps))
 			for j, fs := range fr.steps {
-				steps[j] = checkpoint.Step{RunID: fr.id, ID: fs.id, Idx: j, Agent: fs.agent,
-					Status: checkpoint.StepPending, MaxAttempts: fs.max, CostKnown: true, UpdatedAt: start}
+				steps[j] = checkpoint.NewStep(checkpoint.Step{RunID: fr.id, ID: fs.id, Idx: j, Agent: fs.agent,
+					MaxAttempts: fs.max, CostKnown: true}, start)
 			}
 			if err := tx.CreateRun(run, steps); err != nil {
 				return err
@@ -133,15 +134,8 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 						return err
 					}
 				}
-				if fs.status == checkpoint.StepPending {
-					continue
-				}
-				s := steps[j]
-				for _, status := range []string{checkpoint.StepRunning, fs.status} {
-					s.Status = status
-					if err := tx.UpdateStep(s); err != nil {
-						return err
-					}
+				if err := checkpointtest.TakeStep(tx, &steps[j], fs.status, start); err != nil {
+					return err
 				}
 			}
 			if fr.status != checkpoint.RunRunning {
@@ -476,7 +470,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var runs []fixtureRun
-			add := func(status string, attempts []fixtureAttempt) {
+			add := func(status checkpoint.StepStatus, attempts []fixtureAttempt) {
 				runs = append(runs, fixtureRun{id: fmt.Sprintf("r%02d", len(runs)), status: checkpoint.RunFailed,
 					steps: []fixtureStep{{id: "s", agent: "a", status: status, max: 4, attempts: attempts}}})
 			}

@@ -115,7 +115,7 @@ func answeredInTime(tx *checkpoint.Tx, run *checkpoint.Run, gate *checkpoint.App
 	if err != nil {
 		return err
 	}
-	if at.Before(*gate.TimeoutAt) && st.Status != checkpoint.StepFailed {
+	if at.Before(*gate.TimeoutAt) && st.Status() != checkpoint.StepFailed {
 		return nil
 	}
 	return usagef("gate %s of run %s timed out at %s (it waited since %s): an answer after its deadline is not taken; "+

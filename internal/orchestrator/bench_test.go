@@ -177,8 +177,8 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
 	rows := make([]checkpoint.Step, len(ids))
 	for i, id := range ids {
-		rows[i] = checkpoint.Step{RunID: runID, ID: id, Idx: i, Agent: "echo", Status: checkpoint.StepPending,
-			MaxAttempts: 3, CostKnown: true, UpdatedAt: t0}
+		rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: id, Idx: i, Agent: "echo",
+			MaxAttempts: 3, CostKnown: true}, t0)
 	}
 	if h.attemptsEach > rows[0].MaxAttempts {
 		for i := range h.steps {
@@ -242,12 +242,11 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 				if err != nil {
 					return err
 				}
-				s.Status = checkpoint.StepRunning
-				if err := tx.UpdateStep(s); err != nil {
+				if err := tx.StepRunning(&s, at); err != nil {
 					return err
 				}
-				s.Status, s.SessionID, s.HandoffJSON, s.UpdatedAt = checkpoint.StepSucceeded, "session-"+s.ID, env, at
-				if err := tx.UpdateStep(s); err != nil {
+				s.SessionID = "session-" + s.ID
+				if err := tx.StepSucceeded(&s, env, at); err != nil {
 					return err
 				}
 			}
@@ -267,12 +266,11 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 		if err := record(tx, a, checkpoint.AttemptFailed); err != nil {
 			return err
 		}
-		last.Status = checkpoint.StepRunning
-		if err := tx.UpdateStep(last); err != nil {
+		if err := tx.StepRunning(&last, at); err != nil {
 			return err
 		}
-		last.Status, last.SessionID, last.NextRetryAt, last.DelayMS = checkpoint.StepWaiting, a.SessionID, &next, &delay
-		if err := tx.UpdateStep(last); err != nil {
+		last.SessionID = a.SessionID
+		if err := tx.StepWaiting(&last, &next, &delay, at); err != nil {
 			return err
 		}
 		run.Status, run.UpdatedAt = checkpoint.RunInterrupted, at

@@ -78,7 +78,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 			return err
 		}
 		for _, s := range steps {
-			done[s.ID] = s.Status == checkpoint.StepSucceeded
+			done[s.ID] = s.Status() == checkpoint.StepSucceeded
 		}
 		succeeded, err = succeededUnits(tx, p.wf, steps)
 		return err

@@ -567,7 +567,7 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		return err
 	}
 	for _, s := range steps {
-		if s.Status != checkpoint.StepFailed {
+		if s.Status() != checkpoint.StepFailed {
 			continue
 		}
 		if items, err := tx.Items(runID, s.ID); err != nil {

@@ -239,7 +239,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 		}
 		for _, ws := range p.wf.Steps {
 			st := rows[ws.ID]
-			items := ws.Map != nil && ws.Map.Workspace != workflow.WorkspaceWorktree && st != nil && st.Status == checkpoint.StepRunning
+			items := ws.Map != nil && ws.Map.Workspace != workflow.WorkspaceWorktree && st != nil && st.Status() == checkpoint.StepRunning
 			step := runnableStep(ws, rows, p.wf)
 			if !items && !step {
 				continue
@@ -310,7 +310,7 @@ func outputsOf(ctx context.Context, store *checkpoint.Store, runID string) (map[
 			return err
 		}
 		for _, s := range steps {
-			if s.Status != checkpoint.StepSucceeded {
+			if s.Status() != checkpoint.StepSucceeded {
 				continue
 			}
 			out, err := attempt.EnvelopeData(s.HandoffJSON)

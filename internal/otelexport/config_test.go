@@ -109,12 +109,12 @@ func TestPlanCompleteOnly(t *testing.T) {
 	rec := records{
 		run: &checkpoint.Run{ID: "r", Status: checkpoint.RunRunning, StartedAt: t0},
 		steps: []checkpoint.Step{
-			{RunID: "r", ID: "plan", Status: checkpoint.StepSucceeded, UpdatedAt: *at(3 * time.Second)},
-			{RunID: "r", ID: "fix", Status: checkpoint.StepRunning, UpdatedAt: *at(4 * time.Second)},
+			states.Step(checkpoint.Step{RunID: "r", ID: "plan", UpdatedAt: *at(3 * time.Second)}, checkpoint.StepSucceeded),
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", UpdatedAt: *at(4 * time.Second)}, checkpoint.StepRunning),
 		},
 		items: map[string][]checkpoint.Step{"fix": {
-			{RunID: "r", ID: "fix", ItemKey: "a", Status: checkpoint.StepFailed, UpdatedAt: *at(6 * time.Second)},
-			{RunID: "r", ID: "fix", ItemKey: "b", Status: checkpoint.StepRunning, UpdatedAt: *at(6 * time.Second)},
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", ItemKey: "a", UpdatedAt: *at(6 * time.Second)}, checkpoint.StepFailed),
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", ItemKey: "b", UpdatedAt: *at(6 * time.Second)}, checkpoint.StepRunning),
 		}},
 		attempts: map[checkpoint.Unit][]checkpoint.Attempt{
 			u("plan", ""): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "plan", N: 1, StartedAt: t0, FinishedAt: at(2 * time.Second)},

@@ -22,12 +22,17 @@ func BenchmarkPlanAndBuild(b *testing.B) {
 	rec := records{run: &checkpoint.Run{ID: "r", Status: checkpoint.RunSucceeded, StartedAt: t0, FinishedAt: &end},
 		items: map[string][]checkpoint.Step{}, attempts: map[checkpoint.Unit][]checkpoint.Attempt{}}
 	cost := 0.01
-	// Every attempt is a copy of one failed through the transitions.
-	failed := checkpointtest.New(b).Attempt(checkpoint.Attempt{Class: "schema", Error: "missing field", CostUSD: &cost,
+	// Every step and attempt is a copy of one taken to its status through
+	// the transitions.
+	states := checkpointtest.New(b)
+	succeeded := states.Step(checkpoint.Step{RunID: "r", Agent: "claude", UpdatedAt: end}, checkpoint.StepSucceeded)
+	failed := states.Attempt(checkpoint.Attempt{Class: "schema", Error: "missing field", CostUSD: &cost,
 		InputTokens: 1000, OutputTokens: 100, Repairs: []string{"trailing_comma"}, SessionID: "s"}, checkpoint.AttemptFailed)
 	for i := range 1000 {
 		id := fmt.Sprintf("step-%d", i)
-		rec.steps = append(rec.steps, checkpoint.Step{RunID: "r", ID: id, Status: checkpoint.StepSucceeded, Agent: "claude", UpdatedAt: end})
+		s := succeeded
+		s.ID = id
+		rec.steps = append(rec.steps, s)
 		for n := 1; n <= 3; n++ {
 			f := t0.Add(time.Duration(i*3+n) * time.Second)
 			a := failed

@@ -48,7 +48,7 @@ func attemptKey(a checkpoint.Attempt) string {
 }
 
 // final reports whether a step row or item will not change any more.
-func final(status string) bool {
+func final(status checkpoint.StepStatus) bool {
 	return status == checkpoint.StepSucceeded || status == checkpoint.StepFailed || status == checkpoint.StepSkipped
 }
 
@@ -84,12 +84,12 @@ func plan(r records) []spanSpec {
 		items := r.items[s.ID]
 		for _, it := range items {
 			out = append(out, r.attemptSpans(it, itemKey(s.ID, it.ItemKey))...)
-			if final(it.Status) {
+			if final(it.Status()) {
 				out = append(out, r.unitSpan(it, itemKey(s.ID, it.ItemKey), rowKey(s.ID), nil, nil))
 			}
 		}
 		out = append(out, r.attemptSpans(s, rowKey(s.ID))...)
-		if final(s.Status) {
+		if final(s.Status()) {
 			out = append(out, r.unitSpan(s, rowKey(s.ID), parent, items, inner))
 		}
 	}
@@ -192,7 +192,7 @@ func (r records) unitSpan(s checkpoint.Step, key, parent string, items []checkpo
 		start = end
 	}
 	name := "cadence step " + s.ID
-	attrs := []attribute.KeyValue{attribute.String("cadence.step.id", s.ID), attribute.String("cadence.step.status", s.Status)}
+	attrs := []attribute.KeyValue{attribute.String("cadence.step.id", s.ID), attribute.String("cadence.step.status", string(s.Status()))}
 	if u.Item != "" {
 		name = "cadence item " + s.ID
 		attrs = append(attrs, attribute.String("cadence.item.key", u.Item))
@@ -220,7 +220,7 @@ func (r records) unitSpan(s checkpoint.Step, key, parent string, items []checkpo
 					attribute.String("cadence.approval.comment", cut(gate.Comment))}})
 		}
 	}
-	if s.Status == checkpoint.StepFailed {
+	if s.Status() == checkpoint.StepFailed {
 		sp.err = "step failed"
 		if atts := r.attempts[u]; len(atts) > 0 {
 			last := atts[len(atts)-1]

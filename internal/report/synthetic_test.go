@@ -46,7 +46,7 @@ func syntheticRun(n, failEvery int) *history.Report {
 	}
 	rep.Steps = append(rep.Steps, impl)
 
-	fix := history.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[string]int{}}
+	fix := history.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[checkpoint.StepStatus]int{}}
 	left := n - 3
 	slot := make([]time.Time, 8) // when each of the 8 parallel slots is free
 	for i := range slot {

@@ -66,6 +66,54 @@ func (s *States) Attempt(a checkpoint.Attempt, status checkpoint.AttemptStatus) 
 	return withFields(row, a)
 }
 
+// Step returns st in status: a new (pending) step taken there by the
+// named transitions a run takes.
+func (s *States) Step(st checkpoint.Step, status checkpoint.StepStatus) checkpoint.Step {
+	s.t.Helper()
+	run, row := s.newRun()
+	s.update("step "+string(status), func(tx *checkpoint.Tx) error {
+		if err := tx.CreateRun(run, []checkpoint.Step{row}); err != nil {
+			return err
+		}
+		return TakeStep(tx, &row, status, s.now)
+	})
+	s.read("step", func(tx *checkpoint.Tx) (string, error) {
+		got, err := tx.Unit(row.Unit())
+		if err != nil {
+			return "", err
+		}
+		return string(got.Status()), nil
+	}, string(status))
+	return withFields(row, st)
+}
+
+// TakeStep takes the pending step (or item) s to status through the
+// named transitions a run takes to get there, and writes it: running for
+// an attempt begun, waiting for a retry at s.NextRetryAt, succeeded with
+// s.HandoffJSON and failed after running, skipped with s.DecisionJSON.
+// Pending leaves it as it is.
+func TakeStep(tx *checkpoint.Tx, s *checkpoint.Step, status checkpoint.StepStatus, now time.Time) error {
+	switch status {
+	case checkpoint.StepPending:
+		return nil
+	case checkpoint.StepRunning:
+		return tx.StepRunning(s, now)
+	case checkpoint.StepWaiting:
+		return tx.StepWaiting(s, s.NextRetryAt, s.DelayMS, now)
+	case checkpoint.StepSkipped:
+		return tx.StepSkipped(s, s.DecisionJSON, now)
+	case checkpoint.StepSucceeded, checkpoint.StepFailed:
+		if err := tx.StepRunning(s, now); err != nil {
+			return err
+		}
+		if status == checkpoint.StepSucceeded {
+			return tx.StepSucceeded(s, s.HandoffJSON, now)
+		}
+		return tx.StepFailed(s, now)
+	}
+	return fmt.Errorf("no transition takes a pending step to %q", status)
+}
+
 // EndAttempt takes the running attempt a to status through the named
 // transition that ends an attempt so, and writes it; running leaves it
 // as it is.

@@ -56,3 +56,23 @@ func TestEndAttemptRefusesAnUnknownStatus(t *testing.T) {
 		return string(got.Status()), nil
 	}, string(checkpoint.AttemptRunning))
 }
+
+// TestStepStatuses: every step status is reached, read back from the
+// state file, and the row returned keeps every field the caller gave.
+func TestStepStatuses(t *testing.T) {
+	states := New(t)
+	at := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+	delay := int64(1500)
+	in := checkpoint.Step{RunID: "run-x", ID: "fix", ItemKey: "k", Idx: 2, ItemIdx: 3, Agent: "claude", MaxAttempts: 5,
+		NextRetryAt: &at, DelayMS: &delay, SessionID: "s-1", HandoffJSON: []byte(`{}`), CostUSD: 0.5, UpdatedAt: at}
+	for _, status := range []checkpoint.StepStatus{checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting,
+		checkpoint.StepSucceeded, checkpoint.StepFailed, checkpoint.StepSkipped} {
+		got := states.Step(in, status)
+		if got.Status() != status {
+			t.Errorf("status %s: got %s", status, got.Status())
+		}
+		if !reflect.DeepEqual(withFields(in, got), in) || got.ItemKey != "k" || *got.NextRetryAt != at {
+			t.Errorf("status %s: fields %+v, want the caller's %+v", status, got, in)
+		}
+	}
+}

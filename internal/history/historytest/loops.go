@@ -164,7 +164,7 @@ type writer struct {
 }
 
 // attempts runs the attempts of step s, then ends it as status at end.
-func (w *writer) attempts(s *checkpoint.Step, list []attempt, status string, end float64) error {
+func (w *writer) attempts(s *checkpoint.Step, list []attempt, status checkpoint.StepStatus, end float64) error {
 	if err := w.tx.StepRunning(s, w.at(list[0].start)); err != nil {
 		return err
 	}
