@@ -635,7 +635,7 @@ func (d *durability) next() (cmd, ended string) {
 	case !ok:
 		return "run", ""
 	case rep.Run.Status == "succeeded" || rep.Run.Status == "failed":
-		return "", rep.Run.Status
+		return "", string(rep.Run.Status)
 	}
 	return "resume", ""
 }
@@ -882,7 +882,7 @@ func (d *durability) finish(wantStatus string) {
 	d.noSurvivors()
 	d.p.checkStateLocation()
 	rep := d.p.inspect()
-	if rep.Run.Status != wantStatus {
+	if string(rep.Run.Status) != wantStatus {
 		d.t.Errorf("run status %s, want %s", rep.Run.Status, wantStatus)
 	}
 	d.checkSchedules(rep)

@@ -147,9 +147,9 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 			return err
 		}
 		defer insert.Close()
-		seedRun := func(id string, started time.Time, status string, attempts int, lastRunning bool) error {
+		seedRun := func(id string, started time.Time, status RunStatus, attempts int, lastRunning bool) error {
 			r := sampleRun(id, started)
-			r.Status = status
+			r.status = status
 			st := make([]Step, steps)
 			for i := range st {
 				st[i] = sampleStep(id, fmt.Sprintf("step-%d", i), i)

@@ -181,7 +181,7 @@ var t0 = time.Date(2026, 11, 22, 15, 4, 5, 123456789, time.FixedZone("CET", 3600
 
 func sampleRun(id string, started time.Time) Run {
 	return Run{
-		ID: id, Status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
+		ID: id, status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
 		WorkflowSHA256: strings.Repeat("ab", 32), WorkflowYAML: []byte("version: 1\n"),
 		StartedAt: started, UpdatedAt: started,
 	}

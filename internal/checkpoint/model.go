@@ -6,7 +6,7 @@ import "time"
 // every `cadence resume` that continued it.
 type Run struct {
 	ID             string
-	Status         string // one of the Run* constants
+	status         RunStatus // set by the named transitions only; read with Status
 	WorkflowPath   string
 	WorkflowSHA256 string
 	WorkflowYAML   []byte // the workflow as it was when the run started (G8)
@@ -24,6 +24,9 @@ type Run struct {
 	// without inputs. A resume uses them.
 	InputsJSON []byte
 }
+
+// Status is the run's status, one of the Run* constants.
+func (r Run) Status() RunStatus { return r.status }
 
 // Step is the state of one workflow step within a run, or of one item of a
 // map step (ItemKey not ""): an item has the whole state of a step of its

@@ -68,7 +68,7 @@ func fullRun(t *testing.T) Run {
 		t.Fatal(err)
 	}
 	return Run{
-		ID: "run-full", Status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
+		ID: "run-full", status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
 		WorkflowSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		WorkflowYAML:   yaml, BudgetUSD: ptr(12.5),
 		StartedAt: t0, FinishedAt: ptr(t0.Add(90 * time.Minute)), UpdatedAt: t0.Add(time.Nanosecond),
@@ -112,7 +112,7 @@ func fullCircuit() Circuit {
 func TestRunRoundTrip(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		full := fullRun(t)
-		minimal := Run{ID: "run-min", Status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
+		minimal := Run{ID: "run-min", status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
 		s := e.newStore(t)
 		update(t, s, func(tx *Tx) error {
 			if err := tx.CreateRun(full, nil); err != nil {
@@ -139,7 +139,7 @@ func TestRunRoundTrip(t *testing.T) {
 
 		// A full-row update replaces every field, including pointers set to nil.
 		changed := full
-		changed.Status = RunInterrupted
+		changed.status = RunInterrupted
 		changed.WorkflowPath = "other.yaml"
 		changed.BudgetUSD = nil
 		changed.FinishedAt = nil

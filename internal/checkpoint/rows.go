@@ -31,7 +31,7 @@ type runRow struct {
 func runToRow(r Run) runRow {
 	return runRow{
 		ID:             r.ID,
-		Status:         r.Status,
+		Status:         string(r.status),
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   string(r.WorkflowYAML),
@@ -47,7 +47,7 @@ func runToRow(r Run) runRow {
 func (r runRow) run() Run {
 	return Run{
 		ID:             r.ID,
-		Status:         r.Status,
+		status:         RunStatus(r.Status),
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   []byte(r.WorkflowYAML),

@@ -6,15 +6,20 @@ import (
 	"time"
 )
 
+// RunStatus is the status of a run. A Run's status field is unexported:
+// outside this package it is read with Run.Status and changed only by the
+// named transitions below.
+type RunStatus string
+
 // Run statuses.
 const (
-	RunRunning     = "running"
-	RunSucceeded   = "succeeded"
-	RunFailed      = "failed"
-	RunInterrupted = "interrupted"
-	RunAbandoned   = "abandoned"
+	RunRunning     RunStatus = "running"
+	RunSucceeded   RunStatus = "succeeded"
+	RunFailed      RunStatus = "failed"
+	RunInterrupted RunStatus = "interrupted"
+	RunAbandoned   RunStatus = "abandoned"
 	// RunCancelled: ended for good by `cadence cancel`; never resumed.
-	RunCancelled = "cancelled"
+	RunCancelled RunStatus = "cancelled"
 )
 
 // StepStatus is the status of a step or of an item of a map step. A
@@ -67,7 +72,7 @@ var ErrInvalidTransition = errors.New("invalid status transition")
 // runTransitions lists, for each run status, the statuses it may move to.
 // A failed run reopens only through `resume --retry-failed`; succeeded,
 // abandoned and cancelled runs are final.
-var runTransitions = map[string][]string{
+var runTransitions = map[RunStatus][]RunStatus{
 	RunRunning:     {RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned, RunCancelled},
 	RunInterrupted: {RunRunning, RunAbandoned, RunCancelled},
 	RunFailed:      {RunRunning},
@@ -105,7 +110,7 @@ var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFr
 
 // RunTransition reports whether a run may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
-func RunTransition(from, to string) error { return checkTransition(runTransitions, from, to) }
+func RunTransition(from, to RunStatus) error { return checkTransition(runTransitions, from, to) }
 
 // StepTransition reports whether a step may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
@@ -145,6 +150,15 @@ func knownStatus[S ~string](table map[S][]S, status S) bool {
 // commands that reopen a run. No status is assigned anywhere else, so a
 // transition means the same thing whoever takes it (the way a job queue's
 // recoverer calls the very Retry and Archive its processor does).
+//
+// The compiler holds that rule: a status is a value of RunStatus,
+// StepStatus or AttemptStatus, and the rows keep it in an unexported
+// field that only this package sets (the transitions below, NewRun and
+// NewStep, the scanning of stored rows); other packages read it with
+// Status(). What the compiler cannot say is tested instead: that each
+// table names every status of its type (TestTransitionTablesComplete) and
+// that no code outside this package converts a string into a status
+// (TestNoStatusMadeUp in internal/attempt).
 //
 // A step transition changes the row in memory and writes it: the caller
 // has read it in the same transaction and may have set other fields of
@@ -279,7 +293,7 @@ func (t *Tx) StepReopened(s *Step, now time.Time) error {
 
 // NewRun is a run that starts now: running, unfinished.
 func NewRun(r Run, now time.Time) Run {
-	r.Status = RunRunning
+	r.status = RunRunning
 	r.StartedAt, r.UpdatedAt, r.FinishedAt = now, now, nil
 	return r
 }
@@ -293,7 +307,7 @@ func NewStep(s Step, now time.Time) Step {
 
 // RunResumed marks a run running again.
 func (t *Tx) RunResumed(r *Run, now time.Time) error {
-	r.Status = RunRunning
+	r.status = RunRunning
 	r.FinishedAt = nil
 	r.UpdatedAt = now
 	return t.UpdateRun(*r)
@@ -301,8 +315,8 @@ func (t *Tx) RunResumed(r *Run, now time.Time) error {
 
 // RunEnded records how this process leaves a run: succeeded, failed or
 // abandoned end it; interrupted leaves it resumable, unfinished.
-func (t *Tx) RunEnded(r *Run, status string, now time.Time) error {
-	r.Status = status
+func (t *Tx) RunEnded(r *Run, status RunStatus, now time.Time) error {
+	r.status = status
 	r.UpdatedAt = now
 	if status != RunInterrupted {
 		r.FinishedAt = &now

@@ -17,7 +17,7 @@ import (
 // The allowed transitions, written out independently of the tables in
 // transitions.go. Every pair of statuses not listed here must be refused.
 var (
-	runStatuses     = []string{RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned}
+	runStatuses     = names(RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned)
 	allowedRunMoves = set(
 		"running>running", "running>succeeded", "running>failed", "running>interrupted", "running>abandoned",
 		"interrupted>running", "interrupted>abandoned",
@@ -118,7 +118,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 				name: "run", statuses: runStatuses, allowed: allowedRunMoves,
 				seed: func(tx *Tx, key, from string) error {
 					r := sampleRun(key, t0)
-					r.Status = from
+					r.status = RunStatus(from)
 					return tx.CreateRun(r, nil)
 				},
 				move: func(tx *Tx, key, to string) error {
@@ -126,7 +126,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					r.Status = to
+					r.status = RunStatus(to)
 					return tx.UpdateRun(*r)
 				},
 				status: func(tx *Tx, key string) (string, error) {
@@ -134,7 +134,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					return r.Status, nil
+					return string(r.Status()), nil
 				},
 				row: func(key string) string { return "run " + key },
 			},
@@ -224,7 +224,7 @@ func TestCreateRefusesUnknownStatus(t *testing.T) {
 		s := e.newStore(t)
 		ctx := context.Background()
 		badRun := sampleRun("r1", t0)
-		badRun.Status = "paused"
+		badRun.status = "paused"
 		badStep := sampleStep("r2", "s", 0)
 		badStep.status = "done"
 		badAttempt := sampleAttempt("r3", "s", 1)
@@ -283,6 +283,7 @@ func TestTransitionTablesComplete(t *testing.T) {
 	}{
 		{"AttemptStatus", stringTable(attemptTransitions)},
 		{"StepStatus", stringTable(stepTransitions)},
+		{"RunStatus", stringTable(runTransitions)},
 	} {
 		var keys []string
 		for from, next := range tt.table {

@@ -186,7 +186,7 @@ func TestLatestRuns(t *testing.T) {
 		runs := []struct {
 			id      string
 			started time.Time
-			status  string
+			status  RunStatus
 		}{
 			{"a", at(0), RunRunning},
 			{"b", at(10), RunInterrupted},
@@ -198,7 +198,7 @@ func TestLatestRuns(t *testing.T) {
 		update(t, s, func(tx *Tx) error {
 			for _, r := range runs {
 				run := sampleRun(r.id, r.started)
-				run.Status = r.status
+				run.status = r.status
 				if err := tx.CreateRun(run, nil); err != nil {
 					return err
 				}

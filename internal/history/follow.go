@@ -54,7 +54,7 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event), wai
 			runID = rep.Run.ID // the latest run, once found, is the one followed
 			status, done, err := followStep(ctx, dir, state, rep, seen, &gone, emit)
 			if err != nil || done {
-				return status, err
+				return string(status), err
 			}
 			if status == checkpoint.RunInterrupted {
 				note(fmt.Sprintf("run %s stopped; waiting for it to be resumed (cadence resume), or Ctrl-C to stop following", runID))
@@ -73,7 +73,7 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event), wai
 // followStep emits the new transitions of one read of the run. done is
 // true once the run has ended; status is interrupted while no process
 // works on the run.
-func followStep(ctx context.Context, dir, state string, rep *Report, seen map[string]bool, gone *int, emit func(Event)) (status string, done bool, err error) {
+func followStep(ctx context.Context, dir, state string, rep *Report, seen map[string]bool, gone *int, emit func(Event)) (status checkpoint.RunStatus, done bool, err error) {
 	held := false
 	if rep.Run.Status == checkpoint.RunRunning {
 		if held, err = runHeld(ctx, dir, state, rep.Run.ID); err != nil {
@@ -225,9 +225,9 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		if run.FinishedAt != nil {
 			at = *run.FinishedAt
 		}
-		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: run.Status})
+		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: string(run.Status)})
 	case checkpoint.RunInterrupted:
-		add("run/stopped", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: run.Status,
+		add("run/stopped", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: string(run.Status),
 			Message: "continue it with `cadence resume`"})
 	}
 	sort.SliceStable(out, func(i, j int) bool {

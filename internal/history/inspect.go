@@ -25,14 +25,14 @@ type Report struct {
 
 // RunReport is the run part of a Report.
 type RunReport struct {
-	ID             string     `json:"id"`
-	Status         string     `json:"status"`
-	Workflow       string     `json:"workflow"`
-	WorkflowSHA256 string     `json:"workflow_sha256"`
-	StartedAt      time.Time  `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	CostUSD        float64    `json:"cost_usd"`
-	CostUnknown    int        `json:"cost_unknown_attempts"`
+	ID             string               `json:"id"`
+	Status         checkpoint.RunStatus `json:"status"`
+	Workflow       string               `json:"workflow"`
+	WorkflowSHA256 string               `json:"workflow_sha256"`
+	StartedAt      time.Time            `json:"started_at"`
+	FinishedAt     *time.Time           `json:"finished_at"`
+	CostUSD        float64              `json:"cost_usd"`
+	CostUnknown    int                  `json:"cost_unknown_attempts"`
 	// CostKnown is false when no attempt of the run reported a cost: the
 	// agents report none, and cost_usd 0 means unknown, not free.
 	CostKnown bool     `json:"cost_known"`
@@ -266,7 +266,7 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		if err != nil {
 			return err
 		}
-		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
+		rep.Run = RunReport{ID: run.ID, Status: run.Status(), Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
 			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD,
 			Inputs: json.RawMessage(run.InputsJSON)}
 		if rep.Run.Holder, err = runHolder(tx, run, holder.Self()); err != nil {

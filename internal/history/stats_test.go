@@ -41,8 +41,9 @@ type fixtureStep struct {
 }
 
 type fixtureRun struct {
-	id, status string
-	steps      []fixtureStep
+	id     string
+	status checkpoint.RunStatus
+	steps  []fixtureStep
 }
 
 // statsFixture is three runs of a plan → implement → review workflow:
@@ -105,8 +106,8 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 		start := statsT0.Add(time.Duration(i) * time.Hour)
 		at := func(sec int) time.Time { return start.Add(time.Duration(sec) * time.Second) }
 		err := store.Update(ctx, func(tx *checkpoint.Tx) error {
-			run := checkpoint.Run{ID: fr.id, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-				WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n"), StartedAt: start, UpdatedAt: start}
+			run := checkpoint.NewRun(checkpoint.Run{ID: fr.id, WorkflowPath: ".cadence/workflow.yaml",
+				WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, start)
 			steps := make([]checkpoint.Step, len(fr.steps))
 			for j, fs := range fr.steps {
 				steps[j] = checkpoint.NewStep(checkpoint.Step{RunID: fr.id, ID: fs.id, Idx: j, Agent: fs.agent,
@@ -139,10 +140,7 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 				}
 			}
 			if fr.status != checkpoint.RunRunning {
-				run.Status = fr.status
-				if err := tx.UpdateRun(run); err != nil {
-					return err
-				}
+				return tx.RunEnded(&run, fr.status, start)
 			}
 			return nil
 		})

@@ -173,8 +173,8 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 	// minute ago, so its backoff is over.
 	t0 := time.Now().UTC().Add(-time.Duration(2*h.attempts()+60) * time.Second)
 	const runID = "20260101-000000-bench0"
-	run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
+	run := checkpoint.NewRun(checkpoint.Run{ID: runID, WorkflowPath: ".cadence/workflow.yaml",
+		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw}, t0)
 	rows := make([]checkpoint.Step, len(ids))
 	for i, id := range ids {
 		rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: id, Idx: i, Agent: "echo",
@@ -273,8 +273,7 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 		if err := tx.StepWaiting(&last, &next, &delay, at); err != nil {
 			return err
 		}
-		run.Status, run.UpdatedAt = checkpoint.RunInterrupted, at
-		return tx.UpdateRun(run)
+		return tx.RunEnded(&run, checkpoint.RunInterrupted, at)
 	})
 	if err != nil {
 		b.Fatal(err)

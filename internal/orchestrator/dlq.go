@@ -40,7 +40,7 @@ func deadRetryRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch r.Status {
+	switch r.Status() {
 	case checkpoint.RunSucceeded:
 		return nil, usagef("run %s succeeded: its dead items were within max_failures and the steps after the map have used its output; "+
 			"a succeeded run is never run again: to run the dead items again, start a new run (cadence run); to make the run fail on them instead, lower the map's max_failures", r.ID)

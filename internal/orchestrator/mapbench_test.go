@@ -119,8 +119,8 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 	defer store.Close()
 	t0 := time.Now().UTC().Add(-time.Hour)
 	const runID = "20260101-000000-mapb00"
-	run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
+	run := checkpoint.NewRun(checkpoint.Run{ID: runID, WorkflowPath: ".cadence/workflow.yaml",
+		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw}, t0)
 	step := checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: "each", Agent: "echo", MaxAttempts: 3, CostKnown: true}, t0)
 	if err := store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
@@ -182,8 +182,7 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 		}
 	}
 	if err := store.Update(ctx, func(tx *checkpoint.Tx) error {
-		run.Status, run.UpdatedAt = checkpoint.RunInterrupted, at
-		return tx.UpdateRun(run)
+		return tx.RunEnded(&run, checkpoint.RunInterrupted, at)
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -210,7 +210,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 	if err := w.store.View(ctx, func(tx *checkpoint.Tx) error {
 		all, err := tx.UnfinishedRuns()
 		for _, r := range all {
-			if r.Status == checkpoint.RunRunning {
+			if r.Status() == checkpoint.RunRunning {
 				runs = append(runs, r)
 			}
 		}

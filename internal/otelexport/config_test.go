@@ -107,7 +107,7 @@ func TestPlanCompleteOnly(t *testing.T) {
 	u := func(step, item string) checkpoint.Unit { return checkpoint.Unit{RunID: "r", StepID: step, Item: item} }
 	states := checkpointtest.New(t)
 	rec := records{
-		run: &checkpoint.Run{ID: "r", Status: checkpoint.RunRunning, StartedAt: t0},
+		run: new(states.Run(checkpoint.Run{ID: "r", StartedAt: t0}, checkpoint.RunRunning)),
 		steps: []checkpoint.Step{
 			states.Step(checkpoint.Step{RunID: "r", ID: "plan", UpdatedAt: *at(3 * time.Second)}, checkpoint.StepSucceeded),
 			states.Step(checkpoint.Step{RunID: "r", ID: "fix", UpdatedAt: *at(4 * time.Second)}, checkpoint.StepRunning),
@@ -147,7 +147,7 @@ func TestPlanCompleteOnly(t *testing.T) {
 	if item.err != "schema: bad" || !item.start.Equal(*at(4 * time.Second)) || !item.end.Equal(*at(6 * time.Second)) {
 		t.Errorf("failed item span %+v", item)
 	}
-	rec.run.Status, rec.run.FinishedAt = checkpoint.RunFailed, at(7*time.Second)
+	rec.run = new(states.Run(checkpoint.Run{ID: "r", StartedAt: t0, FinishedAt: at(7 * time.Second)}, checkpoint.RunFailed))
 	rec.events = []checkpoint.Event{{Kind: "run_stopped", At: *at(time.Second)}, {Kind: eventExported, Detail: "x"}}
 	var run *spanSpec
 	for _, sp := range plan(rec) {

@@ -19,12 +19,12 @@ import (
 func BenchmarkPlanAndBuild(b *testing.B) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	end := t0.Add(time.Hour)
-	rec := records{run: &checkpoint.Run{ID: "r", Status: checkpoint.RunSucceeded, StartedAt: t0, FinishedAt: &end},
+	// The run, and every step and attempt, is a copy of one taken to its
+	// status through the transitions.
+	states := checkpointtest.New(b)
+	rec := records{run: new(states.Run(checkpoint.Run{ID: "r", StartedAt: t0, FinishedAt: &end}, checkpoint.RunSucceeded)),
 		items: map[string][]checkpoint.Step{}, attempts: map[checkpoint.Unit][]checkpoint.Attempt{}}
 	cost := 0.01
-	// Every step and attempt is a copy of one taken to its status through
-	// the transitions.
-	states := checkpointtest.New(b)
 	succeeded := states.Step(checkpoint.Step{RunID: "r", Agent: "claude", UpdatedAt: end}, checkpoint.StepSucceeded)
 	failed := states.Attempt(checkpoint.Attempt{Class: "schema", Error: "missing field", CostUSD: &cost,
 		InputTokens: 1000, OutputTokens: 100, Repairs: []string{"trailing_comma"}, SessionID: "s"}, checkpoint.AttemptFailed)

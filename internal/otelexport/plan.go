@@ -132,16 +132,16 @@ func (r records) innerIntervals() map[string]interval {
 // entries (stops, resumes, answers, reopened steps) as events.
 func (r records) runSpan() *spanSpec {
 	run := r.run
-	if run.FinishedAt == nil || run.Status == checkpoint.RunRunning || run.Status == checkpoint.RunInterrupted {
+	if run.FinishedAt == nil || run.Status() == checkpoint.RunRunning || run.Status() == checkpoint.RunInterrupted {
 		return nil
 	}
 	sp := spanSpec{key: runKey, name: "cadence run", start: run.StartedAt, end: *run.FinishedAt,
 		attrs: []attribute.KeyValue{
 			attribute.String("cadence.run.id", run.ID),
-			attribute.String("cadence.run.status", run.Status),
+			attribute.String("cadence.run.status", string(run.Status())),
 			attribute.String("cadence.workflow", run.WorkflowPath),
 		}}
-	if run.Status == checkpoint.RunFailed {
+	if run.Status() == checkpoint.RunFailed {
 		sp.err = "run failed"
 	}
 	for _, e := range r.events {

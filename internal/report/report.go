@@ -24,6 +24,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -70,10 +71,10 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"css":    func() template.CSS { return template.CSS(styleSheet) },
 	"js":     func() template.JS { return template.JS(script) },
 	"csp":    func() string { return policy },
-	"runClass": func(s string) string {
+	"runClass": func(s checkpoint.RunStatus) string {
 		switch s {
-		case "running", "succeeded", "failed", "interrupted", "abandoned":
-			return s
+		case checkpoint.RunRunning, checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunInterrupted, checkpoint.RunAbandoned:
+			return string(s)
 		}
 		return "other"
 	},

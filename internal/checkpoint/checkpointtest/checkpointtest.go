@@ -66,6 +66,30 @@ func (s *States) Attempt(a checkpoint.Attempt, status checkpoint.AttemptStatus) 
 	return withFields(row, a)
 }
 
+// Run returns r in status: a new (running) run, ended by RunEnded when
+// status is another.
+func (s *States) Run(r checkpoint.Run, status checkpoint.RunStatus) checkpoint.Run {
+	s.t.Helper()
+	row, _ := s.newRun()
+	s.update("run "+string(status), func(tx *checkpoint.Tx) error {
+		if err := tx.CreateRun(row, nil); err != nil {
+			return err
+		}
+		if status == checkpoint.RunRunning {
+			return nil
+		}
+		return tx.RunEnded(&row, status, s.now)
+	})
+	s.read("run", func(tx *checkpoint.Tx) (string, error) {
+		got, err := tx.Run(row.ID)
+		if err != nil {
+			return "", err
+		}
+		return string(got.Status()), nil
+	}, string(status))
+	return withFields(row, r)
+}
+
 // Step returns st in status: a new (pending) step taken there by the
 // named transitions a run takes.
 func (s *States) Step(st checkpoint.Step, status checkpoint.StepStatus) checkpoint.Step {

@@ -76,3 +76,23 @@ func TestStepStatuses(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStatuses: every run status is reached, read back from the state
+// file, and the row returned keeps every field the caller gave.
+func TestRunStatuses(t *testing.T) {
+	states := New(t)
+	at := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+	budget := 3.5
+	in := checkpoint.Run{ID: "run-x", WorkflowPath: "w.yaml", WorkflowYAML: []byte("version: 1\n"), BudgetUSD: &budget,
+		StartedAt: at, FinishedAt: &at, UpdatedAt: at, InputsJSON: []byte(`{"n":1}`)}
+	for _, status := range []checkpoint.RunStatus{checkpoint.RunRunning, checkpoint.RunSucceeded, checkpoint.RunFailed,
+		checkpoint.RunInterrupted, checkpoint.RunAbandoned, checkpoint.RunCancelled} {
+		got := states.Run(in, status)
+		if got.Status() != status {
+			t.Errorf("status %s: got %s", status, got.Status())
+		}
+		if !reflect.DeepEqual(withFields(in, got), in) || got.ID != "run-x" || *got.BudgetUSD != 3.5 {
+			t.Errorf("status %s: fields %+v, want the caller's %+v", status, got, in)
+		}
+	}
+}
