@@ -138,11 +138,9 @@ func readLatestState(tx *Tx) error {
 func seedHistory(ctx context.Context, s *Store, total int) error {
 	const steps, perStep = 5, 20
 	return s.Update(ctx, func(tx *Tx) error {
-		insert, err := tx.tx.PrepareNamedContext(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
-			:run_id, :step_id, :item_key, :n, :kind, :status, :class, :error, :details_json, :prompt,
-			:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
-			:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-			:output_tokens, :help_context, :uncounted)`)
+		// The store's own INSERT, so that the seed keeps up with the columns
+		// later migrations add.
+		insert, err := tx.tx.PrepareNamedContext(ctx, insertAttemptQuery)
 		if err != nil {
 			return err
 		}
