@@ -14,6 +14,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent/sim"
 	"github.com/cadence-dev/cadence/internal/attempt"
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -634,7 +635,7 @@ func (d *durability) next() (cmd, ended string) {
 	case !ok:
 		return "run", ""
 	case rep.Run.Status == "succeeded" || rep.Run.Status == "failed":
-		return "", rep.Run.Status
+		return "", string(rep.Run.Status)
 	}
 	return "resume", ""
 }
@@ -883,7 +884,7 @@ func (d *durability) finish(wantStatus string) {
 	d.noSurvivors()
 	d.p.checkStateLocation()
 	rep := d.p.inspect()
-	if rep.Run.Status != wantStatus {
+	if string(rep.Run.Status) != wantStatus {
 		d.t.Errorf("run status %s, want %s", rep.Run.Status, wantStatus)
 	}
 	d.checkSchedules(rep)
@@ -1076,7 +1077,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	pid := func(n int) *int { return &n }
-	attempt := func(n int, status string, p *int, startMS, endMS int) history.AttemptReport {
+	attempt := func(n int, status checkpoint.AttemptStatus, p *int, startMS, endMS int) history.AttemptReport {
 		end := at(endMS)
 		return history.AttemptReport{N: n, Status: status, Kind: "initial", PID: p, SessionID: "s",
 			StartedAt: at(startMS), FinishedAt: &end}
@@ -1087,7 +1088,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 	helpRound := func(a history.AttemptReport) history.AttemptReport { a.Kind = "help"; return a }
 	uncounted := func(a history.AttemptReport) history.AttemptReport { a.Uncounted = true; return a }
 	resumed := func(r sim.LedgerRecord) sim.LedgerRecord { r.Resume = true; return r }
-	one := func(status string, used, maxAttempts int, attempts ...history.AttemptReport) history.Report {
+	one := func(status checkpoint.StepStatus, used, maxAttempts int, attempts ...history.AttemptReport) history.Report {
 		return history.Report{Steps: []history.StepReport{{ID: "one", Status: status,
 			AttemptsUsed: used, MaxAttempts: maxAttempts, Attempts: attempts}}}
 	}
@@ -1172,7 +1173,7 @@ func TestCheckHistoryFindsViolations(t *testing.T) {
 // checkers on hand-made histories.
 func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
 	k := attemptKey{"one", 1}
-	withStatus := func(status string, delayMS int64, next time.Time) history.Report {
+	withStatus := func(status checkpoint.AttemptStatus, delayMS int64, next time.Time) history.Report {
 		return history.Report{Steps: []history.StepReport{{ID: "one", Attempts: []history.AttemptReport{
 			{N: 1, Status: status, DelayMS: &delayMS, NextRetryAt: &next}}}}}
 	}
@@ -1180,7 +1181,7 @@ func TestSettleAndScheduleCheckersFindViolations(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		landed bool
-		status string
+		status checkpoint.AttemptStatus
 		want   int
 	}{
 		{"landed and adopted", true, "adopted", 0},

@@ -228,7 +228,7 @@ func TestExampleGraph(t *testing.T) {
 	rep := p.inspect()
 	want := map[string]string{"plan": "succeeded", "implement": "succeeded", "docs": "succeeded", "changelog": "skipped", "check": "succeeded"}
 	for id, status := range want {
-		if s := step(rep, id); s.Status != status {
+		if s := step(rep, id); string(s.Status) != status {
 			t.Errorf("step %s: %s, want %s", id, s.Status, status)
 		}
 	}
@@ -261,7 +261,7 @@ func TestExampleReviewLoop(t *testing.T) {
 	}
 	rep := p.inspect()
 	for id, status := range map[string]string{"plan": "succeeded", "implement": "succeeded", "merge-gate": "waiting", "merge": "pending"} {
-		if s := step(rep, id); s.Status != status {
+		if s := step(rep, id); string(s.Status) != status {
 			t.Errorf("step %s: %s, want %s", id, s.Status, status)
 		}
 	}

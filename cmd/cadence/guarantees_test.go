@@ -397,7 +397,7 @@ func TestHelpRoundCutShortIsAskedAgain(t *testing.T) {
 	s := step(p.inspect(), "ask")
 	kinds := []string{}
 	for _, a := range s.Attempts {
-		kinds = append(kinds, a.Kind+"/"+a.Status)
+		kinds = append(kinds, a.Kind+"/"+string(a.Status))
 	}
 	want := "initial/failed help/interrupted help/succeeded followup/succeeded"
 	if strings.Join(kinds, " ") != want {
@@ -498,7 +498,7 @@ func TestGuaranteesWithABigTranscriptInFlight(t *testing.T) {
 	s := step(p.inspect(), "one")
 	statuses := make([]string, len(s.Attempts))
 	for i, a := range s.Attempts {
-		statuses[i] = a.Status
+		statuses[i] = string(a.Status)
 	}
 	if want := []string{"interrupted", "interrupted", "succeeded"}; !slices.Equal(statuses, want) {
 		t.Fatalf("attempts %v, want %v", statuses, want)

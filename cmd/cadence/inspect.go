@@ -421,8 +421,8 @@ func printDeliveries(w io.Writer, ds []history.DeliveryReport) {
 
 // lastError is the first line of the latest error among attempts, or ""
 // once the step or item succeeded.
-func lastError(status string, attempts []history.AttemptReport) string {
-	if status == "succeeded" {
+func lastError(status checkpoint.StepStatus, attempts []history.AttemptReport) string {
+	if status == checkpoint.StepSucceeded {
 		return ""
 	}
 	last := ""
@@ -438,7 +438,8 @@ func lastError(status string, attempts []history.AttemptReport) string {
 func itemCounts(s history.StepReport) string {
 	total := 0
 	var parts []string
-	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
+	for _, st := range []checkpoint.StepStatus{checkpoint.StepSucceeded, checkpoint.StepRunning, checkpoint.StepWaiting,
+		checkpoint.StepPending, checkpoint.StepFailed} {
 		if n := s.ItemCounts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 			total += n
@@ -561,7 +562,7 @@ func printLoop(w io.Writer, s *history.StepReport) {
 func printGate(w io.Writer, s *history.StepReport) {
 	a := s.Approval
 	fmt.Fprintf(w, "gate %s  %s", s.ID, s.Status)
-	if a.Decision != s.Status {
+	if a.Decision != string(s.Status) {
 		fmt.Fprintf(w, "  %s", a.Decision)
 	}
 	fmt.Fprintln(w)

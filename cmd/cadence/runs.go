@@ -77,14 +77,14 @@ func (c *runsCmd) Run(e *env) error {
 // person at a gate is "waiting", and one that the state says is running
 // but that no process holds any more (its process was killed) is
 // "stopped", for `cadence resume` to continue (history.RunSummary.State).
-func runStatus(status string, h *history.Holder, waiting bool) string {
+func runStatus(status checkpoint.RunStatus, h *history.Holder, waiting bool) string {
 	switch {
 	case waiting && (status == checkpoint.RunRunning || status == checkpoint.RunInterrupted):
 		return history.RunWaiting
 	case status == checkpoint.RunRunning && h == nil:
 		return history.RunStopped
 	}
-	return status
+	return string(status)
 }
 
 // costText shows a cost in dollars; attempts whose agent reported none make

@@ -31,7 +31,7 @@ func TestChecksJudged(t *testing.T) {
 		name    string
 		checks  []workflow.Check
 		class   string // "" for success
-		step    string
+		step    checkpoint.StepStatus
 		ran     []string // the statuses of the check rows, in order
 		quoted  string   // in the failed-handoff record's check output
 		outcome string   // in the diagnosis

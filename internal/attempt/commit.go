@@ -180,7 +180,7 @@ type closing struct {
 func (c *closing) event(typ string) history.Event {
 	t, a := c.t, c.t.row
 	return history.Event{Time: c.now, Type: typ, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: t.plan.agent,
-		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: a.Status, Class: a.Class,
+		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, Kind: a.Kind, Status: string(a.Status()), Class: a.Class,
 		Error: a.Error, Repairs: a.Repairs, Provenance: a.Provenance, Elapsed: elapsedOf(c.res), Uncounted: a.Uncounted, Warning: a.Warning}
 }
 
@@ -398,7 +398,7 @@ func previousErrors(tx *checkpoint.Tx, u checkpoint.Unit) ([]string, error) {
 	list, err := tx.UnitAttempts(u)
 	var prev []string
 	for _, x := range list {
-		if x.Status != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
+		if x.Status() != checkpoint.AttemptRunning && x.Class != "" && x.Kind != checkpoint.KindHelp {
 			prev = append(prev, x.Error)
 		}
 	}

@@ -40,14 +40,14 @@ type next struct {
 
 // nextAction decides what an instance does next from its committed state.
 func nextAction(ws *workflow.Step, s unitState, now time.Time) next {
-	switch s.step.Status {
+	switch s.step.Status() {
 	case checkpoint.StepSucceeded:
 		return next{kind: nextDone}
 	case checkpoint.StepFailed:
 		return next{kind: nextFailed}
 	}
 	last := s.last
-	failed := last != nil && last.Status == checkpoint.AttemptFailed
+	failed := last != nil && last.Status() == checkpoint.AttemptFailed
 	askedHelp := failed && last.Class == string(handoff.ClassHelp)
 	switch {
 	case askedHelp && ws.OnHelp == nil:
@@ -106,7 +106,7 @@ func fallbackTo(ws *workflow.Step, s unitState, limited bool, now time.Time) str
 		return ""
 	}
 	last := s.last
-	authFailed := last != nil && last.Status == checkpoint.AttemptFailed && last.Class == string(handoff.ClassAuth) &&
+	authFailed := last != nil && last.Status() == checkpoint.AttemptFailed && last.Class == string(handoff.ClassAuth) &&
 		attemptAgent(last, ws) == e.current
 	var blocked time.Time
 	if until, open := e.openUntil[e.current]; open {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -114,12 +115,13 @@ func TestNextAction(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	soon, past := now.Add(time.Minute), now.Add(-time.Minute)
 	help := &workflow.OnHelp{Agent: "advisor", MaxRounds: 2}
+	states := checkpointtest.New(t)
 	failed := func(class string) *checkpoint.Attempt {
-		return &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: class}
+		return new(states.Attempt(checkpoint.Attempt{N: 1, Class: class}, checkpoint.AttemptFailed))
 	}
-	limit := &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassTransient), Uncounted: true}
-	step := func(status string, next *time.Time) *checkpoint.Step {
-		return &checkpoint.Step{Status: status, MaxAttempts: 3, NextRetryAt: next}
+	limit := new(states.Attempt(checkpoint.Attempt{N: 1, Class: string(handoff.ClassTransient), Uncounted: true}, checkpoint.AttemptFailed))
+	step := func(status checkpoint.StepStatus, next *time.Time) *checkpoint.Step {
+		return new(states.Step(checkpoint.Step{MaxAttempts: 3, NextRetryAt: next}, status))
 	}
 	for _, tt := range []struct {
 		name   string
@@ -161,12 +163,16 @@ func TestNextActionFallback(t *testing.T) {
 		s.FallbackAfter = after
 		return s
 	}
+	states := checkpointtest.New(t)
 	on := func(agent, class string, uncounted bool) *checkpoint.Attempt {
-		return &checkpoint.Attempt{N: 1, Agent: agent, Status: checkpoint.AttemptFailed, Class: class, Uncounted: uncounted}
+		return new(states.Attempt(checkpoint.Attempt{N: 1, Agent: agent, Class: class, Uncounted: uncounted}, checkpoint.AttemptFailed))
 	}
 	limitA := on("a", string(handoff.ClassTransient), true)
 	waiting := func(until *time.Time) *checkpoint.Step {
-		return &checkpoint.Step{Agent: "a", Status: checkpoint.StepWaiting, MaxAttempts: 3, NextRetryAt: until}
+		return new(states.Step(checkpoint.Step{Agent: "a", MaxAttempts: 3, NextRetryAt: until}, checkpoint.StepWaiting))
+	}
+	pending := func(agent string) *checkpoint.Step {
+		return new(states.Step(checkpoint.Step{Agent: agent, MaxAttempts: 3}, checkpoint.StepPending))
 	}
 	state := func(st *checkpoint.Step, last *checkpoint.Attempt, used int, e entries) unitState {
 		if e.current == "" {
@@ -191,10 +197,10 @@ func TestNextActionFallback(t *testing.T) {
 		{"a usage limit is waited for when the fallback's circuit is open", ws(0),
 			state(waiting(&soon), limitA, 0, entries{openUntil: map[string]time.Time{"a": soon, "b": later}}), nextWait, ""},
 		{"a failed login moves to the fallback", ws(0),
-			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+			state(pending("a"), on("a", "auth", true), 0,
 				entries{loggedOut: map[string]bool{"a": true}}), nextFallback, "b"},
 		{"a failed login is tried again when the fallback's failed too", ws(0),
-			state(&checkpoint.Step{Agent: "a", Status: checkpoint.StepPending, MaxAttempts: 3}, on("a", "auth", true), 0,
+			state(pending("a"), on("a", "auth", true), 0,
 				entries{loggedOut: map[string]bool{"a": true, "b": true}}), nextAttempt, ""},
 		{"an open circuit moves to the fallback", ws(0),
 			state(waiting(&soon), on("a", "overloaded", false), 1, entries{openUntil: open("a", later)}), nextFallback, "b"},
@@ -203,7 +209,7 @@ func TestNextActionFallback(t *testing.T) {
 		{"a circuit open for less than fallback_after is waited for", ws(10 * time.Minute),
 			state(waiting(nil), on("a", "overloaded", false), 1, entries{openUntil: open("a", soon)}), nextAttempt, ""},
 		{"the step on its fallback runs there", ws(0),
-			state(&checkpoint.Step{Agent: "b", Status: checkpoint.StepPending, MaxAttempts: 3}, limitA, 0,
+			state(pending("b"), limitA, 0,
 				entries{openUntil: open("a", later)}), nextAttempt, ""},
 		{"the fallback limited in turn goes back to the agent once it can serve", ws(0),
 			state(waiting(&soon), on("b", string(handoff.ClassTransient), true), 0,

@@ -58,9 +58,9 @@ func TestEndOf(t *testing.T) {
 func TestEndingTransaction(t *testing.T) {
 	for _, tt := range []struct {
 		e       end
-		from    string // the step's status before
-		attempt string
-		step    string
+		from    checkpoint.StepStatus // the step's status before
+		attempt checkpoint.AttemptStatus
+		step    checkpoint.StepStatus
 		session string // the step's session after ("s-1" before, "s-2" the attempt's)
 		circuit bool   // the circuit's row was written
 		helpRnd int

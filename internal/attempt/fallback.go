@@ -71,10 +71,10 @@ func (r *Runner) readEntries(tx *checkpoint.Tx, in *Instance, names []string, cu
 	}
 	loggedOut := map[string]bool{}
 	for _, a := range list {
-		if a.Kind == checkpoint.KindHelp || a.Status == checkpoint.AttemptRunning {
+		if a.Kind == checkpoint.KindHelp || a.Status() == checkpoint.AttemptRunning {
 			continue
 		}
-		loggedOut[attemptAgent(&a, in.Step)] = a.Status == checkpoint.AttemptFailed && a.Class == string(handoff.ClassAuth)
+		loggedOut[attemptAgent(&a, in.Step)] = a.Status() == checkpoint.AttemptFailed && a.Class == string(handoff.ClassAuth)
 	}
 	return open, loggedOut, nil
 }
@@ -107,7 +107,7 @@ func (r *Runner) fallBack(ctx context.Context, in *Instance, from, to string) er
 func diagnosisSoFar(list []checkpoint.Attempt) string {
 	for i := len(list) - 1; i >= 0; i-- {
 		a := list[i]
-		if a.Kind == checkpoint.KindHelp || a.Status != checkpoint.AttemptFailed {
+		if a.Kind == checkpoint.KindHelp || a.Status() != checkpoint.AttemptFailed {
 			continue
 		}
 		if handoff.Class(a.Class).IsAnswerFailure() {

@@ -23,14 +23,14 @@ const maxAdviceBytes = 16 << 10
 // of kind help after the request; only a succeeded one holds advice, so a
 // round cut short by a crash is asked again, and a finished one never is.
 func helpPending(tx *checkpoint.Tx, u checkpoint.Unit, last *checkpoint.Attempt) (bool, error) {
-	if last == nil || last.Status != checkpoint.AttemptFailed || last.Class != string(handoff.ClassHelp) {
+	if last == nil || last.Status() != checkpoint.AttemptFailed || last.Class != string(handoff.ClassHelp) {
 		return false, nil
 	}
 	latest, err := tx.UnitLastAttempt(u)
 	if err != nil {
 		return false, err
 	}
-	return !(latest.N > last.N && latest.Kind == checkpoint.KindHelp && latest.Status == checkpoint.AttemptSucceeded), nil
+	return !(latest.N > last.N && latest.Kind == checkpoint.KindHelp && latest.Status() == checkpoint.AttemptSucceeded), nil
 }
 
 // helpRound runs the step's advisor agent on the help context of the
@@ -124,7 +124,7 @@ func (t *try) commitHelp(ctx context.Context, res *agent.Result, runErr error) e
 	}
 	t.r.Failpoint.Hit(FailAfterOutcomeCommit)
 	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptFinished, RunID: in.Run.ID, Step: in.StepPath(), Item: in.ItemKey(), Agent: in.Step.OnHelp.Agent, Attempt: a.N,
-		HelpRound: t.round, Kind: checkpoint.KindHelp, Status: a.Status, Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
+		HelpRound: t.round, Kind: checkpoint.KindHelp, Status: string(a.Status()), Class: a.Class, Error: a.Error, Elapsed: elapsedOf(res)})
 	switch e {
 	case endStopped:
 		return ErrInterrupted

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/workflow"
@@ -53,9 +54,9 @@ type outcomeFixture struct {
 }
 
 // newOutcomeFixture stores a run whose step ws (on agent "a", max
-// attempts 3) is in status stepStatus, with the attempts before, and
-// attempt len(before)+1 of kind running.
-func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, before []checkpoint.Attempt, kind string) *outcomeFixture {
+// attempts 3) is in status stepStatus, with the attempts before (each
+// started and ended failed), and attempt len(before)+1 of kind running.
+func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus checkpoint.StepStatus, before []checkpoint.Attempt, kind string) *outcomeFixture {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -70,7 +71,6 @@ func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, befor
 	t0 := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
 	run := checkpoint.NewRun(checkpoint.Run{ID: "r1", WorkflowPath: "w.yaml", WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, t0)
 	step := checkpoint.NewStep(checkpoint.Step{RunID: "r1", ID: ws.ID, Agent: "a", MaxAttempts: 3, SessionID: "s-1"}, t0)
-	step.Status = stepStatus
 	row := checkpoint.Attempt{RunID: "r1", StepID: ws.ID, N: len(before) + 1, Kind: kind, Agent: "a", SessionID: "s-1",
 		Prompt: "do it", StartedAt: t0.Add(time.Minute)}
 	if kind == checkpoint.KindHelp {
@@ -80,10 +80,16 @@ func newOutcomeFixture(t *testing.T, ws *workflow.Step, stepStatus string, befor
 		if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
 			return err
 		}
+		if err := checkpointtest.TakeStep(tx, &step, stepStatus, t0); err != nil {
+			return err
+		}
 		for _, a := range before {
 			a.RunID, a.StepID, a.Agent, a.StartedAt = "r1", ws.ID, "a", t0
 			a.FinishedAt = &t0
-			if err := tx.InsertAttempt(a); err != nil {
+			if err := tx.StartAttempt(&a); err != nil {
+				return err
+			}
+			if err := tx.AttemptFailed(&a); err != nil {
 				return err
 			}
 		}
@@ -119,13 +125,13 @@ func (f *outcomeFixture) try(t *testing.T) *try {
 // committed is what the state file holds of the unit once its attempt
 // ended.
 type committed struct {
-	attempt   string // the ended attempt's status
+	attempt   checkpoint.AttemptStatus // the ended attempt's status
 	class     string
 	uncounted bool
-	step      string // the step's status
-	deadline  bool   // the step has a next_retry_at
-	fresh     bool   // its next attempt starts a fresh session
-	counted   int    // attempts counted against max_attempts
+	step      checkpoint.StepStatus // the step's status
+	deadline  bool                  // the step has a next_retry_at
+	fresh     bool                  // its next attempt starts a fresh session
+	counted   int                   // attempts counted against max_attempts
 }
 
 func (f *outcomeFixture) committed(t *testing.T) (committed, *checkpoint.Step) {
@@ -142,7 +148,7 @@ func (f *outcomeFixture) committed(t *testing.T) (committed, *checkpoint.Step) {
 		if s, err = tx.Unit(f.in.Unit()); err != nil {
 			return err
 		}
-		c = committed{attempt: a.Status, class: a.Class, uncounted: a.Uncounted, step: s.Status, deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
+		c = committed{attempt: a.Status(), class: a.Class, uncounted: a.Uncounted, step: s.Status(), deadline: s.NextRetryAt != nil, fresh: s.FreshSession}
 		c.counted, err = tx.UnitCountCounted(f.in.Unit())
 		return err
 	})
@@ -181,11 +187,11 @@ func toldOf(t *testing.T, out Outcome, err error) told {
 	return toldNothing
 }
 
-// failed is n earlier counted attempts that failed off their schema.
+// failed is n earlier counted attempts off their schema, which the fixture ends failed.
 func failed(n int) []checkpoint.Attempt {
 	var out []checkpoint.Attempt
 	for i := 1; i <= n; i++ {
-		out = append(out, checkpoint.Attempt{N: i, Kind: checkpoint.KindInitial, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassSchema)})
+		out = append(out, checkpoint.Attempt{N: i, Kind: checkpoint.KindInitial, Class: string(handoff.ClassSchema)})
 	}
 	return out
 }
@@ -361,7 +367,7 @@ func TestHelpRoundOutcome(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := judgeStep(t, &workflow.OnHelp{Agent: "advisor", MaxRounds: 2}, false)
-			request := []checkpoint.Attempt{{N: 1, Kind: checkpoint.KindInitial, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassHelp), HelpContext: `{"q": 1}`}}
+			request := []checkpoint.Attempt{{N: 1, Kind: checkpoint.KindInitial, Class: string(handoff.ClassHelp), HelpContext: `{"q": 1}`}}
 			f := newOutcomeFixture(t, ws, checkpoint.StepWaiting, request, checkpoint.KindHelp)
 			tr := &try{r: f.r, in: f.in, row: f.row, plan: attemptPlan{agent: "a", kind: checkpoint.KindHelp, prompt: f.row.Prompt, sessionID: f.row.SessionID}, round: 1}
 			res := tt.res
@@ -430,7 +436,7 @@ func TestStartFailureWithoutResult(t *testing.T) {
 		name   string
 		runErr error
 		class  string
-		step   string
+		step   checkpoint.StepStatus
 	}{
 		{"the launcher failed", errors.New("start agent claude: pipe: too many open files"), string(handoff.ClassExitNonzero), checkpoint.StepWaiting},
 		{"the program is not there", fmt.Errorf("%w: find program %q: not found", agent.ErrStart, "claude"), string(handoff.ClassConfig), checkpoint.StepFailed},

@@ -153,16 +153,16 @@ func (r *Runner) plan(ws *workflow.Step, st *checkpoint.Step, last *checkpoint.A
 	}
 	cls := handoff.Class(last.Class)
 	switch {
-	case last.Status == checkpoint.AttemptFailed && cls.IsAnswerFailure():
+	case last.Status() == checkpoint.AttemptFailed && cls.IsAnswerFailure():
 		diag, err := storedDiagnosis(last)
 		if err != nil {
 			return attemptPlan{}, fmt.Errorf("attempt %d of step %s: %w", last.N, ws.ID, err)
 		}
 		prompt := handoff.BuildFollowup(r.followupInput(ws, orig, diag, n))
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: prompt, sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
+	case last.Status() == checkpoint.AttemptFailed && cls == handoff.ClassHelp:
 		return attemptPlan{kind: checkpoint.KindFollowup, prompt: guidancePrompt(st.Advice, ws), sessionID: st.SessionID, resume: true}, nil
-	case last.Status == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[current].Preset != agent.PresetOpenAI:
+	case last.Status() == checkpoint.AttemptInterrupted && last.PID == nil && r.Workflow.Agents[current].Preset != agent.PresetOpenAI:
 		// The agent never started: its session was never created.
 		return attemptPlan{kind: checkpoint.KindFresh, prompt: task, sessionID: agent.NewSessionID()}, nil
 	case !answered && !agent.UnansweredSessionResumable(r.Workflow.Agents[current].Preset):

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/agent"
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
@@ -17,7 +18,7 @@ import (
 func TestPlanRefusesAStoredFlagSessionID(t *testing.T) {
 	r := &Runner{Workflow: &workflow.Workflow{Agents: map[string]*workflow.Agent{"a": {Name: "a", Preset: agent.PresetCodex}}}}
 	ws := &workflow.Step{ID: "one", Agent: "a"}
-	last := &checkpoint.Attempt{N: 1, Status: checkpoint.AttemptFailed, Class: string(handoff.ClassSchema), Error: "schema"}
+	last := new(checkpointtest.New(t).Attempt(checkpoint.Attempt{N: 1, Class: string(handoff.ClassSchema), Error: "schema"}, checkpoint.AttemptFailed))
 	for _, tt := range []struct {
 		stored string
 		resume bool
@@ -58,8 +59,9 @@ func TestPlanOnAFallback(t *testing.T) {
 	}}}
 	ws := &workflow.Step{ID: "one", Agent: "a"}
 	const sess = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+	states := checkpointtest.New(t)
 	failed := func(agentName string, class handoff.Class) *checkpoint.Attempt {
-		return &checkpoint.Attempt{N: 1, Agent: agentName, Status: checkpoint.AttemptFailed, Class: string(class), Error: string(class)}
+		return new(states.Attempt(checkpoint.Attempt{N: 1, Agent: agentName, Class: string(class), Error: string(class)}, checkpoint.AttemptFailed))
 	}
 	for _, tt := range []struct {
 		name    string
@@ -94,8 +96,9 @@ func TestPlanOnAFallback(t *testing.T) {
 // diagnosis of the latest attempt that failed on the work itself; a usage
 // limit, a login or an outage adds nothing.
 func TestFallbackPrompt(t *testing.T) {
-	att := func(kind, status string, class handoff.Class, errText string) checkpoint.Attempt {
-		return checkpoint.Attempt{Kind: kind, Status: status, Class: string(class), Error: errText}
+	states := checkpointtest.New(t)
+	att := func(kind string, status checkpoint.AttemptStatus, class handoff.Class, errText string) checkpoint.Attempt {
+		return states.Attempt(checkpoint.Attempt{Kind: kind, Class: string(class), Error: errText}, status)
 	}
 	for _, tt := range []struct {
 		name string

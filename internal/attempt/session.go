@@ -54,7 +54,7 @@ func (r *Runner) sessionTokens(ctx context.Context, u checkpoint.Unit, sessionID
 			return err
 		}
 		for _, x := range list {
-			if x.SessionID == sessionID && x.Status != checkpoint.AttemptRunning {
+			if x.SessionID == sessionID && x.Status() != checkpoint.AttemptRunning {
 				in += x.InputTokens
 				cached += x.CachedTokens
 				out += x.OutputTokens
@@ -140,9 +140,9 @@ func sessionAnswered(list []checkpoint.Attempt, sessionID string) bool {
 			continue
 		}
 		switch {
-		case x.Status == checkpoint.AttemptSucceeded, x.Status == checkpoint.AttemptAdopted:
+		case x.Status() == checkpoint.AttemptSucceeded, x.Status() == checkpoint.AttemptAdopted:
 			return true
-		case x.Status == checkpoint.AttemptFailed && (handoff.Class(x.Class).IsAnswerFailure() || x.Class == string(handoff.ClassHelp)):
+		case x.Status() == checkpoint.AttemptFailed && (handoff.Class(x.Class).IsAnswerFailure() || x.Class == string(handoff.ClassHelp)):
 			return true
 		}
 	}

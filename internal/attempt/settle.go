@@ -158,7 +158,7 @@ func (t *try) settled(ctx context.Context, e end, env *handoff.Envelope, now tim
 		return err
 	}
 	t.r.Sink.Emit(history.Event{Time: now, Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(),
-		Attempt: a.N, Status: a.Status, Message: msg})
+		Attempt: a.N, Status: string(a.Status()), Message: msg})
 	return nil
 }
 
@@ -174,7 +174,7 @@ func stillRunning(tx *checkpoint.Tx, a *checkpoint.Attempt) error {
 	if err != nil {
 		return err
 	}
-	if cur.Status != checkpoint.AttemptRunning {
+	if cur.Status() != checkpoint.AttemptRunning {
 		return errSettledElsewhere
 	}
 	return nil
@@ -233,7 +233,7 @@ func (t *try) settleChecks(ctx context.Context, data []byte, repairs []string, r
 		return err
 	}
 	t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptSettled, RunID: t.in.Run.ID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Attempt: t.row.N,
-		Status: t.row.Status, Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
+		Status: string(t.row.Status()), Message: "its handoff was accepted before cadence stopped; running its checks again without the agent"})
 	j := judgement{ok: true, result: handoff.Result{OK: true, JSON: data, Repairs: repairs}}
 	failed, err := t.runChecks(ctx, recordAttempt)
 	switch {

@@ -47,7 +47,7 @@ func (r *Runner) FailStep(ctx context.Context, in *Instance, why string) (Outcom
 		if err != nil {
 			return err
 		}
-		if s.Status == checkpoint.StepFailed {
+		if s.Status() == checkpoint.StepFailed {
 			return nil
 		}
 		return tx.StepFailed(s, now)

@@ -28,8 +28,8 @@ func TestApprovalDecidedOnce(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if st.Status != StepWaiting {
-				t.Errorf("gate status %q, want %q", st.Status, StepWaiting)
+			if st.Status() != StepWaiting {
+				t.Errorf("gate status %q, want %q", st.Status(), StepWaiting)
 			}
 			a, err := tx.Approval(u)
 			if err != nil {

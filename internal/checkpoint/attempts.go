@@ -87,8 +87,8 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if err := t.mustWrite("insert " + what); err != nil {
 		return err
 	}
-	if !knownStatus(attemptTransitions, a.Status) {
-		return fmt.Errorf("insert %s: %w: unknown status %q", what, ErrInvalidTransition, a.Status)
+	if !knownStatus(attemptTransitions, a.status) {
+		return fmt.Errorf("insert %s: %w: unknown status %q", what, ErrInvalidTransition, a.status)
 	}
 	if !attemptKinds[a.Kind] {
 		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
@@ -121,7 +121,7 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
 		return err
 	}
-	if err := AttemptTransition(from, a.Status); err != nil {
+	if err := AttemptTransition(AttemptStatus(from), a.status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
 	if !attemptKinds[a.Kind] {

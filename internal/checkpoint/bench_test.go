@@ -36,7 +36,7 @@ func benchAttemptBookkeeping(b *testing.B, target string) {
 	}
 	defer s.Close()
 	step := sampleStep("r", "implement", 0)
-	step.Status = StepRunning
+	step.status = StepRunning
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{step}) }); err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func benchAttemptBookkeeping(b *testing.B, target string) {
 			b.Fatal(err)
 		}
 		if err := s.Update(ctx, func(tx *Tx) error {
-			a.Status, a.Class, a.FinishedAt, a.CostUSD = AttemptFailed, "schema", ptr(t0.Add(time.Second)), ptr(0.01)
+			a.status, a.Class, a.FinishedAt, a.CostUSD = AttemptFailed, "schema", ptr(t0.Add(time.Second)), ptr(0.01)
 			if err := tx.UpdateAttempt(a); err != nil {
 				return err
 			}
@@ -138,18 +138,16 @@ func readLatestState(tx *Tx) error {
 func seedHistory(ctx context.Context, s *Store, total int) error {
 	const steps, perStep = 5, 20
 	return s.Update(ctx, func(tx *Tx) error {
-		insert, err := tx.tx.PrepareNamedContext(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (
-			:run_id, :step_id, :item_key, :n, :kind, :status, :class, :error, :details_json, :prompt,
-			:started_at, :finished_at, :pid, :exit_code, :session_id, :circuit_gen, :delay_ms, :next_retry_at,
-			:retry_after_ms, :repairs_json, :output_file, :failed_handoff, :cost_usd, :turns, :input_tokens,
-			:output_tokens, :help_context, :uncounted)`)
+		// The store's own INSERT, so that the seed keeps up with the columns
+		// later migrations add.
+		insert, err := tx.tx.PrepareNamedContext(ctx, insertAttemptQuery)
 		if err != nil {
 			return err
 		}
 		defer insert.Close()
-		seedRun := func(id string, started time.Time, status string, attempts int, lastRunning bool) error {
+		seedRun := func(id string, started time.Time, status RunStatus, attempts int, lastRunning bool) error {
 			r := sampleRun(id, started)
-			r.Status = status
+			r.status = status
 			st := make([]Step, steps)
 			for i := range st {
 				st[i] = sampleStep(id, fmt.Sprintf("step-%d", i), i)
@@ -162,7 +160,7 @@ func seedHistory(ctx context.Context, s *Store, total int) error {
 					a := fullAttempt(id, st[i].ID)
 					a.N = n
 					if lastRunning && i == 0 && n == attempts {
-						a.Status, a.FinishedAt = AttemptRunning, nil
+						a.status, a.FinishedAt = AttemptRunning, nil
 					}
 					row, err := attemptToRow(a)
 					if err != nil {

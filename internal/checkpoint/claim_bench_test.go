@@ -113,7 +113,7 @@ func seedClaimItems(tx *Tx) error {
 	if err := tx.CreateRun(sampleRun("r", t0), []Step{step}); err != nil {
 		return err
 	}
-	step.Status = StepRunning
+	step.status = StepRunning
 	if err := tx.UpdateStep(step); err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func claimLoop(ctx context.Context, s *Store, name string) (claimStats, error) {
 		}
 		st.claims = append(st.claims, time.Since(start))
 		held := WithLease(ctx, l)
-		for _, status := range []string{StepRunning, StepSucceeded} {
+		for _, status := range []StepStatus{StepRunning, StepSucceeded} {
 			if err := update(held, func(tx *Tx) error { return setUnitStatus(tx, l.Unit(), status) }); err != nil {
 				return st, fmt.Errorf("%s: mark %s %s: %w", name, l.ItemKey, status, err)
 			}
@@ -244,12 +244,12 @@ func claimLoop(ctx context.Context, s *Store, name string) (claimStats, error) {
 
 // setUnitStatus moves a unit to status, as an attempt's start (running)
 // and its outcome (succeeded) do.
-func setUnitStatus(tx *Tx, u Unit, status string) error {
+func setUnitStatus(tx *Tx, u Unit, status StepStatus) error {
 	st, err := tx.Unit(u)
 	if err != nil {
 		return err
 	}
-	st.Status = status
+	st.status = status
 	st.UpdatedAt = time.Now()
 	return tx.UpdateStep(*st)
 }

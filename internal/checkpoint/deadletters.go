@@ -45,7 +45,7 @@ func (t *Tx) AddDeadLetter(d DeadLetter) error {
 	if d.ItemKey == "" {
 		return fmt.Errorf("add %s: only an item of a map step can be dead-lettered", what)
 	}
-	var status string
+	var status StepStatus
 	if err := t.get(&status, unitName(u), stepStatusQuery, d.RunID, d.StepID, d.ItemKey); err != nil {
 		return fmt.Errorf("add %s: %w", what, err)
 	}

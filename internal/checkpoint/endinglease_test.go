@@ -21,7 +21,7 @@ func TestEndingLeaseIsReleasedWithTheStep(t *testing.T) {
 		// want: the lease's owner after the commit ("" released), the
 		// unit's status, and whether the commit is refused as lost.
 		wantOwner  string
-		wantStatus string
+		wantStatus StepStatus
 		wantLost   bool
 	}{
 		{name: "succeeded", ending: true, end: succeed, wantOwner: "", wantStatus: StepSucceeded},
@@ -48,7 +48,7 @@ func TestEndingLeaseIsReleasedWithTheStep(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					st.Status = StepRunning
+					st.status = StepRunning
 					if err := tx.UpdateStep(*st); err != nil {
 						return err
 					}
@@ -89,8 +89,8 @@ func TestEndingLeaseIsReleasedWithTheStep(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if st.Status != tc.wantStatus {
-						t.Errorf("unit %s, want %s", st.Status, tc.wantStatus)
+					if st.Status() != tc.wantStatus {
+						t.Errorf("unit %s, want %s", st.Status(), tc.wantStatus)
 					}
 					return nil
 				})

@@ -35,15 +35,14 @@ func Example() {
 
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 	err = store.Update(ctx, func(tx *checkpoint.Tx) error {
-		run := checkpoint.Run{ID: "run-1", Status: checkpoint.RunRunning, StartedAt: now, UpdatedAt: now}
-		step := checkpoint.Step{RunID: "run-1", ID: "plan", Agent: "claude", Status: checkpoint.StepPending, MaxAttempts: 3, UpdatedAt: now}
+		run := checkpoint.NewRun(checkpoint.Run{ID: "run-1"}, now)
+		step := checkpoint.NewStep(checkpoint.Step{RunID: "run-1", ID: "plan", Agent: "claude", MaxAttempts: 3}, now)
 		if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
 			return err
 		}
 		// G1: the attempt row is committed before the agent starts.
-		return tx.InsertAttempt(checkpoint.Attempt{
-			RunID: "run-1", StepID: "plan", N: 1,
-			Kind: checkpoint.KindInitial, Status: checkpoint.AttemptRunning, StartedAt: now,
+		return tx.StartAttempt(&checkpoint.Attempt{
+			RunID: "run-1", StepID: "plan", N: 1, Kind: checkpoint.KindInitial, StartedAt: now,
 		})
 	})
 	if err != nil {

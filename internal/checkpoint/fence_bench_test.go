@@ -35,7 +35,7 @@ func benchFencedWrite(b *testing.B, target string, relaxed bool) {
 	}
 	defer s.Close()
 	step := sampleStep("r", "implement", 0)
-	step.Status = StepRunning
+	step.status = StepRunning
 	var lease Lease
 	if err := s.Update(ctx, func(tx *Tx) error {
 		if err := tx.CreateRun(sampleRun("r", t0), []Step{step}); err != nil {

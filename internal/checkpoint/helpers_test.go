@@ -184,19 +184,18 @@ func ptr[T any](v T) *T { return &v }
 var t0 = time.Date(2026, 11, 22, 15, 4, 5, 123456789, time.FixedZone("CET", 3600))
 
 func sampleRun(id string, started time.Time) Run {
-	return Run{
-		ID: id, Status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
+	return NewRun(Run{
+		ID: id, WorkflowPath: ".cadence/workflow.yaml",
 		WorkflowSHA256: strings.Repeat("ab", 32), WorkflowYAML: []byte("version: 1\n"),
-		StartedAt: started, UpdatedAt: started,
-	}
+	}, started)
 }
 
 func sampleStep(runID, id string, idx int) Step {
-	return Step{RunID: runID, ID: id, Idx: idx, Agent: "sim", Status: StepPending, MaxAttempts: 3, UpdatedAt: t0}
+	return NewStep(Step{RunID: runID, ID: id, Idx: idx, Agent: "sim", MaxAttempts: 3}, t0)
 }
 
 func sampleAttempt(runID, stepID string, n int) Attempt {
-	return Attempt{RunID: runID, StepID: stepID, N: n, Kind: KindInitial, Status: AttemptRunning, StartedAt: t0}
+	return Attempt{RunID: runID, StepID: stepID, N: n, Kind: KindInitial, status: AttemptRunning, StartedAt: t0}
 }
 
 // seedRun creates run id with the given steps, all pending.

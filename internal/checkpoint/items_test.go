@@ -111,7 +111,7 @@ func TestDeadLetters(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			it.Status = StepFailed
+			it.status = StepFailed
 			if err := tx.UpdateStep(*it); err != nil {
 				return err
 			}

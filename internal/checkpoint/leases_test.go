@@ -169,7 +169,7 @@ func TestClaimItemSkipsUnclaimable(t *testing.T) {
 		update(t, s, func(tx *Tx) error {
 			for _, ch := range []struct {
 				key    string
-				status string
+				status StepStatus
 			}{
 				{"k1", StepRunning}, {"k2", StepRunning}, {"k2", StepSucceeded}, {"k3", StepRunning}, {"k3", StepWaiting},
 			} {
@@ -177,7 +177,7 @@ func TestClaimItemSkipsUnclaimable(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				st.Status = ch.status
+				st.status = ch.status
 				if ch.status == StepWaiting {
 					st.NextRetryAt = &future
 				}

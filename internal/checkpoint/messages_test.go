@@ -89,7 +89,7 @@ func TestCountCountedLeavesOutHelpRoundsAndUncountedAttempts(t *testing.T) {
 		}
 		update(t, s, func(tx *Tx) error {
 			for i, a := range rows {
-				a.RunID, a.StepID, a.N, a.Status, a.StartedAt = "r1", "plan", i+1, AttemptRunning, at
+				a.RunID, a.StepID, a.N, a.status, a.StartedAt = "r1", "plan", i+1, AttemptRunning, at
 				if err := tx.InsertAttempt(a); err != nil {
 					return err
 				}

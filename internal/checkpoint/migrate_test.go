@@ -371,7 +371,7 @@ func TestMigrateToMapItemsKeepsHistory(t *testing.T) {
 		}
 		var got []string
 		for _, a := range all {
-			got = append(got, a.StepID+"/"+a.Status+"/"+a.Class)
+			got = append(got, a.StepID+"/"+string(a.Status())+"/"+a.Class)
 		}
 		if want := "plan/failed/schema plan/succeeded/ fix/running/"; strings.Join(got, " ") != want {
 			t.Errorf("attempts after the migration: %q, want %q", strings.Join(got, " "), want)

@@ -6,7 +6,7 @@ import "time"
 // every `cadence resume` that continued it.
 type Run struct {
 	ID             string
-	Status         string // one of the Run* constants
+	status         RunStatus // set by the named transitions only; read with Status
 	WorkflowPath   string
 	WorkflowSHA256 string
 	WorkflowYAML   []byte // the workflow as it was when the run started (G8)
@@ -24,6 +24,9 @@ type Run struct {
 	// without inputs. A resume uses them.
 	InputsJSON []byte
 }
+
+// Status is the run's status, one of the Run* constants.
+func (r Run) Status() RunStatus { return r.status }
 
 // Step is the state of one workflow step within a run, or of one item of a
 // map step (ItemKey not ""): an item has the whole state of a step of its
@@ -45,7 +48,7 @@ type Step struct {
 	// Agent is the agent entry the step's next attempt runs on: the
 	// workflow's agent of the step until a fallback replaces it (SPEC §17).
 	Agent        string
-	Status       string // one of the Step* constants
+	status       StepStatus // set by the named transitions only; read with Status
 	MaxAttempts  int
 	NextRetryAt  *time.Time // absolute deadline of the pending backoff (G4, G10)
 	DelayMS      *int64     // the drawn backoff delay, stored so resume never redraws
@@ -62,6 +65,9 @@ type Step struct {
 	UpdatedAt    time.Time
 }
 
+// Status is the step's status, one of the Step* constants.
+func (s Step) Status() StepStatus { return s.status }
+
 // Attempt is one execution of a step's agent (or of its help advisor, kind
 // help). N counts every attempt row of the step, help rounds included.
 type Attempt struct {
@@ -69,9 +75,9 @@ type Attempt struct {
 	StepID        string
 	ItemKey       string // "" for a step's own attempts
 	N             int
-	Kind          string // one of the Kind* constants
-	Status        string // one of the Attempt* constants
-	Class         string // failure class (see the handoff package); "" on success
+	Kind          string        // one of the Kind* constants
+	status        AttemptStatus // set by the named transitions only; read with Status
+	Class         string        // failure class (see the handoff package); "" on success
 	Error         string
 	DetailsJSON   []byte // structured diagnosis; nil when there is none
 	Prompt        string
@@ -119,6 +125,9 @@ type Attempt struct {
 	// an attempt cut short, a row written before snapshots).
 	Snapshot, SnapshotAfter string
 }
+
+// Status is the attempt's status, one of the Attempt* constants.
+func (a Attempt) Status() AttemptStatus { return a.status }
 
 // Circuit is the persisted state of one agent's circuit breaker. Circuits are
 // project-wide: one per agent name, shared by every run.

@@ -47,7 +47,7 @@ func TestPostgresConcurrentTransitionsNeverBothSucceed(t *testing.T) {
 				}
 				return nil
 			})
-			want := [2]string{AttemptSucceeded, AttemptFailed}
+			want := [2]AttemptStatus{AttemptSucceeded, AttemptFailed}
 			for n := 1; n <= rounds; n++ {
 				var calls atomic.Int32
 				read := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
@@ -69,7 +69,7 @@ func TestPostgresConcurrentTransitionsNeverBothSucceed(t *testing.T) {
 								close(read[i])
 								<-read[1-i]
 							}
-							a.Status = want[i]
+							a.status = want[i]
 							err = tx.UpdateAttempt(*a)
 							if err != nil && swallow && !errors.Is(err, ErrInvalidTransition) {
 								// A caller that hides the store's error: the
@@ -102,8 +102,8 @@ func TestPostgresConcurrentTransitionsNeverBothSucceed(t *testing.T) {
 				}
 				view(t, stores[0], func(tx *Tx) error {
 					a, err := tx.Attempt("r", "plan", n)
-					if err == nil && a.Status != want[winner] {
-						t.Errorf("attempt %d: stored %s, want the winner's %s", n, a.Status, want[winner])
+					if err == nil && a.Status() != want[winner] {
+						t.Errorf("attempt %d: stored %s, want the winner's %s", n, a.Status(), want[winner])
 					}
 					return err
 				})
@@ -129,7 +129,7 @@ func TestPostgresProcessesRaceOnAttempts(t *testing.T) {
 		}
 		return nil
 	})
-	statuses := []string{AttemptSucceeded, AttemptFailed}
+	statuses := []AttemptStatus{AttemptSucceeded, AttemptFailed}
 	procs := make([]*raceProcess, len(statuses))
 	for i, status := range statuses {
 		procs[i] = startRaceProcess(t, target, status, attempts)
@@ -139,7 +139,7 @@ func TestPostgresProcessesRaceOnAttempts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	accepted := map[int][]string{}
+	accepted := map[int][]AttemptStatus{}
 	for i, p := range procs {
 		for n, outcome := range p.results(t) {
 			if outcome == "ok" {
@@ -153,8 +153,8 @@ func TestPostgresProcessesRaceOnAttempts(t *testing.T) {
 			return err
 		}
 		for _, a := range all {
-			if got := accepted[a.N]; len(got) != 1 || got[0] != a.Status {
-				t.Errorf("attempt %d: accepted moves %v, stored %s; want exactly one, the stored one", a.N, got, a.Status)
+			if got := accepted[a.N]; len(got) != 1 || got[0] != a.Status() {
+				t.Errorf("attempt %d: accepted moves %v, stored %s; want exactly one, the stored one", a.N, got, a.Status())
 			}
 		}
 		return nil
@@ -168,11 +168,11 @@ type raceProcess struct {
 	stdout *bufio.Reader
 }
 
-func startRaceProcess(t *testing.T, target, status string, attempts int) *raceProcess {
+func startRaceProcess(t *testing.T, target string, status AttemptStatus, attempts int) *raceProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=race", helperPathEnv+"="+target,
-		"CHECKPOINT_TEST_STATUS="+status, "CHECKPOINT_TEST_COUNT="+strconv.Itoa(attempts))
+		"CHECKPOINT_TEST_STATUS="+string(status), "CHECKPOINT_TEST_COUNT="+strconv.Itoa(attempts))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -245,7 +245,7 @@ func runRaceHelper(target string) error {
 			if err != nil {
 				return err
 			}
-			a.Status = status
+			a.status = AttemptStatus(status)
 			return tx.UpdateAttempt(*a)
 		})
 		switch {

@@ -33,7 +33,7 @@ func seedProject(t *testing.T, s *Store, runID, finishedID string) {
 			return err
 		}
 		fin := sampleRun(finishedID, t0.Add(-time.Hour))
-		fin.Status, fin.FinishedAt = RunSucceeded, ptr(t0.Add(-time.Minute))
+		fin.status, fin.FinishedAt = RunSucceeded, ptr(t0.Add(-time.Minute))
 		if err := tx.UpdateRun(fin); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func TestProjectsShareAStateApart(t *testing.T) {
 			{"Run", func(tx *Tx) error { _, err := tx.Run("run-a"); return err }},
 			{"UpdateRun", func(tx *Tx) error {
 				r := sampleRun("run-a", t0)
-				r.Status = RunAbandoned
+				r.status = RunAbandoned
 				return tx.UpdateRun(r)
 			}},
 			{"DeleteRun", func(tx *Tx) error { _, err := tx.DeleteRun("old-a"); return err }},

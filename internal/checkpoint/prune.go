@@ -18,7 +18,7 @@ type Pruned map[string]int64
 
 // Finished reports whether a run's status is final: nothing will ever
 // resume it, so its rows and files may be removed.
-func Finished(status string) bool {
+func Finished(status RunStatus) bool {
 	switch status {
 	case RunSucceeded, RunFailed, RunAbandoned, RunCancelled:
 		return true
@@ -40,7 +40,7 @@ func (t *Tx) FinishedRunsBefore(before time.Time) ([]Run, error) {
 		if r.FinishedAt != nil {
 			end = *r.FinishedAt
 		}
-		if Finished(r.Status) && end.Before(before) {
+		if Finished(r.status) && end.Before(before) {
 			out = append(out, r)
 		}
 	}
@@ -62,8 +62,8 @@ func (t *Tx) DeleteRun(runID string) (Pruned, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !Finished(r.Status) {
-		return nil, fmt.Errorf("delete %s: it is %s, not finished", what, r.Status)
+	if !Finished(r.status) {
+		return nil, fmt.Errorf("delete %s: it is %s, not finished", what, r.status)
 	}
 	out := Pruned{}
 	for _, table := range append(pruneTables, "runs") {

@@ -68,7 +68,7 @@ func fullRun(t *testing.T) Run {
 		t.Fatal(err)
 	}
 	return Run{
-		ID: "run-full", Status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
+		ID: "run-full", status: RunRunning, WorkflowPath: ".cadence/workflow.yaml",
 		WorkflowSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		WorkflowYAML:   yaml, BudgetUSD: ptr(12.5),
 		StartedAt: t0, FinishedAt: ptr(t0.Add(90 * time.Minute)), UpdatedAt: t0.Add(time.Nanosecond),
@@ -77,7 +77,7 @@ func fullRun(t *testing.T) Run {
 
 func fullStep(runID string) Step {
 	return Step{
-		RunID: runID, ID: "implement", Idx: 1, Agent: "claude", Status: StepWaiting, MaxAttempts: 5,
+		RunID: runID, ID: "implement", Idx: 1, Agent: "claude", status: StepWaiting, MaxAttempts: 5,
 		NextRetryAt: ptr(t0.Add(1873 * time.Millisecond)), DelayMS: ptr(int64(1873)),
 		SessionID: "sess-1", FreshSession: true,
 		HandoffJSON: []byte(`{"component":"implement","data":{"ok":true}}`),
@@ -88,7 +88,7 @@ func fullStep(runID string) Step {
 
 func fullAttempt(runID, stepID string) Attempt {
 	return Attempt{
-		RunID: runID, StepID: stepID, N: 1, Kind: KindFollowup, Status: AttemptFailed,
+		RunID: runID, StepID: stepID, N: 1, Kind: KindFollowup, status: AttemptFailed,
 		Class: "schema", Error: "schema: /success: expected boolean",
 		DetailsJSON: []byte(`{"violations":[{"pointer":"/success"}]}`),
 		Prompt:      "Rewrite the complete, corrected JSON.", StartedAt: t0,
@@ -112,7 +112,7 @@ func fullCircuit() Circuit {
 func TestRunRoundTrip(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		full := fullRun(t)
-		minimal := Run{ID: "run-min", Status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
+		minimal := Run{ID: "run-min", status: RunRunning, StartedAt: t0.Add(-time.Hour), UpdatedAt: t0}
 		s := e.newStore(t)
 		update(t, s, func(tx *Tx) error {
 			if err := tx.CreateRun(full, nil); err != nil {
@@ -139,7 +139,7 @@ func TestRunRoundTrip(t *testing.T) {
 
 		// A full-row update replaces every field, including pointers set to nil.
 		changed := full
-		changed.Status = RunInterrupted
+		changed.status = RunInterrupted
 		changed.WorkflowPath = "other.yaml"
 		changed.BudgetUSD = nil
 		changed.FinishedAt = nil
@@ -159,7 +159,7 @@ func TestStepRoundTrip(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := e.newStore(t)
 		full := fullStep("r")
-		minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", Status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
+		minimal := Step{RunID: "r", ID: "plan", Idx: 0, Agent: "sim", status: StepPending, MaxAttempts: 1, UpdatedAt: t0}
 		update(t, s, func(tx *Tx) error { return tx.CreateRun(sampleRun("r", t0), []Step{minimal, full}) })
 		view(t, s, func(tx *Tx) error {
 			steps, err := tx.Steps("r")
@@ -185,8 +185,8 @@ func TestStepRoundTrip(t *testing.T) {
 
 		// Swap the two: the full step loses its pointers, the minimal one gains them.
 		a, b := full, minimal
-		a.Status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
-		b.Status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
+		a.status, a.NextRetryAt, a.DelayMS, a.HandoffJSON, a.FreshSession, a.CostKnown = StepRunning, nil, nil, nil, false, false
+		b.status, b.NextRetryAt, b.DelayMS, b.HandoffJSON = StepRunning, ptr(t0), ptr(int64(5)), []byte(`{}`)
 		update(t, s, func(tx *Tx) error {
 			if err := tx.UpdateStep(a); err != nil {
 				return err

@@ -31,7 +31,7 @@ type runRow struct {
 func runToRow(r Run) runRow {
 	return runRow{
 		ID:             r.ID,
-		Status:         r.Status,
+		Status:         string(r.status),
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   string(r.WorkflowYAML),
@@ -47,7 +47,7 @@ func runToRow(r Run) runRow {
 func (r runRow) run() Run {
 	return Run{
 		ID:             r.ID,
-		Status:         r.Status,
+		status:         RunStatus(r.Status),
 		WorkflowPath:   r.WorkflowPath,
 		WorkflowSHA256: r.WorkflowSHA256,
 		WorkflowYAML:   []byte(r.WorkflowYAML),
@@ -121,7 +121,7 @@ func stepToRow(s Step) stepRow {
 		ItemIdx:      int64(s.ItemIdx),
 		ItemJSON:     nullText(s.ItemJSON),
 		Agent:        s.Agent,
-		Status:       s.Status,
+		Status:       string(s.status),
 		MaxAttempts:  int64(s.MaxAttempts),
 		NextRetryAt:  toNullTime(s.NextRetryAt),
 		DelayMS:      nullOf(s.DelayMS),
@@ -151,7 +151,7 @@ func (r stepRow) step() Step {
 		ItemIdx:      int(r.ItemIdx),
 		ItemJSON:     textBytes(r.ItemJSON),
 		Agent:        r.Agent,
-		Status:       r.Status,
+		status:       StepStatus(r.Status),
 		MaxAttempts:  int(r.MaxAttempts),
 		NextRetryAt:  r.NextRetryAt.t,
 		DelayMS:      ptrOf(r.DelayMS),
@@ -224,7 +224,7 @@ func attemptToRow(a Attempt) (attemptRow, error) {
 		ItemKey:       a.ItemKey,
 		N:             int64(a.N),
 		Kind:          a.Kind,
-		Status:        a.Status,
+		Status:        string(a.status),
 		Class:         a.Class,
 		Error:         cleanText(a.Error),
 		DetailsJSON:   nullCleanText(a.DetailsJSON),
@@ -272,7 +272,7 @@ func (r attemptRow) attempt() (Attempt, error) {
 		ItemKey:       r.ItemKey,
 		N:             int(r.N),
 		Kind:          r.Kind,
-		Status:        r.Status,
+		status:        AttemptStatus(r.Status),
 		Class:         r.Class,
 		Error:         r.Error,
 		DetailsJSON:   textBytes(r.DetailsJSON),

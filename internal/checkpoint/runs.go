@@ -61,8 +61,8 @@ func (t *Tx) CreateRun(r Run, steps []Step) error {
 	if err := t.mustWrite("create " + what); err != nil {
 		return err
 	}
-	if !knownStatus(runTransitions, r.Status) {
-		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, r.Status)
+	if !knownStatus(runTransitions, r.status) {
+		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, r.status)
 	}
 	if _, err := t.namedExec(insertRunQuery, t.runRow(r)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
@@ -89,7 +89,7 @@ func (t *Tx) UpdateRun(r Run) error {
 	if err := t.get(&from, what, runStatusQuery, r.ID, t.project); err != nil {
 		return err
 	}
-	if err := RunTransition(from, r.Status); err != nil {
+	if err := RunTransition(RunStatus(from), r.status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
 	return t.execOne(what, updateRunQuery, t.runRow(r))

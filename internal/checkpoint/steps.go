@@ -36,8 +36,8 @@ func (t *Tx) insertStep(s Step) error {
 	if err := t.mustWrite("create " + what); err != nil {
 		return err
 	}
-	if !knownStatus(stepTransitions, s.Status) {
-		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, s.Status)
+	if !knownStatus(stepTransitions, s.status) {
+		return fmt.Errorf("create %s: %w: unknown status %q", what, ErrInvalidTransition, s.status)
 	}
 	if _, err := t.namedExec(insertStepQuery, stepToRow(s)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
@@ -100,7 +100,7 @@ func (t *Tx) UpdateStep(s Step) error {
 	if err := t.get(&from, what, stepStatusQuery, s.RunID, s.ID, s.ItemKey); err != nil {
 		return err
 	}
-	if err := StepTransition(from, s.Status); err != nil {
+	if err := StepTransition(StepStatus(from), s.status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
 	return t.execOne(what, updateStepQuery, stepToRow(s))

@@ -6,36 +6,51 @@ import (
 	"time"
 )
 
+// RunStatus is the status of a run. A Run's status field is unexported:
+// outside this package it is read with Run.Status and changed only by the
+// named transitions below.
+type RunStatus string
+
 // Run statuses.
 const (
-	RunRunning     = "running"
-	RunSucceeded   = "succeeded"
-	RunFailed      = "failed"
-	RunInterrupted = "interrupted"
-	RunAbandoned   = "abandoned"
+	RunRunning     RunStatus = "running"
+	RunSucceeded   RunStatus = "succeeded"
+	RunFailed      RunStatus = "failed"
+	RunInterrupted RunStatus = "interrupted"
+	RunAbandoned   RunStatus = "abandoned"
 	// RunCancelled: ended for good by `cadence cancel`; never resumed.
-	RunCancelled = "cancelled"
+	RunCancelled RunStatus = "cancelled"
 )
+
+// StepStatus is the status of a step or of an item of a map step. A
+// Step's status field is unexported: outside this package it is read with
+// Step.Status and changed only by the named transitions below.
+type StepStatus string
 
 // Step statuses.
 const (
-	StepPending   = "pending"
-	StepRunning   = "running"
-	StepWaiting   = "waiting" // in a backoff or waiting for an open circuit
-	StepSucceeded = "succeeded"
-	StepFailed    = "failed"
+	StepPending   StepStatus = "pending"
+	StepRunning   StepStatus = "running"
+	StepWaiting   StepStatus = "waiting" // in a backoff or waiting for an open circuit
+	StepSucceeded StepStatus = "succeeded"
+	StepFailed    StepStatus = "failed"
 	// StepSkipped: its when was false, or a step it needs was skipped
 	// (SPEC §16.4). Final, like succeeded.
-	StepSkipped = "skipped"
+	StepSkipped StepStatus = "skipped"
 )
+
+// AttemptStatus is the status of an attempt. An Attempt's status field is
+// unexported: outside this package it is read with Attempt.Status and
+// changed only by the named transitions below.
+type AttemptStatus string
 
 // Attempt statuses.
 const (
-	AttemptRunning     = "running"
-	AttemptSucceeded   = "succeeded"
-	AttemptFailed      = "failed"
-	AttemptInterrupted = "interrupted"
-	AttemptAdopted     = "adopted" // settled after a crash from a valid handoff (G5)
+	AttemptRunning     AttemptStatus = "running"
+	AttemptSucceeded   AttemptStatus = "succeeded"
+	AttemptFailed      AttemptStatus = "failed"
+	AttemptInterrupted AttemptStatus = "interrupted"
+	AttemptAdopted     AttemptStatus = "adopted" // settled after a crash from a valid handoff (G5)
 )
 
 // Attempt kinds: how the attempt's prompt and session were chosen.
@@ -57,7 +72,7 @@ var ErrInvalidTransition = errors.New("invalid status transition")
 // runTransitions lists, for each run status, the statuses it may move to.
 // A failed run reopens only through `resume --retry-failed`; succeeded,
 // abandoned and cancelled runs are final.
-var runTransitions = map[string][]string{
+var runTransitions = map[RunStatus][]RunStatus{
 	RunRunning:     {RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned, RunCancelled},
 	RunInterrupted: {RunRunning, RunAbandoned, RunCancelled},
 	RunFailed:      {RunRunning},
@@ -71,7 +86,7 @@ var runTransitions = map[string][]string{
 // pending→waiting and waiting→succeeded are an approval gate reached and
 // answered (SPEC §16.6); failed→pending is `resume --retry-failed`. A succeeded step is final (G2).
 // Same-status moves of live steps let callers update the other fields.
-var stepTransitions = map[string][]string{
+var stepTransitions = map[StepStatus][]StepStatus{
 	StepPending:   {StepPending, StepRunning, StepWaiting, StepFailed, StepSucceeded, StepSkipped},
 	StepRunning:   {StepRunning, StepWaiting, StepSucceeded, StepFailed, StepPending},
 	StepWaiting:   {StepWaiting, StepRunning, StepSucceeded, StepFailed},
@@ -83,7 +98,7 @@ var stepTransitions = map[string][]string{
 // attemptTransitions lists, for each attempt status, the statuses it may move
 // to. Only a running attempt changes: running→running records its pid and
 // session id as they become known; every other status is final.
-var attemptTransitions = map[string][]string{
+var attemptTransitions = map[AttemptStatus][]AttemptStatus{
 	AttemptRunning:     {AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptInterrupted, AttemptAdopted},
 	AttemptSucceeded:   nil,
 	AttemptFailed:      nil,
@@ -95,19 +110,19 @@ var attemptKinds = map[string]bool{KindInitial: true, KindFollowup: true, KindFr
 
 // RunTransition reports whether a run may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
-func RunTransition(from, to string) error { return checkTransition(runTransitions, from, to) }
+func RunTransition(from, to RunStatus) error { return checkTransition(runTransitions, from, to) }
 
 // StepTransition reports whether a step may move from one status to another,
 // returning a wrapped ErrInvalidTransition when it may not.
-func StepTransition(from, to string) error { return checkTransition(stepTransitions, from, to) }
+func StepTransition(from, to StepStatus) error { return checkTransition(stepTransitions, from, to) }
 
 // AttemptTransition reports whether an attempt may move from one status to
 // another, returning a wrapped ErrInvalidTransition when it may not.
-func AttemptTransition(from, to string) error {
+func AttemptTransition(from, to AttemptStatus) error {
 	return checkTransition(attemptTransitions, from, to)
 }
 
-func checkTransition(table map[string][]string, from, to string) error {
+func checkTransition[S ~string](table map[S][]S, from, to S) error {
 	next, ok := table[from]
 	if !ok {
 		return fmt.Errorf("%w: unknown status %q", ErrInvalidTransition, from)
@@ -124,7 +139,7 @@ func checkTransition(table map[string][]string, from, to string) error {
 }
 
 // knownStatus reports whether status is a key of table.
-func knownStatus(table map[string][]string, status string) bool {
+func knownStatus[S ~string](table map[S][]S, status S) bool {
 	_, ok := table[status]
 	return ok
 }
@@ -136,6 +151,15 @@ func knownStatus(table map[string][]string, status string) bool {
 // transition means the same thing whoever takes it (the way a job queue's
 // recoverer calls the very Retry and Archive its processor does).
 //
+// The compiler holds that rule: a status is a value of RunStatus,
+// StepStatus or AttemptStatus, and the rows keep it in an unexported
+// field that only this package sets (the transitions below, NewRun and
+// NewStep, the scanning of stored rows); other packages read it with
+// Status(). What the compiler cannot say is tested instead: that each
+// table names every status of its type (TestTransitionTablesComplete) and
+// that no code outside this package converts a string into a status
+// (TestNoStatusMadeUp in internal/attempt).
+//
 // A step transition changes the row in memory and writes it: the caller
 // has read it in the same transaction and may have set other fields of
 // the step (usage, session) that the transition writes along.
@@ -143,37 +167,37 @@ func knownStatus(table map[string][]string, status string) bool {
 // StartAttempt inserts attempt a as running: committed before its agent
 // starts (G1).
 func (t *Tx) StartAttempt(a *Attempt) error {
-	a.Status = AttemptRunning
+	a.status = AttemptRunning
 	return t.InsertAttempt(*a)
 }
 
 // AttemptSucceeded ends a running attempt with its handoff accepted; an
 // attempt a crash left running is adopted instead (G5).
 func (t *Tx) AttemptSucceeded(a *Attempt, adopted bool) error {
-	a.Status = AttemptSucceeded
+	a.status = AttemptSucceeded
 	if adopted {
-		a.Status = AttemptAdopted
+		a.status = AttemptAdopted
 	}
 	return t.UpdateAttempt(*a)
 }
 
 // AttemptFailed ends a running attempt with its class and error set.
 func (t *Tx) AttemptFailed(a *Attempt) error {
-	a.Status = AttemptFailed
+	a.status = AttemptFailed
 	return t.UpdateAttempt(*a)
 }
 
 // AttemptInterrupted ends a running attempt that cadence stopped, or that
 // a crash left running and no handoff of which landed.
 func (t *Tx) AttemptInterrupted(a *Attempt) error {
-	a.Status = AttemptInterrupted
+	a.status = AttemptInterrupted
 	return t.UpdateAttempt(*a)
 }
 
 // StepRunning marks a step, or an item, running: an attempt of it began,
 // or, for a map step, its items did.
 func (t *Tx) StepRunning(s *Step, now time.Time) error {
-	s.Status = StepRunning
+	s.status = StepRunning
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
 }
@@ -181,7 +205,7 @@ func (t *Tx) StepRunning(s *Step, now time.Time) error {
 // StepWaiting marks a step waiting for its next attempt at next, after the
 // delay drawn (G4: the deadline is absolute and committed).
 func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time) error {
-	s.Status = StepWaiting
+	s.status = StepWaiting
 	s.NextRetryAt, s.DelayMS = next, delayMS
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -191,7 +215,7 @@ func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time
 // handoff, and releases the step's lease when the transaction runs under
 // WithEndingLease.
 func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
-	s.Status = StepSucceeded
+	s.status = StepSucceeded
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.HandoffJSON = envelope
 	s.UpdatedAt = now
@@ -213,7 +237,7 @@ func (t *Tx) StepDecided(s *Step, decision []byte, now time.Time) error {
 // StepSkipped marks a pending step skipped, with the decision that
 // skipped it: its when evaluated false, or a need that was skipped.
 func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
-	s.Status = StepSkipped
+	s.status = StepSkipped
 	s.DecisionJSON = decision
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -223,7 +247,7 @@ func (t *Tx) StepSkipped(s *Step, decision []byte, now time.Time) error {
 // releases the step's lease when the transaction runs under
 // WithEndingLease.
 func (t *Tx) StepFailed(s *Step, now time.Time) error {
-	s.Status = StepFailed
+	s.status = StepFailed
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
 	if err := t.UpdateStep(*s); err != nil {
@@ -237,8 +261,8 @@ func (t *Tx) StepFailed(s *Step, now time.Time) error {
 // it already had, if any. A step in another state only has its other
 // fields written.
 func (t *Tx) StepInterrupted(s *Step, now time.Time) error {
-	if s.Status == StepRunning {
-		s.Status = StepPending
+	if s.status == StepRunning {
+		s.status = StepPending
 	}
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -261,7 +285,7 @@ func (t *Tx) StepFellBack(s *Step, agent string, now time.Time) error {
 // scheduled: `resume --retry-failed`, `--budget`, `dlq retry`, a changed
 // workflow.
 func (t *Tx) StepReopened(s *Step, now time.Time) error {
-	s.Status = StepPending
+	s.status = StepPending
 	s.NextRetryAt, s.DelayMS = nil, nil
 	s.UpdatedAt = now
 	return t.UpdateStep(*s)
@@ -269,21 +293,21 @@ func (t *Tx) StepReopened(s *Step, now time.Time) error {
 
 // NewRun is a run that starts now: running, unfinished.
 func NewRun(r Run, now time.Time) Run {
-	r.Status = RunRunning
+	r.status = RunRunning
 	r.StartedAt, r.UpdatedAt, r.FinishedAt = now, now, nil
 	return r
 }
 
 // NewStep is a step, or a map item, that has not run yet.
 func NewStep(s Step, now time.Time) Step {
-	s.Status = StepPending
+	s.status = StepPending
 	s.UpdatedAt = now
 	return s
 }
 
 // RunResumed marks a run running again.
 func (t *Tx) RunResumed(r *Run, now time.Time) error {
-	r.Status = RunRunning
+	r.status = RunRunning
 	r.FinishedAt = nil
 	r.UpdatedAt = now
 	return t.UpdateRun(*r)
@@ -291,8 +315,8 @@ func (t *Tx) RunResumed(r *Run, now time.Time) error {
 
 // RunEnded records how this process leaves a run: succeeded, failed or
 // abandoned end it; interrupted leaves it resumable, unfinished.
-func (t *Tx) RunEnded(r *Run, status string, now time.Time) error {
-	r.Status = status
+func (t *Tx) RunEnded(r *Run, status RunStatus, now time.Time) error {
+	r.status = status
 	r.UpdatedAt = now
 	if status != RunInterrupted {
 		r.FinishedAt = &now

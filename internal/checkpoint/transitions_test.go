@@ -4,6 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,13 +17,13 @@ import (
 // The allowed transitions, written out independently of the tables in
 // transitions.go. Every pair of statuses not listed here must be refused.
 var (
-	runStatuses     = []string{RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned}
+	runStatuses     = names(RunRunning, RunSucceeded, RunFailed, RunInterrupted, RunAbandoned)
 	allowedRunMoves = set(
 		"running>running", "running>succeeded", "running>failed", "running>interrupted", "running>abandoned",
 		"interrupted>running", "interrupted>abandoned",
 		"failed>running",
 	)
-	stepStatuses     = []string{StepPending, StepRunning, StepWaiting, StepSucceeded, StepFailed}
+	stepStatuses     = names(StepPending, StepRunning, StepWaiting, StepSucceeded, StepFailed)
 	allowedStepMoves = set(
 		"pending>pending", "pending>running", "pending>failed", "pending>succeeded",
 		"pending>waiting", // an approval gate reached
@@ -26,13 +32,28 @@ var (
 		"waiting>succeeded", // an approval gate answered
 		"failed>pending",
 	)
-	attemptStatuses     = []string{AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptInterrupted, AttemptAdopted}
+	attemptStatuses     = names(AttemptRunning, AttemptSucceeded, AttemptFailed, AttemptInterrupted, AttemptAdopted)
 	allowedAttemptMoves = set(
 		"running>running", "running>succeeded", "running>failed", "running>interrupted", "running>adopted",
 	)
 	checkStatuses     = []string{CheckRunning, CheckPassed, CheckFailed, CheckInterrupted}
 	allowedCheckMoves = set("running>running", "running>passed", "running>failed", "running>interrupted")
 )
+
+// names is a list of statuses as strings, so that the tests can try
+// every string, unknown ones included, on every machine alike.
+func names[S ~string](statuses ...S) []string {
+	out := make([]string, len(statuses))
+	for i, s := range statuses {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// typed adapts a machine's transition check to strings.
+func typed[S ~string](check func(from, to S) error) func(from, to string) error {
+	return func(from, to string) error { return check(S(from), S(to)) }
+}
 
 func set(moves ...string) map[string]bool {
 	m := make(map[string]bool, len(moves))
@@ -49,10 +70,10 @@ func TestTransitionTables(t *testing.T) {
 		allowed  map[string]bool
 		check    func(from, to string) error
 	}{
-		{"run", runStatuses, allowedRunMoves, RunTransition},
-		{"step", stepStatuses, allowedStepMoves, StepTransition},
-		{"attempt", attemptStatuses, allowedAttemptMoves, AttemptTransition},
-		{"check", checkStatuses, allowedCheckMoves, CheckTransition},
+		{"run", runStatuses, allowedRunMoves, typed(RunTransition)},
+		{"step", stepStatuses, allowedStepMoves, typed(StepTransition)},
+		{"attempt", attemptStatuses, allowedAttemptMoves, typed(AttemptTransition)},
+		{"check", checkStatuses, allowedCheckMoves, typed(CheckTransition)},
 	}
 	for _, m := range machines {
 		// Every pair, plus unknown and empty statuses on either side.
@@ -97,7 +118,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 				name: "run", statuses: runStatuses, allowed: allowedRunMoves,
 				seed: func(tx *Tx, key, from string) error {
 					r := sampleRun(key, t0)
-					r.Status = from
+					r.status = RunStatus(from)
 					return tx.CreateRun(r, nil)
 				},
 				move: func(tx *Tx, key, to string) error {
@@ -105,7 +126,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					r.Status = to
+					r.status = RunStatus(to)
 					return tx.UpdateRun(*r)
 				},
 				status: func(tx *Tx, key string) (string, error) {
@@ -113,7 +134,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					return r.Status, nil
+					return string(r.Status()), nil
 				},
 				row: func(key string) string { return "run " + key },
 			},
@@ -121,7 +142,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 				name: "step", statuses: stepStatuses, allowed: allowedStepMoves,
 				seed: func(tx *Tx, key, from string) error {
 					st := sampleStep(key, "s", 0)
-					st.Status = from
+					st.status = StepStatus(from)
 					return tx.CreateRun(sampleRun(key, t0), []Step{st})
 				},
 				move: func(tx *Tx, key, to string) error {
@@ -129,7 +150,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					st.Status = to
+					st.status = StepStatus(to)
 					return tx.UpdateStep(*st)
 				},
 				status: func(tx *Tx, key string) (string, error) {
@@ -137,7 +158,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					return st.Status, nil
+					return string(st.Status()), nil
 				},
 				row: func(key string) string { return "step " + key + "/s" },
 			},
@@ -148,7 +169,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 						return err
 					}
 					a := sampleAttempt(key, "s", 1)
-					a.Status = from
+					a.status = AttemptStatus(from)
 					return tx.InsertAttempt(a)
 				},
 				move: func(tx *Tx, key, to string) error {
@@ -156,7 +177,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					a.Status = to
+					a.status = AttemptStatus(to)
 					return tx.UpdateAttempt(*a)
 				},
 				status: func(tx *Tx, key string) (string, error) {
@@ -164,7 +185,7 @@ func TestUpdatesEnforceTransitions(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					return a.Status, nil
+					return string(a.Status()), nil
 				},
 				row: func(key string) string { return "attempt " + key + "/s/1" },
 			},
@@ -203,11 +224,11 @@ func TestCreateRefusesUnknownStatus(t *testing.T) {
 		s := e.newStore(t)
 		ctx := context.Background()
 		badRun := sampleRun("r1", t0)
-		badRun.Status = "paused"
+		badRun.status = "paused"
 		badStep := sampleStep("r2", "s", 0)
-		badStep.Status = "done"
+		badStep.status = "done"
 		badAttempt := sampleAttempt("r3", "s", 1)
-		badAttempt.Status = "ok"
+		badAttempt.status = "ok"
 		badKind := sampleAttempt("r3", "s", 1)
 		badKind.Kind = "retry"
 		tests := []struct {
@@ -246,4 +267,93 @@ func TestCreateRefusesUnknownStatus(t *testing.T) {
 			return err
 		})
 	})
+}
+
+// TestTransitionTablesComplete: the compiler holds that only the named
+// transitions set a row's status (the fields are unexported) and that a
+// table holds statuses of its own type. What it cannot say is that a
+// table names every constant of its type, so that no status the code can
+// write is refused as unknown, and that every move leads to a status the
+// table knows. The constants are read from the package's source.
+func TestTransitionTablesComplete(t *testing.T) {
+	declared := declaredStatuses(t)
+	for _, tt := range []struct {
+		typ   string
+		table map[string][]string
+	}{
+		{"AttemptStatus", stringTable(attemptTransitions)},
+		{"StepStatus", stringTable(stepTransitions)},
+		{"RunStatus", stringTable(runTransitions)},
+	} {
+		var keys []string
+		for from, next := range tt.table {
+			keys = append(keys, from)
+			for _, to := range next {
+				if _, ok := tt.table[to]; !ok {
+					t.Errorf("%s: %s → %s leads to a status the table does not know", tt.typ, from, to)
+				}
+			}
+		}
+		slices.Sort(keys)
+		want := declared[tt.typ]
+		slices.Sort(want)
+		if len(want) == 0 || !slices.Equal(keys, want) {
+			t.Errorf("%s: the table knows %v, the constants are %v", tt.typ, keys, want)
+		}
+	}
+}
+
+// stringTable is a transition table with its statuses as strings.
+func stringTable[S ~string](table map[S][]S) map[string][]string {
+	out := make(map[string][]string, len(table))
+	for from, next := range table {
+		out[string(from)] = names(next...)
+	}
+	return out
+}
+
+// declaredStatuses reads, from the package's source files, the values of
+// the constants declared with a type whose name ends in Status.
+func declaredStatuses(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typ, ok := vs.Type.(*ast.Ident)
+				if !ok || !strings.HasSuffix(typ.Name, "Status") {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						t.Fatalf("%s: a %s constant that is not a string literal", fset.Position(v.Pos()), typ.Name)
+					}
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[typ.Name] = append(out[typ.Name], s)
+				}
+			}
+		}
+	}
+	return out
 }

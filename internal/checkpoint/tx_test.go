@@ -186,7 +186,7 @@ func TestLatestRuns(t *testing.T) {
 		runs := []struct {
 			id      string
 			started time.Time
-			status  string
+			status  RunStatus
 		}{
 			{"a", at(0), RunRunning},
 			{"b", at(10), RunInterrupted},
@@ -198,7 +198,7 @@ func TestLatestRuns(t *testing.T) {
 		update(t, s, func(tx *Tx) error {
 			for _, r := range runs {
 				run := sampleRun(r.id, r.started)
-				run.Status = r.status
+				run.status = r.status
 				if err := tx.CreateRun(run, nil); err != nil {
 					return err
 				}
@@ -266,7 +266,7 @@ func TestAttemptQueries(t *testing.T) {
 		type spec struct {
 			step   string
 			kind   string
-			status string
+			status AttemptStatus
 			cost   *float64
 			done   bool
 		}
@@ -283,7 +283,7 @@ func TestAttemptQueries(t *testing.T) {
 			for _, sp := range specs {
 				n[sp.step]++
 				a := sampleAttempt("r", sp.step, n[sp.step])
-				a.Kind, a.Status, a.CostUSD = sp.kind, sp.status, sp.cost
+				a.Kind, a.status, a.CostUSD = sp.kind, sp.status, sp.cost
 				if sp.done {
 					a.FinishedAt = ptr(t0.Add(time.Minute))
 				}
@@ -388,7 +388,7 @@ func TestInsertStep(t *testing.T) {
 		s := e.newStore(t)
 		seedRun(t, s, "r", t0, "plan", "implement")
 		added := fullStep("r")
-		added.ID, added.Idx, added.Status = "review", 2, StepPending
+		added.ID, added.Idx, added.status = "review", 2, StepPending
 		update(t, s, func(tx *Tx) error { return tx.InsertStep(added) })
 		view(t, s, func(tx *Tx) error {
 			steps, err := tx.Steps("r")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/shellquote"
 )
@@ -161,15 +162,16 @@ func diagnosis(details string) string {
 
 func status(u unit) string {
 	if len(u.Items) == 0 {
-		return u.Status
+		return string(u.Status)
 	}
 	var parts []string
-	for _, s := range []string{"succeeded", "failed", "running", "waiting", "pending", "skipped"} {
+	for _, s := range []checkpoint.StepStatus{checkpoint.StepSucceeded, checkpoint.StepFailed, checkpoint.StepRunning,
+		checkpoint.StepWaiting, checkpoint.StepPending, checkpoint.StepSkipped} {
 		if n := u.Items[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	return u.Status + " (items: " + strings.Join(parts, ", ") + ")"
+	return string(u.Status) + " (items: " + strings.Join(parts, ", ") + ")"
 }
 
 func attempts(u unit) string {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -188,7 +189,7 @@ func TestBlockCut(t *testing.T) {
 func TestLimits(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Second)
-	step := history.StepReport{ID: "fix", Status: "failed", ItemCounts: map[string]int{"failed": 1200}}
+	step := history.StepReport{ID: "fix", Status: "failed", ItemCounts: map[checkpoint.StepStatus]int{"failed": 1200}}
 	for i := range 1200 {
 		step.Items = append(step.Items, history.ItemReport{Key: fmt.Sprintf("item-%d", i), Status: "failed", AttemptsUsed: 1, MaxAttempts: 1,
 			Attempts: []history.AttemptReport{{N: 1, Status: "failed", Class: "schema", StartedAt: t0, FinishedAt: &t1,

@@ -3,6 +3,7 @@ package ghsummary
 import (
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -11,7 +12,7 @@ import (
 type unit struct {
 	ID          string
 	Step, Item  string // the step row and map item the unit's attempts are stored under
-	Status      string
+	Status      checkpoint.StepStatus
 	Agent       string
 	Used, Max   int
 	Attempts    []history.AttemptReport
@@ -20,7 +21,7 @@ type unit struct {
 	In, Out     int64
 	TokUnknown  bool
 	// Items, for a map step, counts its items by status.
-	Items map[string]int
+	Items map[checkpoint.StepStatus]int
 	// Start and End span the unit's attempts, its items' included; zero
 	// when none ran.
 	Start, End time.Time

@@ -13,7 +13,7 @@ import (
 // ResumeCandidates finds the named run, the unfinished runs and the
 // latest one among finished runs started before, between and after them.
 func TestResumeCandidates(t *testing.T) {
-	run := func(id, status string) fixtureRun { return fixtureRun{id: id, status: status} }
+	run := func(id string, status checkpoint.RunStatus) fixtureRun { return fixtureRun{id: id, status: status} }
 	tests := []struct {
 		name       string
 		runs       []fixtureRun // started an hour apart, in this order

@@ -54,7 +54,7 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event), wai
 			runID = rep.Run.ID // the latest run, once found, is the one followed
 			status, done, err := followStep(ctx, dir, state, rep, seen, &gone, emit)
 			if err != nil || done {
-				return status, err
+				return string(status), err
 			}
 			if status == checkpoint.RunInterrupted {
 				note(fmt.Sprintf("run %s stopped; waiting for it to be resumed (cadence resume), or Ctrl-C to stop following", runID))
@@ -73,7 +73,7 @@ func Follow(ctx context.Context, dir, state, runID string, emit func(Event), wai
 // followStep emits the new transitions of one read of the run. done is
 // true once the run has ended; status is interrupted while no process
 // works on the run.
-func followStep(ctx context.Context, dir, state string, rep *Report, seen map[string]bool, gone *int, emit func(Event)) (status string, done bool, err error) {
+func followStep(ctx context.Context, dir, state string, rep *Report, seen map[string]bool, gone *int, emit func(Event)) (status checkpoint.RunStatus, done bool, err error) {
 	held := false
 	if rep.Run.Status == checkpoint.RunRunning {
 		if held, err = runHeld(ctx, dir, state, rep.Run.ID); err != nil {
@@ -128,7 +128,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 	}
 	run := rep.Run
 	add("run", 0, Event{Time: run.StartedAt, Type: EventRunStarted, RunID: run.ID, Message: run.Workflow})
-	var unit unitFunc = func(step string, item string, agent string, max int, attempts []AttemptReport, status string, stepCost float64) {
+	var unit unitFunc = func(step string, item string, agent string, max int, attempts []AttemptReport, status checkpoint.StepStatus, stepCost float64) {
 		name := step
 		if item != "" {
 			name += "/" + item
@@ -160,7 +160,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 			}
 			if a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning {
 				end := base
-				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, a.Status, a.Class, a.Error
+				end.Time, end.Type, end.Status, end.Class, end.Error = *a.FinishedAt, EventAttemptFinished, string(a.Status), a.Class, a.Error
 				end.Repairs, end.Until, end.Uncounted = a.Repairs, a.NextRetryAt, a.Uncounted
 				end.Provenance = a.Provenance
 				end.Elapsed = a.FinishedAt.Sub(a.StartedAt).Seconds()
@@ -182,7 +182,7 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		if s.Status == checkpoint.StepSkipped {
 			var d Decision
 			_ = json.Unmarshal(s.Decision, &d) // a decision that does not read says less, nothing worse
-			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: s.Status, Message: d.Why()})
+			add("s/"+s.ID+"/skipped", 5, Event{Time: d.At, Type: EventStepSkipped, RunID: run.ID, Step: s.ID, Status: string(s.Status), Message: d.Why()})
 			return
 		}
 		if len(s.Iterations) > 0 || s.Approval != nil {
@@ -225,9 +225,9 @@ func transitions(rep *Report, seen map[string]bool) []Event {
 		if run.FinishedAt != nil {
 			at = *run.FinishedAt
 		}
-		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: run.Status})
+		add("run/end", 9, Event{Time: at, Type: EventRunFinished, RunID: run.ID, Status: string(run.Status)})
 	case checkpoint.RunInterrupted:
-		add("run/stopped", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: run.Status,
+		add("run/stopped", 9, Event{Time: time.Now().UTC(), Type: EventRunInterrupted, RunID: run.ID, Status: string(run.Status),
 			Message: "continue it with `cadence resume`"})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -295,11 +295,11 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 		switch {
 		case decided:
 			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: d.At, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
-				Status: it.Status, Message: untilLine(d)})
+				Status: string(it.Status), Message: untilLine(d)})
 			end = later(end, d.At)
 		case it.Status == checkpoint.StepFailed:
 			add(fmt.Sprintf("i/%s/end", it.ID), 6, Event{Time: last, Type: EventIterationEnded, RunID: runID, Step: s.ID, Attempt: it.Iteration,
-				Status: it.Status, Message: "an inner step failed"})
+				Status: string(it.Status), Message: "an inner step failed"})
 			end = later(end, last)
 		}
 	}
@@ -352,7 +352,7 @@ func loopOrGate(runID string, s StepReport, add func(key string, rank int, ev Ev
 
 // unitFunc adds the transitions of one step or item: its attempts, and
 // its end when status is succeeded or failed.
-type unitFunc func(step, item, agent string, max int, attempts []AttemptReport, status string, stepCost float64)
+type unitFunc func(step, item, agent string, max int, attempts []AttemptReport, status checkpoint.StepStatus, stepCost float64)
 
 // iterationSpan returns when an iteration's first inner attempt started
 // and its last one ended, at any depth; zero times when none ran.

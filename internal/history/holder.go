@@ -19,7 +19,7 @@ type Holder struct {
 // holder on this machine is judged by its pid and start time, one
 // elsewhere by the expiry of its lease, as a resume judges it.
 func runHolder(tx *checkpoint.Tx, run *checkpoint.Run, self holder.Identity) (*Holder, error) {
-	if run.Status != checkpoint.RunRunning {
+	if run.Status() != checkpoint.RunRunning {
 		return nil, nil
 	}
 	l, err := tx.LeaseOf(run.ID, "", "")

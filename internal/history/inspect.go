@@ -25,14 +25,14 @@ type Report struct {
 
 // RunReport is the run part of a Report.
 type RunReport struct {
-	ID             string     `json:"id"`
-	Status         string     `json:"status"`
-	Workflow       string     `json:"workflow"`
-	WorkflowSHA256 string     `json:"workflow_sha256"`
-	StartedAt      time.Time  `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	CostUSD        float64    `json:"cost_usd"`
-	CostUnknown    int        `json:"cost_unknown_attempts"`
+	ID             string               `json:"id"`
+	Status         checkpoint.RunStatus `json:"status"`
+	Workflow       string               `json:"workflow"`
+	WorkflowSHA256 string               `json:"workflow_sha256"`
+	StartedAt      time.Time            `json:"started_at"`
+	FinishedAt     *time.Time           `json:"finished_at"`
+	CostUSD        float64              `json:"cost_usd"`
+	CostUnknown    int                  `json:"cost_unknown_attempts"`
 	// CostKnown is false when no attempt of the run reported a cost: the
 	// agents report none, and cost_usd 0 means unknown, not free.
 	CostKnown bool     `json:"cost_known"`
@@ -71,17 +71,17 @@ type DeliveryReport struct {
 
 // StepReport is one step of a Report.
 type StepReport struct {
-	ID           string     `json:"id"`
-	Status       string     `json:"status"`
-	Agent        string     `json:"agent"`
-	AttemptsUsed int        `json:"attempts_used"`
-	MaxAttempts  int        `json:"max_attempts"`
-	NextRetryAt  *time.Time `json:"next_retry_at"`
-	SessionID    string     `json:"session_id"`
-	CostUSD      float64    `json:"cost_usd"`
-	Turns        int        `json:"turns"`
-	InputTokens  int64      `json:"input_tokens"`
-	OutputTokens int64      `json:"output_tokens"`
+	ID           string                `json:"id"`
+	Status       checkpoint.StepStatus `json:"status"`
+	Agent        string                `json:"agent"`
+	AttemptsUsed int                   `json:"attempts_used"`
+	MaxAttempts  int                   `json:"max_attempts"`
+	NextRetryAt  *time.Time            `json:"next_retry_at"`
+	SessionID    string                `json:"session_id"`
+	CostUSD      float64               `json:"cost_usd"`
+	Turns        int                   `json:"turns"`
+	InputTokens  int64                 `json:"input_tokens"`
+	OutputTokens int64                 `json:"output_tokens"`
 	// CostUnknown and TokensUnknown are true when the step's attempts ran
 	// and none reported a cost, or a token count: its agent reports none,
 	// and the zeros above mean unknown, not free.
@@ -94,9 +94,9 @@ type StepReport struct {
 	Attempts []AttemptReport `json:"attempts"`
 	// Map steps only (SPEC §12): the number of items by status, each item
 	// with its attempts, and the dead-letter queue of the step.
-	ItemCounts map[string]int `json:"item_counts,omitempty"`
-	Items      []ItemReport   `json:"items,omitempty"`
-	Dead       []DeadReport   `json:"dead,omitempty"`
+	ItemCounts map[checkpoint.StepStatus]int `json:"item_counts,omitempty"`
+	Items      []ItemReport                  `json:"items,omitempty"`
+	Dead       []DeadReport                  `json:"dead,omitempty"`
 	// Loop steps only (SPEC §16.5): its iterations in order, each with its
 	// inner steps. Inner steps are not among the run's top-level steps.
 	Iterations []IterationReport `json:"iterations,omitempty"`
@@ -107,19 +107,19 @@ type StepReport struct {
 
 // ItemReport is one item of a map step: the state of a step of its own.
 type ItemReport struct {
-	Key          string          `json:"key"`
-	Item         json.RawMessage `json:"item"` // the item as frozen when the step started
-	Status       string          `json:"status"`
-	AttemptsUsed int             `json:"attempts_used"`
-	MaxAttempts  int             `json:"max_attempts"`
-	NextRetryAt  *time.Time      `json:"next_retry_at"`
-	SessionID    string          `json:"session_id"`
-	CostUSD      float64         `json:"cost_usd"`
-	Turns        int             `json:"turns"`
-	InputTokens  int64           `json:"input_tokens"`
-	OutputTokens int64           `json:"output_tokens"`
-	Handoff      string          `json:"handoff,omitempty"`
-	Attempts     []AttemptReport `json:"attempts"`
+	Key          string                `json:"key"`
+	Item         json.RawMessage       `json:"item"` // the item as frozen when the step started
+	Status       checkpoint.StepStatus `json:"status"`
+	AttemptsUsed int                   `json:"attempts_used"`
+	MaxAttempts  int                   `json:"max_attempts"`
+	NextRetryAt  *time.Time            `json:"next_retry_at"`
+	SessionID    string                `json:"session_id"`
+	CostUSD      float64               `json:"cost_usd"`
+	Turns        int                   `json:"turns"`
+	InputTokens  int64                 `json:"input_tokens"`
+	OutputTokens int64                 `json:"output_tokens"`
+	Handoff      string                `json:"handoff,omitempty"`
+	Attempts     []AttemptReport       `json:"attempts"`
 }
 
 // DeadReport is one item in the dead-letter queue.
@@ -137,20 +137,20 @@ type DeadReport struct {
 
 // AttemptReport is one attempt of a StepReport.
 type AttemptReport struct {
-	N            int        `json:"n"`
-	Status       string     `json:"status"`
-	Kind         string     `json:"kind"`
-	Class        string     `json:"class"`
-	Error        string     `json:"error"`
-	StartedAt    time.Time  `json:"started_at"`
-	FinishedAt   *time.Time `json:"finished_at"`
-	PID          *int       `json:"pid"`
-	ExitCode     *int       `json:"exit_code"`
-	SessionID    string     `json:"session_id"`
-	DelayMS      *int64     `json:"delay_ms"`
-	NextRetryAt  *time.Time `json:"next_retry_at"`
-	RetryAfterMS *int64     `json:"retry_after_ms"`
-	Repairs      []string   `json:"repairs"`
+	N            int                      `json:"n"`
+	Status       checkpoint.AttemptStatus `json:"status"`
+	Kind         string                   `json:"kind"`
+	Class        string                   `json:"class"`
+	Error        string                   `json:"error"`
+	StartedAt    time.Time                `json:"started_at"`
+	FinishedAt   *time.Time               `json:"finished_at"`
+	PID          *int                     `json:"pid"`
+	ExitCode     *int                     `json:"exit_code"`
+	SessionID    string                   `json:"session_id"`
+	DelayMS      *int64                   `json:"delay_ms"`
+	NextRetryAt  *time.Time               `json:"next_retry_at"`
+	RetryAfterMS *int64                   `json:"retry_after_ms"`
+	Repairs      []string                 `json:"repairs"`
 	// Provenance is where the handoff was found: output, fence_json, file
 	// or prose; for a failed attempt, where the value refused as one was
 	// (code_span, code_fence, prose). Omitted when no value was found.
@@ -266,7 +266,7 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		if err != nil {
 			return err
 		}
-		rep.Run = RunReport{ID: run.ID, Status: run.Status, Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
+		rep.Run = RunReport{ID: run.ID, Status: run.Status(), Workflow: run.WorkflowPath, WorkflowSHA256: run.WorkflowSHA256,
 			StartedAt: run.StartedAt, FinishedAt: run.FinishedAt, CostUSD: cost, CostUnknown: unknown, BudgetUSD: run.BudgetUSD,
 			Inputs: json.RawMessage(run.InputsJSON)}
 		if rep.Run.Holder, err = runHolder(tx, run, holder.Self()); err != nil {
@@ -333,10 +333,10 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 		anyCost := false
 		defer func() { rep.Run.CostKnown = rep.Run.CostUnknown == 0 || anyCost }()
 		for _, s := range steps {
-			sr := StepReport{ID: s.ID, Status: s.Status, Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
+			sr := StepReport{ID: s.ID, Status: s.Status(), Agent: s.Agent, MaxAttempts: s.MaxAttempts, NextRetryAt: s.NextRetryAt,
 				SessionID: s.SessionID, CostUSD: s.CostUSD, Turns: s.Turns, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 				Decision: json.RawMessage(s.DecisionJSON)}
-			if s.Status == checkpoint.StepSucceeded {
+			if s.Status() == checkpoint.StepSucceeded {
 				sr.Handoff = filepath.ToSlash(checkpoint.EnvelopePath(s.Unit()))
 			}
 			sr.AttemptsUsed, sr.Attempts = attemptReports(byUnit[s.Unit()], byAttempt, withPrompts)
@@ -349,18 +349,18 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 			if len(items) > 0 {
 				// A map step's own usage is its items'.
 				costKnown, tokensKnown = false, false
-				sr.ItemCounts = map[string]int{}
+				sr.ItemCounts = map[checkpoint.StepStatus]int{}
 				sr.Items = make([]ItemReport, 0, len(items))
 				sr.Dead = []DeadReport{}
 			}
 			for _, it := range items {
-				ir := ItemReport{Key: it.ItemKey, Item: json.RawMessage(it.ItemJSON), Status: it.Status, MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
+				ir := ItemReport{Key: it.ItemKey, Item: json.RawMessage(it.ItemJSON), Status: it.Status(), MaxAttempts: it.MaxAttempts, NextRetryAt: it.NextRetryAt,
 					SessionID: it.SessionID, CostUSD: it.CostUSD, Turns: it.Turns, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
-				if it.Status == checkpoint.StepSucceeded {
+				if it.Status() == checkpoint.StepSucceeded {
 					ir.Handoff = filepath.ToSlash(checkpoint.EnvelopePath(it.Unit()))
 				}
 				ir.AttemptsUsed, ir.Attempts = attemptReports(byUnit[it.Unit()], byAttempt, withPrompts)
-				sr.ItemCounts[it.Status]++
+				sr.ItemCounts[it.Status()]++
 				sr.CostUSD += it.CostUSD
 				sr.Turns += it.Turns
 				sr.InputTokens += it.InputTokens
@@ -379,14 +379,14 @@ func Inspect(ctx context.Context, dir, state, runID string, withPrompts bool) (*
 			}
 			sr.CostUnknown, sr.TokensUnknown = !costKnown, !tokensKnown
 			if a, ok := gates[s.Unit()]; ok {
-				sr.Approval = approvalReport(a, s.Status)
-				if s.Status == checkpoint.StepWaiting && !a.Decided() {
+				sr.Approval = approvalReport(a, s.Status())
+				if s.Status() == checkpoint.StepWaiting && !a.Decided() {
 					rep.Run.WaitingFor = append(rep.Run.WaitingFor, WaitingReport{Step: s.ID, Prompt: a.Prompt,
 						Since: a.RequestedAt, TimeoutAt: a.TimeoutAt})
 				}
 			}
 			rep.Steps = append(rep.Steps, sr)
-			if s.Status == checkpoint.StepSkipped && !strings.Contains(s.ID, "/") {
+			if s.Status() == checkpoint.StepSkipped && !strings.Contains(s.ID, "/") {
 				rep.Run.Skipped = append(rep.Run.Skipped, s.ID)
 			}
 		}
@@ -441,7 +441,7 @@ func attemptReports(list []checkpoint.Attempt, checks map[attemptKey][]CheckRepo
 		if a.Kind != checkpoint.KindHelp && !a.Uncounted {
 			used++
 		}
-		ar := AttemptReport{N: a.N, Status: a.Status, Kind: a.Kind, Class: a.Class, Error: a.Error,
+		ar := AttemptReport{N: a.N, Status: a.Status(), Kind: a.Kind, Class: a.Class, Error: a.Error,
 			StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, PID: a.PID, ExitCode: a.ExitCode, SessionID: a.SessionID,
 			DelayMS: a.DelayMS, NextRetryAt: a.NextRetryAt, RetryAfterMS: a.RetryAfterMS, Repairs: nonNil(a.Repairs), Provenance: a.Provenance,
 			FailedHandoff: a.FailedHandoff, OutputFile: a.OutputFile, CostUSD: a.CostUSD, Turns: a.Turns,

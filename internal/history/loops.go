@@ -14,9 +14,9 @@ import (
 // the shape of a top-level step (id being the row's path, such as
 // implement/3/code).
 type IterationReport struct {
-	Iteration int    `json:"iteration"`
-	ID        string `json:"id"` // the iteration's row, such as implement/3
-	Status    string `json:"status"`
+	Iteration int                   `json:"iteration"`
+	ID        string                `json:"id"` // the iteration's row, such as implement/3
+	Status    checkpoint.StepStatus `json:"status"`
 	// Until is the decision taken after the iteration: the loop's until,
 	// the value it had and what it read; absent until it is taken.
 	Until json.RawMessage `json:"until,omitempty"`
@@ -117,7 +117,7 @@ func nestLoops(flat []StepReport) []StepReport {
 
 // approvalReport is the state of a gate from its approval row and its
 // step's status.
-func approvalReport(a checkpoint.Approval, status string) *ApprovalReport {
+func approvalReport(a checkpoint.Approval, status checkpoint.StepStatus) *ApprovalReport {
 	r := &ApprovalReport{Decision: a.Decision, Comment: a.Comment, By: a.By, At: a.DecidedAt, Prompt: a.Prompt,
 		RequestedAt: a.RequestedAt, TimeoutAt: a.TimeoutAt}
 	if r.Decision == "" {

@@ -8,28 +8,30 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 )
 
 // loopRows are the rows of one run's loop step implement that ran n
 // iterations, ending as status; last is the value of the last until
 // (nil: not evaluated, an inner step failed).
-func loopRows(status string, n int, last *bool) []checkpoint.Step {
-	rows := []checkpoint.Step{{ID: "plan", Status: checkpoint.StepSucceeded}, {ID: "implement", Status: status}}
+func loopRows(states *checkpointtest.States, status checkpoint.StepStatus, n int, last *bool) []checkpoint.Step {
+	rows := []checkpoint.Step{states.Step(checkpoint.Step{ID: "plan"}, checkpoint.StepSucceeded), states.Step(checkpoint.Step{ID: "implement"}, status)}
 	for i := 1; i <= n; i++ {
 		id := "implement/" + strconv.Itoa(i)
-		row := checkpoint.Step{ID: id, Status: checkpoint.StepSucceeded}
+		itStatus := checkpoint.StepSucceeded
 		v := false
 		if i == n {
 			if last == nil {
-				row.Status = checkpoint.StepFailed
+				itStatus = checkpoint.StepFailed
 			} else {
 				v = *last
 			}
 		}
-		if row.Status == checkpoint.StepSucceeded {
+		row := checkpoint.Step{ID: id}
+		if itStatus == checkpoint.StepSucceeded {
 			row.DecisionJSON, _ = json.Marshal(Decision{Until: "steps.review.output.ok", Value: &v})
 		}
-		rows = append(rows, row, checkpoint.Step{ID: id + "/code", Status: row.Status})
+		rows = append(rows, states.Step(row, itStatus), states.Step(checkpoint.Step{ID: id + "/code"}, itStatus))
 	}
 	return rows
 }
@@ -40,7 +42,7 @@ func loopRows(status string, n int, last *bool) []checkpoint.Step {
 func TestLoopStats(t *testing.T) {
 	yes, no := true, false
 	type run struct {
-		status string
+		status checkpoint.StepStatus
 		n      int
 		last   *bool
 	}
@@ -66,8 +68,9 @@ func TestLoopStats(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newStatsAggregator()
+			states := checkpointtest.New(t)
 			for _, r := range tc.runs {
-				g.addLoops(loopRows(r.status, r.n, r.last))
+				g.addLoops(loopRows(states, r.status, r.n, r.last))
 			}
 			got := g.loopResult()
 			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
@@ -85,8 +88,11 @@ func TestGateStats(t *testing.T) {
 	gate := func(id, decision string, reached int, decided *time.Time) checkpoint.Approval {
 		return checkpoint.Approval{Unit: checkpoint.Unit{StepID: id}, RequestedAt: *at(reached), Decision: decision, DecidedAt: decided}
 	}
-	rows := []checkpoint.Step{{ID: "merge", Status: checkpoint.StepSucceeded}, {ID: "loop/1/review", Status: checkpoint.StepSucceeded},
-		{ID: "loop/2/review", Status: checkpoint.StepFailed}, {ID: "loop/3/review", Status: checkpoint.StepWaiting}}
+	states := checkpointtest.New(t)
+	rows := []checkpoint.Step{states.Step(checkpoint.Step{ID: "merge"}, checkpoint.StepSucceeded),
+		states.Step(checkpoint.Step{ID: "loop/1/review"}, checkpoint.StepSucceeded),
+		states.Step(checkpoint.Step{ID: "loop/2/review"}, checkpoint.StepFailed),
+		states.Step(checkpoint.Step{ID: "loop/3/review"}, checkpoint.StepWaiting)}
 	g := newStatsAggregator()
 	g.addGates([]checkpoint.Approval{
 		gate("merge", checkpoint.Approved, 0, at(10)),

@@ -72,7 +72,7 @@ func TestInspectNestsLoops(t *testing.T) {
 		if code.ID != prefix+"code" || docs.ID != prefix+"docs" {
 			t.Errorf("iteration %d: inner steps %s, %s, want %scode, %sdocs", i+1, code.ID, docs.ID, prefix, prefix)
 		}
-		if code.Status != tc.codeStatus || code.AttemptsUsed != tc.codeUsed || code.MaxAttempts != 2 {
+		if string(code.Status) != tc.codeStatus || code.AttemptsUsed != tc.codeUsed || code.MaxAttempts != 2 {
 			t.Errorf("iteration %d: code %s %d/%d, want %s %d/2", i+1, code.Status, code.AttemptsUsed, code.MaxAttempts, tc.codeStatus, tc.codeUsed)
 		}
 		if got := code.Attempts[0].Class; got != tc.codeErr {
@@ -110,7 +110,7 @@ func TestInspectGates(t *testing.T) {
 			t.Fatalf("%s: no approval in %+v", tc.step, s)
 		}
 		a := s.Approval
-		if s.Status != tc.status || a.Decision != tc.decision || a.By != tc.by || a.Comment != tc.comment || (a.At != nil) != tc.decided {
+		if string(s.Status) != tc.status || a.Decision != tc.decision || a.By != tc.by || a.Comment != tc.comment || (a.At != nil) != tc.decided {
 			t.Errorf("%s: %s, approval %+v; want %s %s by %q comment %q decided %v", tc.step, s.Status, a, tc.status, tc.decision, tc.by, tc.comment, tc.decided)
 		}
 	}

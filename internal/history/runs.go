@@ -22,7 +22,7 @@ type RunSummary struct {
 	ID string `json:"id"`
 	// Status is the run's status as the state stores it: running,
 	// interrupted, succeeded, failed, abandoned or cancelled.
-	Status string `json:"status"`
+	Status checkpoint.RunStatus `json:"status"`
 	// State is the status as people read it: Status, except that an
 	// unfinished run waiting for a person at an approval gate is
 	// "waiting", and one that the state says is running but that no
@@ -89,7 +89,7 @@ func ListRuns(ctx context.Context, dir, state string, f RunFilter) ([]RunSummary
 			if err != nil {
 				return err
 			}
-			if f.State != "" && sum.State != f.State && sum.Status != f.State {
+			if f.State != "" && sum.State != f.State && string(sum.Status) != f.State {
 				continue
 			}
 			out = append(out, sum)
@@ -107,7 +107,7 @@ func ListRuns(ctx context.Context, dir, state string, f RunFilter) ([]RunSummary
 
 // summarize reads what RunSummary says of run r.
 func summarize(tx *checkpoint.Tx, r *checkpoint.Run, self holder.Identity) (RunSummary, error) {
-	sum := RunSummary{ID: r.ID, Status: r.Status, State: r.Status, Workflow: r.WorkflowPath, Name: workflowName(r.WorkflowYAML),
+	sum := RunSummary{ID: r.ID, Status: r.Status(), State: string(r.Status()), Workflow: r.WorkflowPath, Name: workflowName(r.WorkflowYAML),
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if r.FinishedAt != nil {
 		ms := r.FinishedAt.Sub(r.StartedAt).Milliseconds()
@@ -122,14 +122,14 @@ func summarize(tx *checkpoint.Tx, r *checkpoint.Run, self holder.Identity) (RunS
 	if sum.Holder, err = runHolder(tx, r, self); err != nil {
 		return sum, err
 	}
-	switch r.Status {
+	switch r.Status() {
 	case checkpoint.RunFailed:
 		steps, err := tx.Steps(r.ID)
 		if err != nil {
 			return sum, err
 		}
 		for _, s := range steps {
-			if s.Status == checkpoint.StepFailed {
+			if s.Status() == checkpoint.StepFailed {
 				sum.FailedStep = s.ID
 				break
 			}
@@ -147,7 +147,7 @@ func summarize(tx *checkpoint.Tx, r *checkpoint.Run, self holder.Identity) (RunS
 		switch {
 		case len(sum.Waiting) > 0:
 			sum.State = RunWaiting
-		case r.Status == checkpoint.RunRunning && sum.Holder == nil:
+		case r.Status() == checkpoint.RunRunning && sum.Holder == nil:
 			sum.State = RunStopped
 		}
 	}
@@ -262,8 +262,8 @@ func findRun(tx *checkpoint.Tx, dir, runID string) (*checkpoint.Run, error) {
 
 // stepData is the data of a step's accepted handoff envelope.
 func stepData(run *checkpoint.Run, s *checkpoint.Step) (json.RawMessage, error) {
-	if s.Status != checkpoint.StepSucceeded || len(s.HandoffJSON) == 0 {
-		return nil, fmt.Errorf("step %s of run %s is %s: %w", s.ID, run.ID, s.Status, ErrNoOutput)
+	if s.Status() != checkpoint.StepSucceeded || len(s.HandoffJSON) == 0 {
+		return nil, fmt.Errorf("step %s of run %s is %s: %w", s.ID, run.ID, s.Status(), ErrNoOutput)
 	}
 	var env handoff.Envelope
 	if err := json.Unmarshal(s.HandoffJSON, &env); err != nil {
@@ -279,7 +279,7 @@ func itemsData(stepID string, items []checkpoint.Step) (json.RawMessage, error) 
 	buf := []byte{'{'}
 	n := 0
 	for _, it := range items {
-		if it.Status != checkpoint.StepSucceeded || len(it.HandoffJSON) == 0 {
+		if it.Status() != checkpoint.StepSucceeded || len(it.HandoffJSON) == 0 {
 			continue
 		}
 		var env handoff.Envelope

@@ -385,7 +385,7 @@ func (g *statsAggregator) addMap(step, id string, items []checkpoint.Step, dead 
 	m.Runs++
 	m.Items += len(items)
 	for _, it := range items {
-		if it.Status == checkpoint.StepSucceeded {
+		if it.Status() == checkpoint.StepSucceeded {
 			m.Succeeded++
 		}
 	}
@@ -517,7 +517,7 @@ func newStatsAggregator() *statsAggregator {
 const CommandSteps = "(commands)"
 
 func (g *statsAggregator) add(s checkpoint.Step, attempts []checkpoint.Attempt) {
-	skipped := s.Status == checkpoint.StepSkipped
+	skipped := s.Status() == checkpoint.StepSkipped
 	if len(attempts) == 0 && !skipped {
 		return
 	}
@@ -583,7 +583,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops
 		for _, r := range a.Repairs {
 			t.c.Repairs[r]++
 		}
-		finished := a.FinishedAt != nil && a.Status != checkpoint.AttemptRunning
+		finished := a.FinishedAt != nil && a.Status() != checkpoint.AttemptRunning
 		if a.CostUSD != nil {
 			t.c.CostUSD += *a.CostUSD
 			t.costKnown++
@@ -612,7 +612,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops
 			continue
 		}
 		t.c.Attempts++
-		switch a.Status {
+		switch a.Status() {
 		case checkpoint.AttemptSucceeded, checkpoint.AttemptAdopted:
 			t.accepted++
 		default:
@@ -621,7 +621,7 @@ func (t *statsTally) add(s checkpoint.Step, attempts []checkpoint.Attempt, stops
 			}
 		}
 	}
-	switch s.Status {
+	switch s.Status() {
 	case checkpoint.StepSucceeded:
 		t.c.Succeeded++
 		t.attemptsToSuccess += counted
@@ -680,7 +680,7 @@ func named(s checkpoint.Step, name string) checkpoint.Step {
 // with iteration rows under it is a loop step.
 func (g *statsAggregator) addLoops(rows []checkpoint.Step) {
 	type loop struct {
-		status string
+		status checkpoint.StepStatus
 		iters  int
 		last   []byte // the decision of the latest iteration
 		lastN  int
@@ -690,7 +690,7 @@ func (g *statsAggregator) addLoops(rows []checkpoint.Step) {
 	for _, r := range rows {
 		if !address.Of(r.ID).IsIteration() {
 			if _, ok := byID[r.ID]; !ok {
-				byID[r.ID] = &loop{status: r.Status}
+				byID[r.ID] = &loop{status: r.Status()}
 			}
 			continue
 		}
@@ -757,9 +757,9 @@ func (g *statsAggregator) loopResult() []LoopStats {
 // addGates records the gates one run reached, with their steps' rows to
 // tell a gate timed out; a gate still waiting has waited until now.
 func (g *statsAggregator) addGates(approvals []checkpoint.Approval, rows []checkpoint.Step, now time.Time) {
-	status := make(map[string]string, len(rows))
+	status := make(map[string]checkpoint.StepStatus, len(rows))
 	for _, r := range rows {
-		status[r.ID] = r.Status
+		status[r.ID] = r.Status()
 	}
 	for _, a := range approvals {
 		name := address.Of(a.Unit.StepID).StepName()

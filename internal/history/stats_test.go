@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -24,22 +25,25 @@ var statsT0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 // the run's start; end < 0 means still running; cost < 0 means the agent
 // reported no cost.
 type fixtureAttempt struct {
-	kind, status, class string
-	start, end          int
-	cost                float64
-	repairs             []string
-	uncounted           bool // a usage-limit refusal or budget stop
+	kind, class string
+	status      checkpoint.AttemptStatus
+	start, end  int
+	cost        float64
+	repairs     []string
+	uncounted   bool // a usage-limit refusal or budget stop
 }
 
 type fixtureStep struct {
-	id, agent, status string
-	max               int
-	attempts          []fixtureAttempt
+	id, agent string
+	status    checkpoint.StepStatus
+	max       int
+	attempts  []fixtureAttempt
 }
 
 type fixtureRun struct {
-	id, status string
-	steps      []fixtureStep
+	id     string
+	status checkpoint.RunStatus
+	steps  []fixtureStep
 }
 
 // statsFixture is three runs of a plan → implement → review workflow:
@@ -102,21 +106,20 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 		start := statsT0.Add(time.Duration(i) * time.Hour)
 		at := func(sec int) time.Time { return start.Add(time.Duration(sec) * time.Second) }
 		err := store.Update(ctx, func(tx *checkpoint.Tx) error {
-			run := checkpoint.Run{ID: fr.id, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-				WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n"), StartedAt: start, UpdatedAt: start}
+			run := checkpoint.NewRun(checkpoint.Run{ID: fr.id, WorkflowPath: ".cadence/workflow.yaml",
+				WorkflowSHA256: "0", WorkflowYAML: []byte("version: 1\n")}, start)
 			steps := make([]checkpoint.Step, len(fr.steps))
 			for j, fs := range fr.steps {
-				steps[j] = checkpoint.Step{RunID: fr.id, ID: fs.id, Idx: j, Agent: fs.agent,
-					Status: checkpoint.StepPending, MaxAttempts: fs.max, CostKnown: true, UpdatedAt: start}
+				steps[j] = checkpoint.NewStep(checkpoint.Step{RunID: fr.id, ID: fs.id, Idx: j, Agent: fs.agent,
+					MaxAttempts: fs.max, CostKnown: true}, start)
 			}
 			if err := tx.CreateRun(run, steps); err != nil {
 				return err
 			}
 			for j, fs := range fr.steps {
 				for k, fa := range fs.attempts {
-					a := checkpoint.Attempt{RunID: fr.id, StepID: fs.id, N: k + 1, Kind: fa.kind,
-						Status: checkpoint.AttemptRunning, StartedAt: at(fa.start)}
-					if err := tx.InsertAttempt(a); err != nil {
+					a := checkpoint.Attempt{RunID: fr.id, StepID: fs.id, N: k + 1, Kind: fa.kind, StartedAt: at(fa.start)}
+					if err := tx.StartAttempt(&a); err != nil {
 						return err
 					}
 					if fa.cost >= 0 {
@@ -127,27 +130,17 @@ func writeStatsFixture(t *testing.T, dir string, runs []fixtureRun) {
 						end := at(fa.end)
 						a.FinishedAt = &end
 					}
-					a.Status, a.Class, a.Repairs, a.Uncounted = fa.status, fa.class, fa.repairs, fa.uncounted
-					if err := tx.UpdateAttempt(a); err != nil {
+					a.Class, a.Repairs, a.Uncounted = fa.class, fa.repairs, fa.uncounted
+					if err := checkpointtest.EndAttempt(tx, &a, fa.status); err != nil {
 						return err
 					}
 				}
-				if fs.status == checkpoint.StepPending {
-					continue
-				}
-				s := steps[j]
-				for _, status := range []string{checkpoint.StepRunning, fs.status} {
-					s.Status = status
-					if err := tx.UpdateStep(s); err != nil {
-						return err
-					}
+				if err := checkpointtest.TakeStep(tx, &steps[j], fs.status, start); err != nil {
+					return err
 				}
 			}
 			if fr.status != checkpoint.RunRunning {
-				run.Status = fr.status
-				if err := tx.UpdateRun(run); err != nil {
-					return err
-				}
+				return tx.RunEnded(&run, fr.status, start)
 			}
 			return nil
 		})
@@ -475,7 +468,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var runs []fixtureRun
-			add := func(status string, attempts []fixtureAttempt) {
+			add := func(status checkpoint.StepStatus, attempts []fixtureAttempt) {
 				runs = append(runs, fixtureRun{id: fmt.Sprintf("r%02d", len(runs)), status: checkpoint.RunFailed,
 					steps: []fixtureStep{{id: "s", agent: "a", status: status, max: 4, attempts: attempts}}})
 			}
@@ -500,7 +493,7 @@ func TestStatsWarningThresholds(t *testing.T) {
 
 // statsAttempts returns n one-second attempts, all failed with class schema
 // but the last, whose status is last.
-func statsAttempts(n int, last string) []fixtureAttempt {
+func statsAttempts(n int, last checkpoint.AttemptStatus) []fixtureAttempt {
 	out := make([]fixtureAttempt, n)
 	for i := range out {
 		out[i] = fixtureAttempt{kind: "followup", status: "failed", class: "schema", start: 2 * i, end: 2*i + 1, cost: 0}

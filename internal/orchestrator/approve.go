@@ -115,7 +115,7 @@ func answeredInTime(tx *checkpoint.Tx, run *checkpoint.Run, gate *checkpoint.App
 	if err != nil {
 		return err
 	}
-	if at.Before(*gate.TimeoutAt) && st.Status != checkpoint.StepFailed {
+	if at.Before(*gate.TimeoutAt) && st.Status() != checkpoint.StepFailed {
 		return nil
 	}
 	return usagef("gate %s of run %s timed out at %s (it waited since %s): an answer after its deadline is not taken; "+
@@ -187,7 +187,7 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			match = append(match, g)
 		}
 	}
-	over := run.Status == checkpoint.RunSucceeded || run.Status == checkpoint.RunAbandoned || run.Status == checkpoint.RunCancelled
+	over := run.Status() == checkpoint.RunSucceeded || run.Status() == checkpoint.RunAbandoned || run.Status() == checkpoint.RunCancelled
 	for i := len(match) - 1; i >= 0; i-- {
 		if !match[i].Decided() && !over {
 			return &match[i], nil
@@ -204,7 +204,7 @@ func pickGate(tx *checkpoint.Tx, run *checkpoint.Run, gates []checkpoint.Approva
 			last.Unit.StepID, run.ID, last.Decision, last.By, when, waitingHint(waiting))
 	}
 	if over {
-		return nil, usagef("run %s is %s: nothing waits for approval in it, and nothing would read an answer", run.ID, run.Status)
+		return nil, usagef("run %s is %s: nothing waits for approval in it, and nothing would read an answer", run.ID, run.Status())
 	}
 	if a.RunID == "" {
 		// Waiting in an older, unfinished run? Then --run says which.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/orchestrator"
@@ -172,12 +173,12 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 	// minute ago, so its backoff is over.
 	t0 := time.Now().UTC().Add(-time.Duration(2*h.attempts()+60) * time.Second)
 	const runID = "20260101-000000-bench0"
-	run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
+	run := checkpoint.NewRun(checkpoint.Run{ID: runID, WorkflowPath: ".cadence/workflow.yaml",
+		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw}, t0)
 	rows := make([]checkpoint.Step, len(ids))
 	for i, id := range ids {
-		rows[i] = checkpoint.Step{RunID: runID, ID: id, Idx: i, Agent: "echo", Status: checkpoint.StepPending,
-			MaxAttempts: 3, CostKnown: true, UpdatedAt: t0}
+		rows[i] = checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: id, Idx: i, Agent: "echo",
+			MaxAttempts: 3, CostKnown: true}, t0)
 	}
 	if h.attemptsEach > rows[0].MaxAttempts {
 		for i := range h.steps {
@@ -192,17 +193,24 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// record starts attempt a and ends it with status, as the run loop does.
+	record := func(tx *checkpoint.Tx, a checkpoint.Attempt, status checkpoint.AttemptStatus) error {
+		if err := tx.StartAttempt(&a); err != nil {
+			return err
+		}
+		return checkpointtest.EndAttempt(tx, &a, status)
+	}
 	at := t0
 	tick := func() time.Time { at = at.Add(time.Second); return at }
-	// attempt returns attempt n of a step, finished with status and, when
-	// it failed, class schema.
-	attempt := func(stepID string, n int, status string) checkpoint.Attempt {
+	// attempt returns attempt n of a step, to be finished with status and,
+	// when it failed, class schema.
+	attempt := func(stepID string, n int, status checkpoint.AttemptStatus) checkpoint.Attempt {
 		kind := checkpoint.KindFollowup
 		if n == 1 {
 			kind = checkpoint.KindInitial
 		}
 		start, end := tick(), tick()
-		a := checkpoint.Attempt{RunID: runID, StepID: stepID, N: n, Kind: kind, Status: status,
+		a := checkpoint.Attempt{RunID: runID, StepID: stepID, N: n, Kind: kind,
 			Prompt: benchPrompt, StartedAt: start, FinishedAt: &end, SessionID: "session-" + stepID,
 			OutputFile: fmt.Sprintf(".cadence/attempts/%s/%s/%d.out", runID, stepID, n), Repairs: []string{}}
 		if status == checkpoint.AttemptFailed {
@@ -224,7 +232,7 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 					if n == h.attemptsEach {
 						status = checkpoint.AttemptSucceeded
 					}
-					if err := tx.InsertAttempt(attempt(s.ID, n, status)); err != nil {
+					if err := record(tx, attempt(s.ID, n, status), status); err != nil {
 						return err
 					}
 				}
@@ -234,12 +242,11 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 				if err != nil {
 					return err
 				}
-				s.Status = checkpoint.StepRunning
-				if err := tx.UpdateStep(s); err != nil {
+				if err := tx.StepRunning(&s, at); err != nil {
 					return err
 				}
-				s.Status, s.SessionID, s.HandoffJSON, s.UpdatedAt = checkpoint.StepSucceeded, "session-"+s.ID, env, at
-				if err := tx.UpdateStep(s); err != nil {
+				s.SessionID = "session-" + s.ID
+				if err := tx.StepSucceeded(&s, env, at); err != nil {
 					return err
 				}
 			}
@@ -256,19 +263,17 @@ func fillBenchProject(b testing.TB, dir, echo string, h benchHistory) string {
 		next := *a.FinishedAt
 		delay := int64(0)
 		a.NextRetryAt, a.DelayMS = &next, &delay
-		if err := tx.InsertAttempt(a); err != nil {
+		if err := record(tx, a, checkpoint.AttemptFailed); err != nil {
 			return err
 		}
-		last.Status = checkpoint.StepRunning
-		if err := tx.UpdateStep(last); err != nil {
+		if err := tx.StepRunning(&last, at); err != nil {
 			return err
 		}
-		last.Status, last.SessionID, last.NextRetryAt, last.DelayMS = checkpoint.StepWaiting, a.SessionID, &next, &delay
-		if err := tx.UpdateStep(last); err != nil {
+		last.SessionID = a.SessionID
+		if err := tx.StepWaiting(&last, &next, &delay, at); err != nil {
 			return err
 		}
-		run.Status, run.UpdatedAt = checkpoint.RunInterrupted, at
-		return tx.UpdateRun(run)
+		return tx.RunEnded(&run, checkpoint.RunInterrupted, at)
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -82,7 +82,7 @@ func Cancel(ctx context.Context, o Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
-	p.sink.Emit(history.Event{Time: now, Type: history.EventRunFinished, RunID: runID, Status: checkpoint.RunCancelled})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventRunFinished, RunID: runID, Status: string(checkpoint.RunCancelled)})
 	// The notification goes out now (what is not delivered stays in the
 	// outbox for the project's next process).
 	p.notes.start(ctx)
@@ -93,13 +93,13 @@ func Cancel(ctx context.Context, o Options) (*Result, error) {
 
 // cancellable refuses a run that is not unfinished.
 func cancellable(r *checkpoint.Run) error {
-	switch r.Status {
+	switch r.Status() {
 	case checkpoint.RunRunning, checkpoint.RunInterrupted:
 		return nil
 	case checkpoint.RunCancelled:
 		return usagef("run %s was cancelled already", r.ID)
 	}
-	return usagef("run %s is %s: only an unfinished run (running, stopped, waiting or interrupted) can be cancelled", r.ID, r.Status)
+	return usagef("run %s is %s: only an unfinished run (running, stopped, waiting or interrupted) can be cancelled", r.ID, r.Status())
 }
 
 // chooseCancel returns the run Cancel is to end, and sets o.WorkflowPath
@@ -130,7 +130,7 @@ func chooseCancel(ctx context.Context, o *Options) (string, error) {
 		if o.RunID != "" && r.ID == o.RunID {
 			target = r
 		}
-		open := r.Status == checkpoint.RunRunning || r.Status == checkpoint.RunInterrupted
+		open := r.Status() == checkpoint.RunRunning || r.Status() == checkpoint.RunInterrupted
 		if open && (want == "" || filepath.Clean(r.WorkflowPath) == filepath.Clean(want)) {
 			unfinished = append(unfinished, *r)
 		}

@@ -24,11 +24,11 @@ const watchCancelEvery = time.Second
 // run's own commits report a state that cannot be reached.
 func watchCancel(ctx context.Context, store *checkpoint.Store, runID string, cancelled func()) (stop func()) {
 	return poll(ctx, watchCancelEvery, func(ctx context.Context) bool {
-		var status string
+		var status checkpoint.RunStatus
 		err := store.View(ctx, func(tx *checkpoint.Tx) error {
 			r, err := tx.Run(runID)
 			if err == nil {
-				status = r.Status
+				status = r.Status()
 			}
 			return err
 		})
@@ -71,6 +71,6 @@ func poll(ctx context.Context, every time.Duration, check func(context.Context) 
 // (uncounted) as they stopped; the run's status, and its run_cancelled
 // notification, are the cancel's.
 func cancelledResult(sink history.Sink, runID, stepID string, now time.Time) *Result {
-	sink.Emit(history.Event{Time: now, Type: history.EventRunFinished, RunID: runID, Status: checkpoint.RunCancelled})
+	sink.Emit(history.Event{Time: now, Type: history.EventRunFinished, RunID: runID, Status: string(checkpoint.RunCancelled)})
 	return &Result{RunID: runID, Status: StatusCancelled, Step: stepID, Message: "cancelled by cadence cancel"}
 }

@@ -68,7 +68,7 @@ func chooseWorkflow(ctx context.Context, o *Options) error {
 func ambiguousRuns(runs []checkpoint.Run, command string) error {
 	var b strings.Builder
 	for _, r := range runs {
-		fmt.Fprintf(&b, "\n  %s  %s  started %s: --run %s or --workflow %s", r.ID, r.Status, r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), r.ID, r.WorkflowPath)
+		fmt.Fprintf(&b, "\n  %s  %s  started %s: --run %s or --workflow %s", r.ID, r.Status(), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), r.ID, r.WorkflowPath)
 	}
 	return usagef("%d runs are unfinished in this project; say which to %s:%s", len(runs), command, b.String())
 }

@@ -40,7 +40,7 @@ func deadRetryRun(tx *checkpoint.Tx, runID string) (*checkpoint.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch r.Status {
+	switch r.Status() {
 	case checkpoint.RunSucceeded:
 		return nil, usagef("run %s succeeded: its dead items were within max_failures and the steps after the map have used its output; "+
 			"a succeeded run is never run again: to run the dead items again, start a new run (cadence run); to make the run fail on them instead, lower the map's max_failures", r.ID)
@@ -97,7 +97,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 			if err != nil {
 				return err
 			}
-			if row.Status == checkpoint.StepSucceeded {
+			if row.Status() == checkpoint.StepSucceeded {
 				return usagef("item %q of step %s died in iteration %s, which has ended (the loop went on within max_failures): "+
 					"a finished iteration never runs again, so its dead items can be shown, not retried", d.ItemKey, d.StepID, it)
 			}
@@ -144,7 +144,7 @@ func (p *project) reopenDead(tx *checkpoint.Tx, runID string, sel *DeadRetry, no
 			if err != nil {
 				return err
 			}
-			if s.Status == checkpoint.StepFailed {
+			if s.Status() == checkpoint.StepFailed {
 				if err := tx.StepReopened(s, now); err != nil {
 					return err
 				}
@@ -162,7 +162,7 @@ func (p *project) reopenDeadOfFailedMaps(tx *checkpoint.Tx, runID string, now ti
 		return err
 	}
 	for _, s := range steps {
-		if s.Status != checkpoint.StepFailed {
+		if s.Status() != checkpoint.StepFailed {
 			continue
 		}
 		items, err := tx.Items(runID, s.ID)

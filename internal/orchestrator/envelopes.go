@@ -20,12 +20,12 @@ func succeededUnits(tx *checkpoint.Tx, wf *workflow.Workflow, steps []checkpoint
 				return nil, err
 			}
 			for _, it := range items {
-				if it.Status == checkpoint.StepSucceeded && len(it.HandoffJSON) > 0 {
+				if it.Status() == checkpoint.StepSucceeded && len(it.HandoffJSON) > 0 {
 					out = append(out, it)
 				}
 			}
 		}
-		if s.Status == checkpoint.StepSucceeded && len(s.HandoffJSON) > 0 {
+		if s.Status() == checkpoint.StepSucceeded && len(s.HandoffJSON) > 0 {
 			out = append(out, s)
 		}
 	}

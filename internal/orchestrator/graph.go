@@ -37,7 +37,7 @@ type graph struct {
 	// steps for expressions (status and output).
 	outputs map[string]any
 	vars    map[string]workflow.StepVars
-	ended   map[string]string // ID → succeeded, failed or skipped
+	ended   map[string]checkpoint.StepStatus // ID → succeeded, failed or skipped
 	running map[string]bool
 	// parked are the steps waiting for a person (an approval gate, or a
 	// loop whose iteration holds one) that nothing in this process can
@@ -140,7 +140,7 @@ func (g *graph) skipped() string {
 
 // newGraph is the graph of steps, in order, of run.
 func newGraph(p *project, run *checkpoint.Run, order []*workflow.Step, gates *announced) *graph {
-	return &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]string{},
+	return &graph{p: p, run: run, outputs: map[string]any{}, vars: map[string]workflow.StepVars{}, ended: map[string]checkpoint.StepStatus{},
 		running: map[string]bool{}, parked: map[string]bool{}, order: order, decided: map[string]bool{}, gates: gates}
 }
 
@@ -242,8 +242,8 @@ func (g *graph) read(ctx context.Context, done map[string]bool, current []checkp
 		if st == nil {
 			continue
 		}
-		g.decided[ws.ID] = len(st.DecisionJSON) > 0 || st.Status != checkpoint.StepPending
-		switch st.Status {
+		g.decided[ws.ID] = len(st.DecisionJSON) > 0 || st.Status() != checkpoint.StepPending
+		switch st.Status() {
 		case checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			if err != nil {
@@ -251,7 +251,7 @@ func (g *graph) read(ctx context.Context, done map[string]bool, current []checkp
 			}
 			g.end(ws.ID, checkpoint.StepSucceeded, out)
 			if done[st.ID] {
-				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: st.ID, Status: st.Status})
+				p.sink.Emit(history.Event{Time: p.now(), Type: history.EventStepAlreadyDone, RunID: run.ID, Step: st.ID, Status: string(st.Status())})
 			}
 		case checkpoint.StepSkipped:
 			g.end(ws.ID, checkpoint.StepSkipped, nil)
@@ -266,9 +266,9 @@ func (g *graph) read(ctx context.Context, done map[string]bool, current []checkp
 }
 
 // end records how a step ended, for the steps after it.
-func (g *graph) end(id, status string, out any) {
+func (g *graph) end(id string, status checkpoint.StepStatus, out any) {
 	g.ended[id] = status
-	g.vars[id] = workflow.StepVars{Output: out, Status: status}
+	g.vars[id] = workflow.StepVars{Output: out, Status: string(status)}
 	if status == checkpoint.StepSucceeded {
 		g.outputs[id] = map[string]any{"Output": out}
 	}
@@ -454,7 +454,7 @@ func (g *graph) decide(ctx context.Context, ws *workflow.Step) (bool, error) {
 		return true, nil
 	}
 	g.end(ws.ID, checkpoint.StepSkipped, nil)
-	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: g.rowID(ws), Status: checkpoint.StepSkipped, Message: d.Why()})
+	p.sink.Emit(history.Event{Time: now, Type: history.EventStepSkipped, RunID: run.ID, Step: g.rowID(ws), Status: string(checkpoint.StepSkipped), Message: d.Why()})
 	return false, nil
 }
 

@@ -81,8 +81,8 @@ func TestGraphScheduler(t *testing.T) {
 			}
 			var got []string
 			for _, s := range rep.Steps {
-				got = append(got, s.ID+"="+s.Status)
-				if want := tt.want[s.ID]; s.Status != want {
+				got = append(got, s.ID+"="+string(s.Status))
+				if want := tt.want[s.ID]; string(s.Status) != want {
 					t.Errorf("step %s %s, want %s", s.ID, s.Status, want)
 				}
 				if want, ok := tt.class[s.ID]; ok && (len(s.Attempts) == 0 || s.Attempts[len(s.Attempts)-1].Class != want) {

@@ -78,7 +78,7 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 			return err
 		}
 		for _, s := range steps {
-			done[s.ID] = s.Status == checkpoint.StepSucceeded
+			done[s.ID] = s.Status() == checkpoint.StepSucceeded
 		}
 		succeeded, err = succeededUnits(tx, p.wf, steps)
 		return err
@@ -156,7 +156,7 @@ func (p *project) stopped(runID, stepID string, err error) (*Result, error) {
 // finish commits the run's final status for this process and emits it;
 // the notification of a run that ended (or stopped for a login) is
 // committed with it, and sent after.
-func (p *project) finish(runID, status string, res *Result) (*Result, error) {
+func (p *project) finish(runID string, status checkpoint.RunStatus, res *Result) (*Result, error) {
 	now := p.now()
 	// The caller's context may be cancelled: this write must still land,
 	// under the run's lease when it has one.
@@ -167,7 +167,7 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		if cancelled = r.Status == checkpoint.RunCancelled; cancelled {
+		if cancelled = r.Status() == checkpoint.RunCancelled; cancelled {
 			return nil // cadence cancel ended it: that stands
 		}
 		if status == checkpoint.RunInterrupted {
@@ -194,7 +194,7 @@ func (p *project) finish(runID, status string, res *Result) (*Result, error) {
 	if status == checkpoint.RunInterrupted {
 		typ = history.EventRunInterrupted
 	}
-	ev := history.Event{Time: now, Type: typ, RunID: runID, Status: status, Step: res.Step, Message: res.Message}
+	ev := history.Event{Time: now, Type: typ, RunID: runID, Status: string(status), Step: res.Step, Message: res.Message}
 	if !res.ResumeAt.IsZero() {
 		t := res.ResumeAt
 		ev.Until = &t

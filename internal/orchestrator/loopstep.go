@@ -62,7 +62,7 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[stri
 	if err != nil {
 		return 0, nil, err
 	}
-	if st.Status == checkpoint.StepPending {
+	if st.Status() == checkpoint.StepPending {
 		now := p.now()
 		if err := p.store.Update(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
 			return tx.StepRunning(st, now)
@@ -70,13 +70,13 @@ func (g *graph) runLoop(ctx context.Context, in *attempt.Instance, vars map[stri
 			return 0, nil, fmt.Errorf("record the start of loop %s: %w", path, err)
 		}
 	}
-	if last != nil && last.Status == checkpoint.StepFailed {
+	if last != nil && last.Status() == checkpoint.StepFailed {
 		return stepFailed, nil, nil // the loop failed with it, in the same commit
 	}
 	// A next iteration starts when the last one ended with until false (a
 	// true until, or the last iteration, ended the loop in the same
 	// commit as the decision), or when none started yet.
-	next := last == nil || last.Status == checkpoint.StepSucceeded
+	next := last == nil || last.Status() == checkpoint.StepSucceeded
 	// The previous iteration's outputs (.Loop.Previous): read from the
 	// state once, on the way in, then kept from the iteration that ended.
 	prev, err := g.previousOutputs(ctx, in, n, next)
@@ -294,7 +294,7 @@ func (g *graph) iterationOutputs(ctx context.Context, ws *workflow.Step, iterPat
 			if err != nil {
 				return err
 			}
-			if st.Status != checkpoint.StepSucceeded {
+			if st.Status() != checkpoint.StepSucceeded {
 				continue
 			}
 			v, err := attempt.EnvelopeData(st.HandoffJSON)
@@ -373,7 +373,7 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 			return err
 		case res == stepDone:
 			return tx.StepSucceeded(st, envJSON, now)
-		case res == stepFailed && st.Status != checkpoint.StepFailed:
+		case res == stepFailed && st.Status() != checkpoint.StepFailed:
 			return tx.StepFailed(st, now) // (an until that failed to evaluate failed it already)
 		}
 		return nil
@@ -383,7 +383,7 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 	}
 	switch end {
 	case iterationDone:
-		p.sink.Emit(history.Event{Status: checkpoint.StepSucceeded, Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
+		p.sink.Emit(history.Event{Status: string(checkpoint.StepSucceeded), Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
 			Step: path, Attempt: n, Message: iterationWhy(d)})
 	case iterationFailed:
 		// As --follow tells it from the rows.
@@ -391,7 +391,7 @@ func (g *graph) endIteration(ctx context.Context, in *attempt.Instance, it itera
 		if it.untilErr != nil {
 			why = "its until could not be evaluated"
 		}
-		p.sink.Emit(history.Event{Status: checkpoint.StepFailed, Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
+		p.sink.Emit(history.Event{Status: string(checkpoint.StepFailed), Time: now, Type: history.EventIterationEnded, RunID: g.run.ID,
 			Step: path, Attempt: n, Message: why})
 	}
 	p.attempts.Failpoint.Hit(attempt.FailAfterUntil)

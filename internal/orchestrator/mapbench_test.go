@@ -119,23 +119,20 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 	defer store.Close()
 	t0 := time.Now().UTC().Add(-time.Hour)
 	const runID = "20260101-000000-mapb00"
-	run := checkpoint.Run{ID: runID, Status: checkpoint.RunRunning, WorkflowPath: ".cadence/workflow.yaml",
-		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw, StartedAt: t0, UpdatedAt: t0}
-	step := checkpoint.Step{RunID: runID, ID: "each", Agent: "echo", Status: checkpoint.StepPending, MaxAttempts: 3,
-		CostKnown: true, UpdatedAt: t0}
+	run := checkpoint.NewRun(checkpoint.Run{ID: runID, WorkflowPath: ".cadence/workflow.yaml",
+		WorkflowSHA256: wf.SHA256, WorkflowYAML: wf.Raw}, t0)
+	step := checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: "each", Agent: "echo", MaxAttempts: 3, CostKnown: true}, t0)
 	if err := store.Update(ctx, func(tx *checkpoint.Tx) error {
 		if err := tx.CreateRun(run, []checkpoint.Step{step}); err != nil {
 			return err
 		}
-		step.Status = checkpoint.StepRunning
-		if err := tx.UpdateStep(step); err != nil {
+		if err := tx.StepRunning(&step, t0); err != nil {
 			return err
 		}
 		items := make([]checkpoint.Step, n)
 		for i := range items {
-			items[i] = checkpoint.Step{RunID: runID, ID: "each", ItemKey: fmt.Sprint(i), ItemIdx: i + 1,
-				ItemJSON: []byte(fmt.Sprintf(`{"n":%d}`, i)), Agent: "echo", Status: checkpoint.StepPending,
-				MaxAttempts: 3, CostKnown: true, UpdatedAt: t0}
+			items[i] = checkpoint.NewStep(checkpoint.Step{RunID: runID, ID: "each", ItemKey: fmt.Sprint(i), ItemIdx: i + 1,
+				ItemJSON: []byte(fmt.Sprintf(`{"n":%d}`, i)), Agent: "echo", MaxAttempts: 3, CostKnown: true}, t0)
 		}
 		return tx.InsertItems(items)
 	}); err != nil {
@@ -151,10 +148,13 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 				start, end := at, at.Add(10*time.Millisecond)
 				at = end
 				a := checkpoint.Attempt{RunID: runID, StepID: "each", ItemKey: u.Item, N: 1, Kind: checkpoint.KindInitial,
-					Status: checkpoint.AttemptSucceeded, Prompt: benchPrompt, StartedAt: start, FinishedAt: &end,
+					Prompt: benchPrompt, StartedAt: start, FinishedAt: &end,
 					SessionID: "session-" + u.Item, OutputFile: fmt.Sprintf(".cadence/attempts/%s/each/%s/1.out", runID, u.Item),
 					Repairs: []string{}}
-				if err := tx.InsertAttempt(a); err != nil {
+				if err := tx.StartAttempt(&a); err != nil {
+					return err
+				}
+				if err := tx.AttemptSucceeded(&a, false); err != nil {
 					return err
 				}
 				env, err := json.Marshal(handoff.Envelope{Component: "each", SessionID: a.SessionID, Timestamp: end,
@@ -167,12 +167,11 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 				if err != nil {
 					return err
 				}
-				it.Status = checkpoint.StepRunning
-				if err := tx.UpdateStep(*it); err != nil {
+				if err := tx.StepRunning(it, start); err != nil {
 					return err
 				}
-				it.Status, it.SessionID, it.HandoffJSON, it.UpdatedAt = checkpoint.StepSucceeded, a.SessionID, env, end
-				if err := tx.UpdateStep(*it); err != nil {
+				it.SessionID = a.SessionID
+				if err := tx.StepSucceeded(it, env, end); err != nil {
 					return err
 				}
 			}
@@ -183,8 +182,7 @@ func fillMapProject(b testing.TB, dir, echo string, n int) {
 		}
 	}
 	if err := store.Update(ctx, func(tx *checkpoint.Tx) error {
-		run.Status, run.UpdatedAt = checkpoint.RunInterrupted, at
-		return tx.UpdateRun(run)
+		return tx.RunEnded(&run, checkpoint.RunInterrupted, at)
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -203,7 +203,7 @@ func itemsErrorf(format string, args ...any) error {
 // freezeItems returns the step's items and their status by key: the items
 // stored when it started, or, on its first run, the items of its source,
 // stored now together with the step's start.
-func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*attempt.Item, map[string]string, error) {
+func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*attempt.Item, map[string]checkpoint.StepStatus, error) {
 	run, ws := in.Run, in.Step
 	var rows []checkpoint.Step
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
@@ -247,7 +247,7 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			for i := range rows {
 				rows[i].Idx = s.Idx // the map step's position: its own, or its iteration's inside a loop
 			}
-			if s.Status == checkpoint.StepPending {
+			if s.Status() == checkpoint.StepPending {
 				err = tx.StepRunning(s, now)
 			} else {
 				err = tx.UpdateStep(*s)
@@ -263,7 +263,7 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 			Message: fmt.Sprintf("%s, up to %d at once%s", history.Count(len(rows), "item", "items"), ws.Map.MaxParallel, from)})
 	}
 	items := make([]*attempt.Item, len(rows))
-	state := make(map[string]string, len(rows))
+	state := make(map[string]checkpoint.StepStatus, len(rows))
 	for i := range rows {
 		it, err := itemOf(&rows[i])
 		if err != nil {
@@ -271,7 +271,7 @@ func (p *project) freezeItems(ctx context.Context, in *attempt.Instance) ([]*att
 		}
 		p.placeItem(in.WithItem(it))
 		items[i] = it
-		state[it.Key] = rows[i].Status
+		state[it.Key] = rows[i].Status()
 	}
 	return items, state, nil
 }
@@ -456,12 +456,12 @@ func jsonPointer(v any, pointer string) (any, error) {
 }
 
 // itemStates returns the status of each item of a step, by key.
-func itemStates(ctx context.Context, store *checkpoint.Store, runID, stepID string) (map[string]string, error) {
-	out := map[string]string{}
+func itemStates(ctx context.Context, store *checkpoint.Store, runID, stepID string) (map[string]checkpoint.StepStatus, error) {
+	out := map[string]checkpoint.StepStatus{}
 	err := store.View(ctx, func(tx *checkpoint.Tx) error {
 		rows, err := tx.Items(runID, stepID)
 		for _, r := range rows {
-			out[r.ItemKey] = r.Status
+			out[r.ItemKey] = r.Status()
 		}
 		return err
 	})
@@ -607,7 +607,7 @@ func (p *project) finishMap(ctx context.Context, in *attempt.Instance) (stepResu
 		for _, r := range rows {
 			cost += r.CostUSD
 			turns += r.Turns
-			if r.Status == checkpoint.StepSucceeded {
+			if r.Status() == checkpoint.StepSucceeded {
 				var env handoff.Envelope
 				if err := json.Unmarshal(r.HandoffJSON, &env); err != nil {
 					return fmt.Errorf("item %q: stored handoff: %w", r.ItemKey, err)

@@ -56,7 +56,7 @@ func (n *notifications) enqueue(tx *checkpoint.Tx, ev notify.Event) error {
 // runEnd is the notification of a run that ended for this process with
 // status: run_succeeded, run_failed, run_cancelled, or auth_needed for a
 // run stopped for a login; ok false for any other stop.
-func (n *notifications) runEnd(runID, status string, res *Result, now time.Time) (notify.Event, bool) {
+func (n *notifications) runEnd(runID string, status checkpoint.RunStatus, res *Result, now time.Time) (notify.Event, bool) {
 	ev := notify.Event{RunID: runID, Step: res.Step, At: now}
 	switch {
 	case status == checkpoint.RunSucceeded:

@@ -419,12 +419,12 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			if errors.Is(err, checkpoint.ErrNotFound) {
 				return usagef("no run %s in this state (see: cadence runs)", o.RunID)
 			}
-			if err == nil && r.Status == checkpoint.RunCancelled {
+			if err == nil && r.Status() == checkpoint.RunCancelled {
 				return neverResumed(r)
 			}
-			if err == nil && r.Status != checkpoint.RunRunning && r.Status != checkpoint.RunInterrupted &&
-				!(r.Status == checkpoint.RunFailed && (o.RetryFailed || o.BudgetUSD > 0)) {
-				return usagef("run %s is %s: nothing to resume", r.ID, r.Status)
+			if err == nil && r.Status() != checkpoint.RunRunning && r.Status() != checkpoint.RunInterrupted &&
+				!(r.Status() == checkpoint.RunFailed && (o.RetryFailed || o.BudgetUSD > 0)) {
+				return usagef("run %s is %s: nothing to resume", r.ID, r.Status())
 			}
 			run = r
 			return err
@@ -433,15 +433,15 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		r, err := tx.LatestUnfinishedRunOf(wf)
 		if errors.Is(err, checkpoint.ErrNotFound) && (o.RetryFailed || o.BudgetUSD > 0) {
 			r, err = tx.LatestRunOf(wf)
-			if err == nil && r.Status != checkpoint.RunFailed {
-				return usagef("the latest run %s is %s, not failed: nothing to retry", r.ID, r.Status)
+			if err == nil && r.Status() != checkpoint.RunFailed {
+				return usagef("the latest run %s is %s, not failed: nothing to retry", r.ID, r.Status())
 			}
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status == checkpoint.RunCancelled {
+			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status() == checkpoint.RunCancelled {
 				return neverResumed(last)
 			}
-			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status == checkpoint.RunFailed {
+			if last, lerr := tx.LatestRunOf(wf); lerr == nil && last.Status() == checkpoint.RunFailed {
 				return usagef("the latest run %s failed; give its failed step fresh attempts with `cadence resume --retry-failed`, or start a new run with `cadence run`", last.ID)
 			}
 			return usagef("no unfinished run to resume in %s; start one with `cadence run`", p.dir)
@@ -479,7 +479,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		if r.Status == checkpoint.RunCancelled {
+		if r.Status() == checkpoint.RunCancelled {
 			return neverResumed(r) // cancelled since it was chosen
 		}
 		if err := p.takeRun(tx, r.ID); err != nil {
@@ -503,7 +503,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 			if err := p.reopenDead(tx, r.ID, o.RetryDead, now); err != nil {
 				return err
 			}
-		} else if r.Status == checkpoint.RunFailed {
+		} else if r.Status() == checkpoint.RunFailed {
 			// --retry-failed reopens every failed step; --budget alone the
 			// steps the budget stopped.
 			if err := reopenFailedSteps(tx, r.ID, now, !o.RetryFailed); err != nil {
@@ -567,7 +567,7 @@ func reopenFailedSteps(tx *checkpoint.Tx, runID string, now time.Time, budgetOnl
 		return err
 	}
 	for _, s := range steps {
-		if s.Status != checkpoint.StepFailed {
+		if s.Status() != checkpoint.StepFailed {
 			continue
 		}
 		if items, err := tx.Items(runID, s.ID); err != nil {

@@ -299,7 +299,7 @@ func runningAttempts(tx *checkpoint.Tx, u checkpoint.Unit) ([]checkpoint.Attempt
 	}
 	var running []checkpoint.Attempt
 	for _, a := range all {
-		if a.Status == checkpoint.AttemptRunning {
+		if a.Status() == checkpoint.AttemptRunning {
 			running = append(running, a)
 		}
 	}

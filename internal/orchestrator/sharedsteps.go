@@ -42,7 +42,7 @@ func (p *project) claimStep(ctx context.Context, in *attempt.Instance) (c *claim
 		if err != nil {
 			return fmt.Errorf("read step %s: %w", in.Step.ID, err)
 		}
-		if st.Status == checkpoint.StepSucceeded || st.Status == checkpoint.StepFailed {
+		if st.Status() == checkpoint.StepSucceeded || st.Status() == checkpoint.StepFailed {
 			ended = st
 			return nil
 		}
@@ -124,7 +124,7 @@ func (p *project) runSharedStep(ctx context.Context, in *attempt.Instance) (step
 			return 0, nil, err
 		}
 		switch {
-		case st != nil && st.Status == checkpoint.StepSucceeded:
+		case st != nil && st.Status() == checkpoint.StepSucceeded:
 			out, err := attempt.EnvelopeData(st.HandoffJSON)
 			return stepDone, out, err
 		case st != nil:
@@ -155,7 +155,7 @@ func runnableStep(ws *workflow.Step, rows map[string]*checkpoint.Step, wf *workf
 	if st == nil || ws.Map != nil || ws.Kind == workflow.KindLoop || ws.Kind == workflow.KindApproval {
 		return false
 	}
-	switch st.Status {
+	switch st.Status() {
 	case checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting:
 	default:
 		return false
@@ -166,7 +166,7 @@ func runnableStep(ws *workflow.Step, rows map[string]*checkpoint.Step, wf *workf
 		if n == nil {
 			return false
 		}
-		switch n.Status {
+		switch n.Status() {
 		case checkpoint.StepSucceeded:
 		case checkpoint.StepSkipped:
 			skippedNeed = true

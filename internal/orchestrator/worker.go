@@ -210,7 +210,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 	if err := w.store.View(ctx, func(tx *checkpoint.Tx) error {
 		all, err := tx.UnfinishedRuns()
 		for _, r := range all {
-			if r.Status == checkpoint.RunRunning {
+			if r.Status() == checkpoint.RunRunning {
 				runs = append(runs, r)
 			}
 		}
@@ -239,7 +239,7 @@ func (w *worker) openSlots(ctx context.Context, slots map[string]*slot) ([]*slot
 		}
 		for _, ws := range p.wf.Steps {
 			st := rows[ws.ID]
-			items := ws.Map != nil && ws.Map.Workspace != workflow.WorkspaceWorktree && st != nil && st.Status == checkpoint.StepRunning
+			items := ws.Map != nil && ws.Map.Workspace != workflow.WorkspaceWorktree && st != nil && st.Status() == checkpoint.StepRunning
 			step := runnableStep(ws, rows, p.wf)
 			if !items && !step {
 				continue
@@ -310,7 +310,7 @@ func outputsOf(ctx context.Context, store *checkpoint.Store, runID string) (map[
 			return err
 		}
 		for _, s := range steps {
-			if s.Status != checkpoint.StepSucceeded {
+			if s.Status() != checkpoint.StepSucceeded {
 				continue
 			}
 			out, err := attempt.EnvelopeData(s.HandoffJSON)

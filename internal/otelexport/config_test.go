@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/checkpoint/checkpointtest"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -104,21 +105,24 @@ func TestPlanCompleteOnly(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
 	u := func(step, item string) checkpoint.Unit { return checkpoint.Unit{RunID: "r", StepID: step, Item: item} }
+	states := checkpointtest.New(t)
 	rec := records{
-		run: &checkpoint.Run{ID: "r", Status: checkpoint.RunRunning, StartedAt: t0},
+		run: new(states.Run(checkpoint.Run{ID: "r", StartedAt: t0}, checkpoint.RunRunning)),
 		steps: []checkpoint.Step{
-			{RunID: "r", ID: "plan", Status: checkpoint.StepSucceeded, UpdatedAt: *at(3 * time.Second)},
-			{RunID: "r", ID: "fix", Status: checkpoint.StepRunning, UpdatedAt: *at(4 * time.Second)},
+			states.Step(checkpoint.Step{RunID: "r", ID: "plan", UpdatedAt: *at(3 * time.Second)}, checkpoint.StepSucceeded),
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", UpdatedAt: *at(4 * time.Second)}, checkpoint.StepRunning),
 		},
 		items: map[string][]checkpoint.Step{"fix": {
-			{RunID: "r", ID: "fix", ItemKey: "a", Status: checkpoint.StepFailed, UpdatedAt: *at(6 * time.Second)},
-			{RunID: "r", ID: "fix", ItemKey: "b", Status: checkpoint.StepRunning, UpdatedAt: *at(6 * time.Second)},
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", ItemKey: "a", UpdatedAt: *at(6 * time.Second)}, checkpoint.StepFailed),
+			states.Step(checkpoint.Step{RunID: "r", ID: "fix", ItemKey: "b", UpdatedAt: *at(6 * time.Second)}, checkpoint.StepRunning),
 		}},
 		attempts: map[checkpoint.Unit][]checkpoint.Attempt{
-			u("plan", ""): {{RunID: "r", StepID: "plan", N: 1, Status: "succeeded", StartedAt: t0, FinishedAt: at(2 * time.Second)}},
-			u("fix", "a"): {{RunID: "r", StepID: "fix", ItemKey: "a", N: 1, Status: "failed", Class: "schema", Error: "bad\nmore",
-				StartedAt: *at(4 * time.Second), FinishedAt: at(5 * time.Second)}},
-			u("fix", "b"): {{RunID: "r", StepID: "fix", ItemKey: "b", N: 1, Status: "running", StartedAt: *at(4 * time.Second)}},
+			u("plan", ""): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "plan", N: 1, StartedAt: t0, FinishedAt: at(2 * time.Second)},
+				checkpoint.AttemptSucceeded)},
+			u("fix", "a"): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "fix", ItemKey: "a", N: 1, Class: "schema", Error: "bad\nmore",
+				StartedAt: *at(4 * time.Second), FinishedAt: at(5 * time.Second)}, checkpoint.AttemptFailed)},
+			u("fix", "b"): {states.Attempt(checkpoint.Attempt{RunID: "r", StepID: "fix", ItemKey: "b", N: 1, StartedAt: *at(4 * time.Second)},
+				checkpoint.AttemptRunning)},
 		},
 	}
 	got := map[string]spanSpec{}
@@ -143,7 +147,7 @@ func TestPlanCompleteOnly(t *testing.T) {
 	if item.err != "schema: bad" || !item.start.Equal(*at(4 * time.Second)) || !item.end.Equal(*at(6 * time.Second)) {
 		t.Errorf("failed item span %+v", item)
 	}
-	rec.run.Status, rec.run.FinishedAt = checkpoint.RunFailed, at(7*time.Second)
+	rec.run = new(states.Run(checkpoint.Run{ID: "r", StartedAt: t0, FinishedAt: at(7 * time.Second)}, checkpoint.RunFailed))
 	rec.events = []checkpoint.Event{{Kind: "run_stopped", At: *at(time.Second)}, {Kind: eventExported, Detail: "x"}}
 	var run *spanSpec
 	for _, sp := range plan(rec) {

@@ -48,7 +48,7 @@ func attemptKey(a checkpoint.Attempt) string {
 }
 
 // final reports whether a step row or item will not change any more.
-func final(status string) bool {
+func final(status checkpoint.StepStatus) bool {
 	return status == checkpoint.StepSucceeded || status == checkpoint.StepFailed || status == checkpoint.StepSkipped
 }
 
@@ -84,12 +84,12 @@ func plan(r records) []spanSpec {
 		items := r.items[s.ID]
 		for _, it := range items {
 			out = append(out, r.attemptSpans(it, itemKey(s.ID, it.ItemKey))...)
-			if final(it.Status) {
+			if final(it.Status()) {
 				out = append(out, r.unitSpan(it, itemKey(s.ID, it.ItemKey), rowKey(s.ID), nil, nil))
 			}
 		}
 		out = append(out, r.attemptSpans(s, rowKey(s.ID))...)
-		if final(s.Status) {
+		if final(s.Status()) {
 			out = append(out, r.unitSpan(s, rowKey(s.ID), parent, items, inner))
 		}
 	}
@@ -132,16 +132,16 @@ func (r records) innerIntervals() map[string]interval {
 // entries (stops, resumes, answers, reopened steps) as events.
 func (r records) runSpan() *spanSpec {
 	run := r.run
-	if run.FinishedAt == nil || run.Status == checkpoint.RunRunning || run.Status == checkpoint.RunInterrupted {
+	if run.FinishedAt == nil || run.Status() == checkpoint.RunRunning || run.Status() == checkpoint.RunInterrupted {
 		return nil
 	}
 	sp := spanSpec{key: runKey, name: "cadence run", start: run.StartedAt, end: *run.FinishedAt,
 		attrs: []attribute.KeyValue{
 			attribute.String("cadence.run.id", run.ID),
-			attribute.String("cadence.run.status", run.Status),
+			attribute.String("cadence.run.status", string(run.Status())),
 			attribute.String("cadence.workflow", run.WorkflowPath),
 		}}
-	if run.Status == checkpoint.RunFailed {
+	if run.Status() == checkpoint.RunFailed {
 		sp.err = "run failed"
 	}
 	for _, e := range r.events {
@@ -192,7 +192,7 @@ func (r records) unitSpan(s checkpoint.Step, key, parent string, items []checkpo
 		start = end
 	}
 	name := "cadence step " + s.ID
-	attrs := []attribute.KeyValue{attribute.String("cadence.step.id", s.ID), attribute.String("cadence.step.status", s.Status)}
+	attrs := []attribute.KeyValue{attribute.String("cadence.step.id", s.ID), attribute.String("cadence.step.status", string(s.Status()))}
 	if u.Item != "" {
 		name = "cadence item " + s.ID
 		attrs = append(attrs, attribute.String("cadence.item.key", u.Item))
@@ -220,7 +220,7 @@ func (r records) unitSpan(s checkpoint.Step, key, parent string, items []checkpo
 					attribute.String("cadence.approval.comment", cut(gate.Comment))}})
 		}
 	}
-	if s.Status == checkpoint.StepFailed {
+	if s.Status() == checkpoint.StepFailed {
 		sp.err = "step failed"
 		if atts := r.attempts[u]; len(atts) > 0 {
 			last := atts[len(atts)-1]
@@ -244,7 +244,7 @@ func (r records) attemptSpans(s checkpoint.Step, parent string) []spanSpec {
 		attrs := []attribute.KeyValue{
 			attribute.Int("cadence.attempt.n", a.N),
 			attribute.String("cadence.attempt.kind", a.Kind),
-			attribute.String("cadence.attempt.status", a.Status),
+			attribute.String("cadence.attempt.status", string(a.Status())),
 			attribute.String("cadence.agent", agent),
 			attribute.String("cadence.session.id", a.SessionID),
 			attribute.String("cadence.class", a.Class),
@@ -268,7 +268,7 @@ func (r records) attemptSpans(s checkpoint.Step, parent string) []spanSpec {
 			attrs = append(attrs, attribute.Bool("cadence.attempt.uncounted", true))
 		}
 		sp := spanSpec{key: attemptKey(a), parent: parent, name: "cadence attempt", start: a.StartedAt, end: *a.FinishedAt, attrs: attrs}
-		if a.Status != "succeeded" {
+		if a.Status() != "succeeded" {
 			sp.err = cut(strings.TrimSpace(a.Class + ": " + firstLine(a.Error)))
 		}
 		if a.Warning != "" {

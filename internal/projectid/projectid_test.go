@@ -119,8 +119,8 @@ func TestOpenRecoversTheIDOfItsOwnState(t *testing.T) {
 		defer s.Close()
 		now := time.Now()
 		err = s.Update(ctx, func(tx *checkpoint.Tx) error {
-			return tx.CreateRun(checkpoint.Run{ID: "r1", Status: checkpoint.RunRunning, WorkflowPath: "w.yaml",
-				WorkflowSHA256: strings.Repeat("0", 64), WorkflowYAML: []byte("version: 1\n"), StartedAt: now, UpdatedAt: now}, nil)
+			return tx.CreateRun(checkpoint.NewRun(checkpoint.Run{ID: "r1", WorkflowPath: "w.yaml",
+				WorkflowSHA256: strings.Repeat("0", 64), WorkflowYAML: []byte("version: 1\n")}, now), nil)
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -59,14 +59,14 @@ const FailAfterCommit = "after-prune-commit"
 
 // Run is one run removed (or, in a dry run, that would be).
 type Run struct {
-	ID         string    `json:"id"`
-	Status     string    `json:"status"`
-	EndedAt    time.Time `json:"ended_at"`
-	Rows       int64     `json:"rows"`                  // rows deleted from the state (0 in a dry run)
-	Files      int       `json:"files"`                 // files under .cadence/
-	Bytes      int64     `json:"bytes"`                 // their size
-	Branches   []string  `json:"branches"`              // git branches and refs of its map items
-	BranchNote string    `json:"branch_note,omitempty"` // why its branches were left, if they were
+	ID         string               `json:"id"`
+	Status     checkpoint.RunStatus `json:"status"`
+	EndedAt    time.Time            `json:"ended_at"`
+	Rows       int64                `json:"rows"`                  // rows deleted from the state (0 in a dry run)
+	Files      int                  `json:"files"`                 // files under .cadence/
+	Bytes      int64                `json:"bytes"`                 // their size
+	Branches   []string             `json:"branches"`              // git branches and refs of its map items
+	BranchNote string               `json:"branch_note,omitempty"` // why its branches were left, if they were
 }
 
 // Result is what a prune removed.
@@ -120,7 +120,7 @@ func Prune(ctx context.Context, o Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		pr := Run{ID: r.ID, Status: r.Status, EndedAt: r.UpdatedAt, Branches: []string{}}
+		pr := Run{ID: r.ID, Status: r.Status(), EndedAt: r.UpdatedAt, Branches: []string{}}
 		if r.FinishedAt != nil {
 			pr.EndedAt = *r.FinishedAt
 		}

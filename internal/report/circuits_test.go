@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
 // att is an attempt for the circuit tests: unit, n, generation, start and
 // end in seconds from epoch, status and class.
-func att(unit string, n int, gen int64, from, to float64, status, class string) unitAttempt {
+func att(unit string, n int, gen int64, from, to float64, status checkpoint.AttemptStatus, class string) unitAttempt {
 	sec := func(s float64) time.Time { return epoch.Add(time.Duration(s * float64(time.Second))) }
 	end := sec(to)
 	return unitAttempt{unit: unit, agent: "sim", a: &history.AttemptReport{N: n, Kind: "initial", Status: status, Class: class,

@@ -65,7 +65,7 @@ const maxLabel = 28
 // laneLabel clips a lane name to what fits the label column.
 func laneLabel(s string) string {
 	if utf8.RuneCountInString(s) <= maxLabel {
-		return s
+		return string(s)
 	}
 	r := []rune(s)
 	return string(r[:maxLabel-1]) + "…"
@@ -73,11 +73,11 @@ func laneLabel(s string) string {
 
 // statusClass maps an attempt status to its CSS class; anything unknown
 // gets "other", so that no stored string ever lands in a class attribute.
-func statusClass(s string) string {
+func statusClass(s checkpoint.AttemptStatus) string {
 	switch s {
 	case checkpoint.AttemptSucceeded, checkpoint.AttemptFailed, checkpoint.AttemptInterrupted,
 		checkpoint.AttemptAdopted, checkpoint.AttemptRunning:
-		return s
+		return string(s)
 	}
 	return "other"
 }
@@ -231,7 +231,7 @@ func later(a, b time.Time) time.Time {
 func checkClass(s string) string {
 	switch s {
 	case "passed", "failed", "running", "interrupted":
-		return s
+		return string(s)
 	}
 	return "other"
 }
@@ -335,7 +335,7 @@ type summary struct {
 var summaryGroups = []string{"succeeded", "failed", "interrupted", "running"}
 
 // summaryGroup maps an attempt status onto summaryGroups.
-func summaryGroup(status string) int {
+func summaryGroup(status checkpoint.AttemptStatus) int {
 	switch status {
 	case checkpoint.AttemptSucceeded, checkpoint.AttemptAdopted:
 		return 0

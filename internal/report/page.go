@@ -444,11 +444,11 @@ func (b *builder) step(i int, s *history.StepReport) stepView {
 }
 
 // stepStatusClass maps a step status to its CSS class.
-func stepStatusClass(s string) string {
+func stepStatusClass(s checkpoint.StepStatus) string {
 	switch s {
 	case checkpoint.StepPending, checkpoint.StepRunning, checkpoint.StepWaiting, checkpoint.StepSucceeded, checkpoint.StepFailed,
 		checkpoint.StepSkipped:
-		return s
+		return string(s)
 	}
 	return "other"
 }
@@ -456,7 +456,8 @@ func stepStatusClass(s string) string {
 // itemCounts shows a map step's items by status: "2 succeeded, 1 failed".
 func itemCounts(s *history.StepReport) string {
 	var parts []string
-	for _, st := range []string{"succeeded", "running", "waiting", "pending", "failed"} {
+	for _, st := range []checkpoint.StepStatus{checkpoint.StepSucceeded, checkpoint.StepRunning, checkpoint.StepWaiting,
+		checkpoint.StepPending, checkpoint.StepFailed} {
 		if n := s.ItemCounts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 		}

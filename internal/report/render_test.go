@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 )
@@ -149,7 +150,7 @@ func hostileRun(t testing.TB, dir string) *history.Report {
 	writeRecord(t, dir, a.FailedHandoff, handoff.FailedRecord{Details: hostile, OutputSample: hostile, FollowupPrompt: hostile,
 		Violations: []handoff.Violation{{Pointer: hostile, Keyword: hostile}},
 		Check:      &handoff.CheckFailure{Name: hostile, Command: hostile, Output: hostile}})
-	rep.Steps = append(rep.Steps, history.StepReport{ID: "fix", Status: "failed", Agent: "sim", ItemCounts: map[string]int{"failed": 1},
+	rep.Steps = append(rep.Steps, history.StepReport{ID: "fix", Status: "failed", Agent: "sim", ItemCounts: map[checkpoint.StepStatus]int{"failed": 1},
 		Items: []history.ItemReport{{Key: hostile, Status: "failed", Attempts: []history.AttemptReport{
 			{N: 1, Status: "failed", Kind: hostile, Class: "transient", Error: hostile, StartedAt: *sec(8), FinishedAt: sec(9)}}}},
 		Dead: []history.DeadReport{{Key: hostile, Class: hostile, Error: hostile, Signature: hostile}}})
@@ -228,7 +229,7 @@ func TestScriptAllowedByPolicy(t *testing.T) {
 // mapRun is a run of one map step with n items of one attempt each.
 func mapRun(n int) *history.Report {
 	rep := &history.Report{Run: history.RunReport{ID: "r2", Status: "succeeded", StartedAt: epoch, FinishedAt: sec(float64(n))}}
-	s := history.StepReport{ID: "fix", Status: "succeeded", Agent: "sim", MaxAttempts: 2, ItemCounts: map[string]int{"succeeded": n}}
+	s := history.StepReport{ID: "fix", Status: "succeeded", Agent: "sim", MaxAttempts: 2, ItemCounts: map[checkpoint.StepStatus]int{"succeeded": n}}
 	for i := range n {
 		s.Items = append(s.Items, history.ItemReport{Key: fmt.Sprint(i), Status: "succeeded", AttemptsUsed: 1,
 			Attempts: []history.AttemptReport{{N: 1, Status: "succeeded", Kind: "initial", StartedAt: *sec(float64(i)), FinishedAt: sec(float64(i) + 1)}}})
@@ -296,7 +297,7 @@ func TestRenderEdgeCases(t *testing.T) {
 		{
 			name: "a map step with no items yet",
 			rep: &history.Report{Run: history.RunReport{ID: "r3", Status: "running", StartedAt: epoch},
-				Steps: []history.StepReport{{ID: "fix", Status: "pending", Agent: "sim", ItemCounts: map[string]int{}}}},
+				Steps: []history.StepReport{{ID: "fix", Status: "pending", Agent: "sim", ItemCounts: map[checkpoint.StepStatus]int{}}}},
 			want: []string{`<details class="items" data-step="fix" open><summary>0 item lanes of fix</summary>`},
 		},
 	}

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 )
 
@@ -74,10 +75,10 @@ var tmpl = sync.OnceValue(func() *template.Template {
 		"css":    func() template.CSS { return template.CSS(styleSheet) },
 		"js":     func() template.JS { return template.JS(script) },
 		"csp":    func() string { return policy },
-		"runClass": func(s string) string {
+		"runClass": func(s checkpoint.RunStatus) string {
 			switch s {
-			case "running", "succeeded", "failed", "interrupted", "abandoned":
-				return s
+			case checkpoint.RunRunning, checkpoint.RunSucceeded, checkpoint.RunFailed, checkpoint.RunInterrupted, checkpoint.RunAbandoned:
+				return string(s)
 			}
 			return "other"
 		},

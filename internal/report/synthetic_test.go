@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
 	"github.com/cadence-dev/cadence/internal/history"
 )
@@ -45,7 +46,7 @@ func syntheticRun(n, failEvery int) *history.Report {
 	}
 	rep.Steps = append(rep.Steps, impl)
 
-	fix := history.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[string]int{}}
+	fix := history.StepReport{ID: "fix", Status: "failed", Agent: "claude", MaxAttempts: 3, ItemCounts: map[checkpoint.StepStatus]int{}}
 	left := n - 3
 	slot := make([]time.Time, 8) // when each of the 8 parallel slots is free
 	for i := range slot {
@@ -55,14 +56,14 @@ func syntheticRun(n, failEvery int) *history.Report {
 		it := history.ItemReport{Key: fmt.Sprintf("finding-%05d", i), Status: "succeeded", MaxAttempts: 3}
 		s := i % len(slot)
 		t := slot[s]
-		var plan []string // statuses of the item's attempts
+		var plan []checkpoint.AttemptStatus // statuses of the item's attempts
 		switch {
 		case i%failEvery != 0:
-			plan = []string{"succeeded"}
+			plan = []checkpoint.AttemptStatus{"succeeded"}
 		case (i/failEvery)%50 == 49:
-			plan = []string{"failed", "failed", "failed"}
+			plan = []checkpoint.AttemptStatus{"failed", "failed", "failed"}
 		default:
-			plan = []string{"failed", "succeeded"}
+			plan = []checkpoint.AttemptStatus{"failed", "succeeded"}
 		}
 		if len(plan) > left {
 			plan = plan[:left]

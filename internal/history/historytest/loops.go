@@ -151,9 +151,10 @@ func LoopRun(t testing.TB, dir string) {
 
 // attempt is one attempt of a fixture step: times in seconds from T0.
 type attempt struct {
-	kind, status, class, err string
-	start, end               float64
-	cost                     float64
+	kind, class, err string
+	status           checkpoint.AttemptStatus
+	start, end       float64
+	cost             float64
 }
 
 type writer struct {
@@ -163,7 +164,7 @@ type writer struct {
 }
 
 // attempts runs the attempts of step s, then ends it as status at end.
-func (w *writer) attempts(s *checkpoint.Step, list []attempt, status string, end float64) error {
+func (w *writer) attempts(s *checkpoint.Step, list []attempt, status checkpoint.StepStatus, end float64) error {
 	if err := w.tx.StepRunning(s, w.at(list[0].start)); err != nil {
 		return err
 	}
