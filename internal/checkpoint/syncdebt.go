@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -164,7 +165,7 @@ func (s *Store) UpdateSyncedByNext(ctx context.Context, fn func(tx *Tx) error) e
 // that is gone was checkpointed into the database, and synced, when the
 // last connection closed.
 func (s *Store) syncWAL() error {
-	f, err := os.Open(s.abs + "-wal")
+	f, err := os.Open(walPath(s.abs))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -176,4 +177,13 @@ func (s *Store) syncWAL() error {
 		return fmt.Errorf("sync %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// walPath is the write-ahead log of the SQLite file at path: SQLite keeps
+// it beside the file a symbolic link names, not beside the link.
+func walPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return path + "-wal"
 }

@@ -211,3 +211,44 @@ func TestSyncDebt(t *testing.T) {
 		})
 	}
 }
+
+// A state file reached through a symbolic link has its write-ahead log
+// beside the file the link names: that is the log syncWAL syncs.
+func TestSyncWALFollowsALink(t *testing.T) {
+	ctx := context.Background()
+	real := filepath.Join(t.TempDir(), "state.db")
+	link := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	s, err = open(ctx, link, options{busyTimeout: DefaultBusyTimeout, syncBound: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.UpdateSyncedByNext(ctx, func(tx *Tx) error { return tx.CreateRun(sampleRun("r1", t0), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(real + "-wal"); err != nil {
+		t.Fatalf("no log beside the file the link names: %v", err)
+	}
+	if got := walPath(link); got != real+"-wal" {
+		t.Errorf("walPath(%s) = %s, want %s", link, got, real+"-wal")
+	}
+	if !s.debt.owing() {
+		t.Fatal("the commit is not owed")
+	}
+	if err := s.debt.settle(); err != nil {
+		t.Fatal(err)
+	}
+	if s.debt.owing() {
+		t.Error("still owed after settle")
+	}
+}
