@@ -49,7 +49,11 @@ type graph struct {
 	gates *announced
 	// order is the workflow's steps in the graph's order; decided the
 	// steps whose decision was committed before this process.
-	order   []*workflow.Step
+	order []*workflow.Step
+	// open is where in order the first step not ended is: every step
+	// before it has ended, so the scheduler's scans start there (in a
+	// chain, at the step that runs).
+	open    int
 	decided map[string]bool
 	// failed is the first step whose failure fails the run; stop the
 	// first error that stops it (an interruption, the store), and stopAt
@@ -188,12 +192,20 @@ func (g *graph) runAll(ctx context.Context) {
 // a gate takes none, whether it waits for a person or takes an answer.
 func (g *graph) slotsTaken() int {
 	n := 0
-	for _, ws := range g.order {
+	for _, ws := range g.unended() {
 		if g.running[ws.ID] && ws.Approval == nil {
 			n++
 		}
 	}
 	return n
+}
+
+// unended is the graph's order from its first step that has not ended.
+func (g *graph) unended() []*workflow.Step {
+	for g.open < len(g.order) && g.ended[g.order[g.open].ID] != "" {
+		g.open++
+	}
+	return g.order[g.open:]
 }
 
 // rowID is the id of the rows of step ws in this graph.
@@ -291,7 +303,7 @@ func (g *graph) ready(ws *workflow.Step) bool {
 func (g *graph) startReady(ctx context.Context, ends chan<- stepEnd) error {
 	p := g.p
 	taken := g.slotsTaken()
-	for _, ws := range g.order {
+	for _, ws := range g.unended() {
 		if ws.Approval == nil && taken >= p.wf.MaxParallelSteps {
 			continue
 		}
