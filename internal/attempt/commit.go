@@ -340,19 +340,13 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 	// a cut before this commit leaves: the attempt is settled from what
 	// landed (G5), and nothing that read its success had run.
 	err := c.r.Store.UpdateSyncedByNext(ctx, func(tx *checkpoint.Tx) error {
-		st, err := tx.Unit(t.in.Unit())
-		if err != nil {
+		var (
+			envJSON []byte
+			st      *checkpoint.Step
+			err     error
+		)
+		if env, envJSON, st, err = c.envelopeIn(tx); err != nil {
 			return err
-		}
-		prev, err := previousErrors(tx, t.in.Unit())
-		if err != nil {
-			return err
-		}
-		c.v.maxAttempts = st.MaxAttempts
-		env = envelope(t, c.j.result, st, prev)
-		envJSON, err := json.Marshal(env)
-		if err != nil {
-			return fmt.Errorf("encode envelope: %w", err)
 		}
 		if err := c.r.writeEnvelopeJSON(t.in, envJSON); err != nil {
 			return err
@@ -365,6 +359,9 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 		return c.r.finish(tx, t, t.ending(endSucceeded, endFacts{envelope: envJSON, row: st}, c.now), c.now)
 	})
 	if err != nil {
+		if !reached {
+			c.land(ctx)
+		}
 		return Outcome{}, fmt.Errorf("record the success of %s: %w", t.in.Label(), err)
 	}
 	c.r.Failpoint.Hit(FailAfterOutcomeCommit)
@@ -375,6 +372,48 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 		Attempt: a.N, Counted: t.counted, MaxAttempts: c.v.maxAttempts, CostUSD: env.Metadata.CostUSD})
 	data, _ := jsonvalue.Decode(c.j.result.JSON)
 	return Outcome{Done: true, Output: data}, nil
+}
+
+// envelopeIn is the accepted handoff's envelope as the unit's row and
+// earlier attempts read in tx make it, encoded, and that row.
+func (c *closing) envelopeIn(tx *checkpoint.Tx) (handoff.Envelope, []byte, *checkpoint.Step, error) {
+	u := c.t.in.Unit()
+	st, err := tx.Unit(u)
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, err
+	}
+	prev, err := previousErrors(tx, u)
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, err
+	}
+	c.v.maxAttempts = st.MaxAttempts
+	env := envelope(c.t, c.j.result, st, prev)
+	envJSON, err := json.Marshal(env)
+	if err != nil {
+		return handoff.Envelope{}, nil, nil, fmt.Errorf("encode envelope: %w", err)
+	}
+	return env, envJSON, st, nil
+}
+
+// land writes the accepted handoff's envelope when the outcome's
+// transaction failed before it did (the write lock held past the busy
+// timeout by another process, the store gone): from a read of its own,
+// which the write lock does not block, so that the handoff has landed
+// and resume adopts the attempt (G5) instead of running it again. The
+// error reported is the commit's; this one is only logged.
+func (c *closing) land(ctx context.Context) {
+	var envJSON []byte
+	err := c.r.Store.View(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+		var err error
+		_, envJSON, _, err = c.envelopeIn(tx)
+		return err
+	})
+	if err == nil {
+		err = c.r.writeEnvelopeJSON(c.t.in, envJSON)
+	}
+	if err != nil {
+		c.r.Log.Warn("the accepted handoff was not written", "step", c.t.in.Label(), "err", err)
+	}
 }
 
 // envelope is the envelope of an accepted handoff (SPEC §5.6): the
