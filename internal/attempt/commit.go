@@ -348,6 +348,7 @@ func (c *closing) succeeded(ctx context.Context) (Outcome, error) {
 		if env, envJSON, st, err = c.envelopeIn(tx); err != nil {
 			return err
 		}
+		c.v.maxAttempts = st.MaxAttempts
 		if err := c.r.writeEnvelopeJSON(t.in, envJSON); err != nil {
 			return err
 		}
@@ -386,7 +387,6 @@ func (c *closing) envelopeIn(tx *checkpoint.Tx) (handoff.Envelope, []byte, *chec
 	if err != nil {
 		return handoff.Envelope{}, nil, nil, err
 	}
-	c.v.maxAttempts = st.MaxAttempts
 	env := envelope(c.t, c.j.result, st, prev)
 	envJSON, err := json.Marshal(env)
 	if err != nil {
