@@ -466,6 +466,51 @@ steps:
 	waitFor(t, "the agent's child to be gone", func() bool { return !alive(grandchild) })
 }
 
+// One supervisor serves attempts one after another. What an attempt left
+// running, in a session of its own too, is killed at that attempt's end,
+// before the supervisor serves the next; and the next attempt's agent,
+// under that same supervisor, dies with cadence as a first attempt's does.
+func TestG6ReusedSupervisor(t *testing.T) {
+	p := newProject(t, `version: 1
+steps:
+  - id: zero
+    run: [sh, -c, 'setsid sleep 300 & echo $! > left.pid']
+  - id: one
+    needs: [zero]
+    run: [sh, -c, 'sleep 300 & echo $! > grandchild.pid; wait']
+`, nil)
+	var grandchild int
+	p.killWhen(t, "run", func() bool {
+		b, err := os.ReadFile(filepath.Join(p.dir, "grandchild.pid"))
+		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+			return false
+		}
+		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && alive(grandchild)
+	})
+	b, err := os.ReadFile(filepath.Join(p.dir, "left.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alive(left) {
+		t.Errorf("step zero's setsid child (pid %d) is alive while step one runs", left)
+	}
+	run := p.inspect()
+	zero, one := step(run, "zero").Attempts, step(run, "one").Attempts
+	if len(zero) != 1 || len(one) != 1 || zero[0].PID == nil || one[0].PID == nil {
+		t.Fatalf("attempts: zero %+v, one %+v", zero, one)
+	}
+	if *zero[0].PID != *one[0].PID {
+		t.Errorf("step one ran under supervisor %d, step zero under %d: want the same one", *one[0].PID, *zero[0].PID)
+	}
+	waitFor(t, "step one's agent's child to be gone", func() bool { return !alive(grandchild) })
+	waitFor(t, "the supervisor to be gone", func() bool { return !alive(*one[0].PID) })
+}
+
 // TestGuaranteesWithABigTranscriptInFlight kills cadence with SIGKILL while
 // a 200 MB agent transcript streams through it, twice, at different points
 // of the stream, and resumes: every guarantee holds as it does for a small

@@ -115,3 +115,14 @@ func parseProcStat(b []byte) (procStat, bool) {
 
 // cpuAware reports whether idle detection can see CPU use here.
 const cpuAware = true
+
+// since makes the next sample count only what pid uses from now on: a
+// supervisor that served earlier attempts carries their CPU time (its
+// own, and that of the programs it reaped).
+func (g *groupCPU) since(pid int) {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if st, ok := parseProcStat(b); ok {
+			g.last[pid] = st.ticks
+		}
+	}
+}

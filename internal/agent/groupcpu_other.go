@@ -12,5 +12,7 @@ func newGroupCPU(int) *groupCPU { return &groupCPU{} }
 
 func (*groupCPU) sample() time.Duration { return 0 }
 
+func (*groupCPU) since(int) {}
+
 // cpuAware reports whether idle detection can see CPU use here.
 const cpuAware = false

@@ -133,7 +133,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if len(cmd.ExtraFiles) > 0 {
 		cmd.ExtraFiles[0].Close()
 	}
-	return runStarted(ctx, spec, p, program, usageFile, cmd, start, func() {
+	return runStarted(ctx, spec, p, program, usageFile, waitCmd(cmd), start, func() {
 		if gate != nil {
 			// A supervisor that died already (killed with its group)
 			// cannot read it: the write then fails, and the wait below
@@ -160,43 +160,98 @@ func runStandby(ctx context.Context, spec Spec, p *pipes, program, path string, 
 		p.closeAll()
 		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
 	}
-	defer sb.ctl.Close() // sent and closed, unless OnStart failed
 	stdin := p.inR
 	if stdin == nil {
 		if stdin, err = os.Open(os.DevNull); err != nil {
 			p.closeAll()
-			sb.discard()
+			spec.Spares.put(sb) // it was given nothing: still ready
 			return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
 		}
 		defer stdin.Close()
 	}
-	return runStarted(ctx, spec, p, program, usageFile, sb.cmd, time.Now(), func() {
+	proc := sb.wait()
+	res, err := runStarted(ctx, spec, p, program, usageFile, proc, time.Now(), func() {
 		// A supervisor that died already cannot take its order: the send
 		// fails, and the wait sees the end.
 		_ = sb.send(order, stdin, p.outW, p.errW)
 		p.closeChildEnds()
 	})
+	if proc.kept && res != nil && res.Stop == StopNone {
+		// It reported the program's end and killed all the program
+		// started; nothing was signalled that could reach it late.
+		spec.Spares.put(sb)
+	} else {
+		sb.discard()
+	}
+	return res, err
 }
 
-// runStarted supervises the started process cmd (the agent's supervisor,
-// or the agent) to its end: it records its pid (OnStart), lets it run
-// (open), and reports how it ended.
-func runStarted(ctx context.Context, spec Spec, p *pipes, program, usageFile string, cmd *exec.Cmd, start time.Time, open func()) (*Result, error) {
-	pid := cmd.Process.Pid
+// process is a started process as runStarted supervises it: the agent,
+// or its supervisor.
+type process struct {
+	pid  int
+	done chan struct{} // closed once it has ended; then the fields below are set
+	// code is its exit code, -1 when a signal ended it (sig).
+	code int
+	sig  syscall.Signal
+	// kept: a supervisor that reported its program's end and waits for
+	// another order, everything its program started killed and reaped:
+	// its process group holds itself alone, and must not be killed.
+	kept bool
+	// reused: a supervisor that served an attempt before this one.
+	reused bool
+}
+
+// waitCmd returns the started cmd as runStarted supervises it.
+func waitCmd(cmd *exec.Cmd) *process {
+	p := &process{pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		_ = cmd.Wait() // the outcome is read from cmd.ProcessState
+		p.fromState(cmd.ProcessState)
+	}()
+	return p
+}
+
+// setStatus sets how the process ended from its wait status.
+func (p *process) setStatus(ws syscall.WaitStatus) {
+	p.code = -1
+	switch {
+	case ws.Exited():
+		p.code = ws.ExitStatus()
+	case ws.Signaled():
+		p.sig = ws.Signal()
+	}
+}
+
+// fromState sets how the process ended from what Wait returned; nil (a
+// process never waited for) leaves an exit code of -1.
+func (p *process) fromState(ps *os.ProcessState) {
+	p.code = -1
+	if ps == nil {
+		return
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		p.setStatus(ws)
+		return
+	}
+	p.code = ps.ExitCode()
+}
+
+// runStarted supervises the started process proc (the agent's
+// supervisor, or the agent) to its end: it records its pid (OnStart),
+// lets it run (open), and reports how it ended.
+func runStarted(ctx context.Context, spec Spec, p *pipes, program, usageFile string, proc *process, start time.Time, open func()) (*Result, error) {
+	pid := proc.pid
 	s := newSession(spec, p)
 	s.startIO()
-	waitDone := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the outcome is read from cmd.ProcessState
-		close(waitDone)
-	}()
 
 	if spec.OnStart != nil {
 		if err := spec.OnStart(pid); err != nil {
 			_ = signalGroup(pid, syscall.SIGKILL)
 			p.closeChildEnds() // a standby supervisor never got them
-			<-waitDone
-			s.finishIO(pid)
+			<-proc.done
+			s.finishIO(pid, false)
 			return nil, fmt.Errorf("agent pid %d started: %w", pid, err)
 		}
 	}
@@ -205,8 +260,8 @@ func runStarted(ctx context.Context, spec Spec, p *pipes, program, usageFile str
 		spec.OnRunning()
 	}
 
-	stop := s.supervise(ctx, pid, waitDone)
-	s.finishIO(pid)
+	stop := s.supervise(ctx, proc)
+	s.finishIO(pid, proc.kept)
 	if stop == StopNone && s.overflow {
 		// The agent exited before the stop took effect; its output was
 		// still too large.
@@ -224,13 +279,7 @@ func runStarted(ctx context.Context, spec Spec, p *pipes, program, usageFile str
 	res.Stop = stop
 	res.NoOutputSinceStart = stop == StopStuck && s.silentStart
 	res.Elapsed = time.Since(start)
-	res.ExitCode = -1
-	if cmd.ProcessState != nil {
-		res.ExitCode = cmd.ProcessState.ExitCode()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal()
-		}
-	}
+	res.ExitCode, res.Signal = proc.code, proc.sig
 	if spec.Supervisor != "" && res.ExitCode == supervise.StartFailed {
 		// The supervisor could not start the program (a script whose
 		// interpreter is missing, a file the system cannot run): the
@@ -354,7 +403,8 @@ func envPath(env []string) (string, bool) {
 
 // supervise waits for the process to exit, stopping it on context end,
 // timeout, silence or oversized output. It returns the first stop reason.
-func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct{}) StopReason {
+func (s *session) supervise(ctx context.Context, proc *process) StopReason {
+	pid, waitDone := proc.pid, proc.done
 	var timeoutC, idleC, killC, startC <-chan time.Time
 	if s.spec.Timeout > 0 {
 		t := time.NewTimer(s.spec.Timeout)
@@ -382,6 +432,11 @@ func (s *session) supervise(ctx context.Context, pid int, waitDone <-chan struct
 			// first tick counts what each used since its start. A walk of
 			// /proc here would cost every attempt, however short.
 			cpu = newGroupCPU(pid)
+			if proc.reused {
+				// What the supervisor and the programs it reaped used
+				// before this attempt is not this attempt's work.
+				cpu.since(pid)
+			}
 		}
 	}
 	var kill, exit *time.Timer

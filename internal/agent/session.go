@@ -127,10 +127,14 @@ func (s *session) startIO() {
 }
 
 // finishIO runs once the agent has been reaped: it kills whatever is left of
-// the process group, unblocks the stdin writer, and waits for both readers,
-// cutting them off if a process outside the group still holds the pipes.
-func (s *session) finishIO(pgid int) {
-	_ = signalGroup(pgid, syscall.SIGKILL)
+// the process group (nothing is when kept: a supervisor that killed all
+// its program started and waits for another order), unblocks the stdin
+// writer, and waits for both readers, cutting them off if a process
+// outside the group still holds the pipes.
+func (s *session) finishIO(pgid int, kept bool) {
+	if !kept {
+		_ = signalGroup(pgid, syscall.SIGKILL)
+	}
 	if s.pipes.inW != nil {
 		_ = s.pipes.inW.SetWriteDeadline(time.Now())
 	}

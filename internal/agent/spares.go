@@ -15,24 +15,32 @@ import (
 	"github.com/cadence-dev/cadence/internal/supervise"
 )
 
-// Spares keeps a supervisor started ahead of the attempt it will serve
-// (`cadence agent supervise --standby`): an attempt takes the one ready,
-// and a new one starts at once for the next attempt, so that the
-// supervisor's own start (an exec of the cadence binary and its runtime's
-// initialisation) runs beside an attempt instead of between two. One that
-// was never given a program exits when its control socket closes (Close,
-// or cadence's end) and with cadence's death (the parent-death signal): it
-// has started nothing, so nothing outlives cadence (G6). A Spares is used
-// by many goroutines at once. The zero value is not usable; see NewSpares.
+// Spares keeps supervisors started ahead of the attempts they will serve
+// (`cadence agent supervise --standby`): an attempt takes one that is
+// ready, and one is started for the next attempt when none is left, so
+// that a supervisor's start (an exec of the cadence binary and its
+// runtime's initialisation) runs beside an attempt instead of between
+// two. A supervisor whose program ended by itself, with everything it
+// started killed and reaped, goes back to the spares and serves a later
+// attempt: an attempt then costs the start of its program alone. One
+// that is waiting exits when its control socket closes (Close, or
+// cadence's end) and with cadence's death (the parent-death signal): it
+// runs nothing then, so nothing outlives cadence (G6). A Spares is used
+// by many goroutines at once. The zero value is not usable; see
+// NewSpares.
 type Spares struct {
 	self string // the cadence binary
 
 	mu       sync.Mutex
-	next     *standby // started, perhaps still initialising
-	starting bool     // a next one is being started
+	idle     []*standby // waiting for an order, the last one used last; perhaps still initialising
+	starting bool       // one is being started for idle
 	closed   bool
 	wg       sync.WaitGroup
 }
+
+// maxIdle bounds the supervisors kept waiting: as many as attempts ran
+// at once, up to this many.
+const maxIdle = 16
 
 // NewSpares returns the spares of supervisors of the cadence binary self.
 func NewSpares(self string) *Spares { return &Spares{self: self} }
@@ -40,21 +48,33 @@ func NewSpares(self string) *Spares { return &Spares{self: self} }
 // standby is a started standby supervisor and cadence's end of its
 // control socket.
 type standby struct {
-	cmd *exec.Cmd
-	ctl *os.File
+	cmd    *exec.Cmd
+	ctl    *os.File
+	exited chan struct{} // closed once the process is reaped
+	served int           // orders it was sent
 }
 
 // take returns a standby supervisor that is ready for its order: the one
-// kept, or a new one when there is none or it died, and starts the next.
+// used last among those waiting, or a new one when none is left alive,
+// and starts one for the next attempt when none is left.
 func (s *Spares) take(ctx context.Context) (*standby, error) {
-	s.mu.Lock()
-	sb := s.next
-	s.next = nil
-	s.mu.Unlock()
-	if sb != nil {
+	for {
+		s.mu.Lock()
+		var sb *standby
+		if n := len(s.idle); n > 0 {
+			sb = s.idle[n-1]
+			s.idle = s.idle[:n-1]
+		}
+		s.mu.Unlock()
+		if sb == nil {
+			break
+		}
 		if err := sb.awaitReady(ctx); err == nil {
 			s.refill()
 			return sb, nil
+		} else if ctx.Err() != nil {
+			sb.discard()
+			return nil, err
 		}
 		sb.discard()
 	}
@@ -70,12 +90,12 @@ func (s *Spares) take(ctx context.Context) (*standby, error) {
 	return sb, nil
 }
 
-// refill starts the next standby supervisor in the background, unless one
-// is kept or being started already.
+// refill starts a standby supervisor in the background, unless one is
+// waiting or being started already.
 func (s *Spares) refill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.next != nil || s.starting {
+	if s.closed || len(s.idle) > 0 || s.starting {
 		return
 	}
 	s.starting = true
@@ -91,26 +111,34 @@ func (s *Spares) refill() {
 		}
 		s.mu.Lock()
 		s.starting = false
-		keep := !s.closed && s.next == nil
-		if keep {
-			s.next = sb
-		}
 		s.mu.Unlock()
-		if !keep {
-			sb.discard()
-		}
+		s.put(sb)
 	}()
 }
 
-// Close ends the kept supervisor, which never ran anything, and one being
-// started, and returns once both are reaped.
+// put keeps sb, a supervisor waiting for an order, for a later attempt;
+// it ends it when the spares are closed or hold maxIdle already.
+func (s *Spares) put(sb *standby) {
+	s.mu.Lock()
+	keep := !s.closed && len(s.idle) < maxIdle
+	if keep {
+		s.idle = append(s.idle, sb)
+	}
+	s.mu.Unlock()
+	if !keep {
+		sb.discard()
+	}
+}
+
+// Close ends the supervisors waiting, which run nothing, and one being
+// started, and returns once all are reaped.
 func (s *Spares) Close() {
 	s.mu.Lock()
 	s.closed = true
-	sb := s.next
-	s.next = nil
+	idle := s.idle
+	s.idle = nil
 	s.mu.Unlock()
-	if sb != nil {
+	for _, sb := range idle {
 		sb.discard()
 	}
 	s.wg.Wait() // one being started finds the spares closed and ends it
@@ -147,7 +175,12 @@ func (s *Spares) start() (*standby, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("%w: the supervisor %s: %w", ErrStart, s.self, err)
 	}
-	return &standby{cmd: cmd, ctl: ctl}, nil
+	sb := &standby{cmd: cmd, ctl: ctl, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // how it ended is read from cmd.ProcessState
+		close(sb.exited)
+	}()
+	return sb, nil
 }
 
 // readyBound bounds the wait for a supervisor's ready byte: a binary that
@@ -174,10 +207,10 @@ func (sb *standby) awaitReady(ctx context.Context) error {
 }
 
 // send gives the supervisor its order, the program's three standard
-// descriptors with it, and closes the socket: the supervisor starts the
-// program once it has read it all.
+// descriptors with it: the supervisor starts the program once it has read
+// it all.
 func (sb *standby) send(order []byte, stdin, stdout, stderr *os.File) error {
-	defer sb.ctl.Close()
+	sb.served++
 	rc, err := sb.ctl.SyscallConn()
 	if err != nil {
 		return err
@@ -201,11 +234,34 @@ func (sb *standby) send(order []byte, stdin, stdout, stderr *os.File) error {
 	return nil
 }
 
-// discard ends a supervisor that was given no program, and reaps it.
+// wait returns the process that the supervisor's order started, as
+// runStarted supervises it: it ends when the supervisor reports the
+// program's end, or when the supervisor itself ends first (killed with
+// its group, or failed), with its own exit status then.
+func (sb *standby) wait() *process {
+	p := &process{pid: sb.cmd.Process.Pid, done: make(chan struct{}), reused: sb.served > 0}
+	go func() {
+		defer close(p.done)
+		var b [supervise.EndLen]byte
+		if _, err := io.ReadFull(sb.ctl, b[:]); err == nil {
+			if ws, reusable, ok := supervise.DecodeEnd(b[:]); ok {
+				p.setStatus(ws)
+				p.kept = reusable
+				return
+			}
+		}
+		<-sb.exited
+		p.fromState(sb.cmd.ProcessState)
+	}()
+	return p
+}
+
+// discard ends a supervisor that runs nothing (or whose program is to be
+// killed with it), and reaps it.
 func (sb *standby) discard() {
 	sb.ctl.Close()
 	_ = syscall.Kill(-sb.cmd.Process.Pid, syscall.SIGKILL)
-	_ = sb.cmd.Wait()
+	<-sb.exited
 }
 
 // orderOf is the order that runs path with argv (argv[0] as given) in dir

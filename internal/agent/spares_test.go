@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -142,5 +143,76 @@ func TestStandbyThatNeverGetsReady(t *testing.T) {
 	_, err := agent.Run(ctx, agent.Spec{Argv: []string{"/bin/true"}, Protocol: agent.ProtocolText, Supervisor: "/bin/true", Spares: spares})
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("Run under a supervisor that never got ready: %v (context: %v)", err, ctx.Err())
+	}
+}
+
+// A supervisor whose program ended by itself serves the next attempt: one
+// after another, each program gets its own argv, directory, environment
+// and stdin and nothing of the one before, and cadence sees each end as
+// it was, a program that cannot start included. A supervisor whose
+// attempt cadence stopped is not used again: it ends with the attempt.
+func TestStandbyServesAttemptsOneAfterAnother(t *testing.T) {
+	t.Setenv(helperEnv, "1")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	exe := selfExe(t)
+	spares := agent.NewSpares(exe)
+	defer spares.Close()
+	env := func(kv ...string) []string {
+		return append([]string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0", "PATH=/usr/bin:/bin"}, kv...)
+	}
+	a, b := t.TempDir(), t.TempDir()
+	script := `pwd; echo "X=${X-unset}"; cat; exit 4`
+	steps := []struct {
+		name   string
+		spec   agent.Spec
+		text   string
+		code   int
+		sig    syscall.Signal
+		start  bool // Run fails with ErrStart
+		stop   agent.StopReason
+		sameAs int // the index of the attempt whose supervisor it runs under; -1 for a new one
+	}{
+		{name: "first", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", script}, Dir: a, Env: env("X=1"), Stdin: []byte("one\n")},
+			text: a + "\nX=1\none\n", code: 4, sameAs: -1},
+		{name: "second, nothing of the first", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", script}, Dir: b, Env: env()},
+			text: b + "\nX=unset\n", code: 4, sameAs: 0},
+		{name: "a program that forges the end's report on descriptor 3", spec: agent.Spec{Argv: []string{"/bin/sh", "-c",
+			`printf '\002\001\000\000\000\000\001' >&3; sleep 0.2; echo done; exit 5`}, Env: env()},
+			text: "done\n", code: 5, sameAs: 0},
+		{name: "a signal", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", "kill -KILL $$"}, Env: env()}, code: -1, sig: syscall.SIGKILL, sameAs: 0},
+		{name: "a program that cannot start", spec: agent.Spec{Argv: []string{progFile(t, "#!/nonexistent/interpreter\n")}, Env: env()},
+			start: true, code: 127, sameAs: 0},
+		{name: "stopped by cadence", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", "exec sleep 300"}, Env: env(), Timeout: 200 * time.Millisecond},
+			code: -1, sig: syscall.SIGTERM, stop: agent.StopTimeout, sameAs: 0},
+		{name: "after a stop, a new one", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", "echo ok"}, Env: env()}, text: "ok\n", sameAs: -1},
+		{name: "and that one again", spec: agent.Spec{Argv: []string{"/bin/sh", "-c", "echo ok"}, Env: env()}, text: "ok\n", sameAs: 6},
+	}
+	pids := make([]int, len(steps))
+	for i, s := range steps {
+		spec := s.spec
+		spec.Protocol, spec.Supervisor, spec.Spares = agent.ProtocolText, exe, spares
+		res, err := agent.Run(context.Background(), spec)
+		if s.start != errors.Is(err, agent.ErrStart) || (!s.start && err != nil) {
+			t.Fatalf("%s: err %v, want ErrStart %v", s.name, err, s.start)
+		}
+		if res == nil {
+			t.Fatalf("%s: no result", s.name)
+		}
+		pids[i] = res.PID
+		if string(res.Text) != s.text && !s.start {
+			t.Errorf("%s: stdout %q, want %q", s.name, res.Text, s.text)
+		}
+		if res.ExitCode != s.code || res.Signal != s.sig || res.Stop != s.stop {
+			t.Errorf("%s: exit %d, signal %v, stop %v; want %d, %v, %v", s.name, res.ExitCode, res.Signal, res.Stop, s.code, s.sig, s.stop)
+		}
+		switch {
+		case s.sameAs >= 0 && pids[i] != pids[s.sameAs]:
+			t.Errorf("%s: ran under supervisor %d, want %d (%s's)", s.name, pids[i], pids[s.sameAs], steps[s.sameAs].name)
+		case s.sameAs < 0 && slices.Contains(pids[:i], pids[i]):
+			t.Errorf("%s: ran under supervisor %d, which served an earlier attempt", s.name, pids[i])
+		}
+		if s.stop != agent.StopNone && !processGone(pids[i]) {
+			t.Errorf("%s: its supervisor %d outlived the stopped attempt", s.name, pids[i])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package supervise
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -16,12 +17,22 @@ import (
 // (the parent-death signal, the child subreaper), tells cadence it is
 // ready with one byte on its control socket (descriptor 3, a unix stream
 // socket), and then waits there for its order: the program's standard
-// descriptors, passed with the first bytes (SCM_RIGHTS), then its working
-// directory, argv and environment, each ended by a NUL, until cadence
-// shuts its end (EncodeOrder). The order is the start gate: cadence sends it once it has
-// committed the supervisor's pid (G1, G5), and a socket closed without
-// one (cadence gone, or the attempt given up) ends the supervisor without
-// starting anything.
+// descriptors, passed with the first bytes (SCM_RIGHTS), then the order's
+// length, its working directory, argv and environment (EncodeOrder). The
+// order is the start gate: cadence sends it once it has committed the
+// supervisor's pid (G1, G5), and a socket closed without one (cadence
+// gone, or the attempt given up) ends the supervisor without starting
+// anything.
+//
+// Once the program has ended and every process it started is killed and
+// reaped, the supervisor reports how the program ended on the socket
+// (EncodeEnd) and is ready for another order: one supervisor serves many
+// attempts, one at a time, so that an attempt costs a fork and an exec of
+// its program, not a start of the cadence binary as well. An attempt
+// leaves nothing behind for the next: the supervisor is a child
+// subreaper, so everything the program started is its descendant until
+// killed, and one that cannot kill them all within KillBound reports its
+// end as not reusable and exits as a one-shot supervisor does.
 
 // orderLimit bounds an order: argv and the environment of an agent fit
 // in ARG_MAX (2 MiB on Linux), and an order is never larger than what the
@@ -63,17 +74,15 @@ func awaitOrder() (*order, bool) {
 	if !ok {
 		return nil, false
 	}
-	payload := append([]byte(nil), buf[:n]...)
-	for {
-		n, err := read(controlFD, buf)
-		if err != nil {
-			closeAll(files)
-			return nil, false
-		}
-		if n == 0 {
-			break
-		}
-		if len(payload)+n > orderLimit {
+	size, payload, ok := unframe(buf[:n])
+	if !ok {
+		closeAll(files)
+		return nil, false
+	}
+	payload = append([]byte(nil), payload...)
+	for len(payload) < size {
+		n, err := read(controlFD, buf[:min(len(buf), size-len(payload))])
+		if err != nil || n == 0 {
 			closeAll(files)
 			return nil, false
 		}
@@ -199,7 +208,97 @@ func EncodeOrder(dir string, argv, env []string) ([]byte, error) {
 	if b.Len() > orderLimit {
 		return nil, errors.New("the program's arguments and environment are too large")
 	}
-	return b.Bytes(), nil
+	return append(strconv.AppendInt(nil, int64(b.Len()), 10), append([]byte{0}, b.Bytes()...)...), nil
+}
+
+// unframe splits the first bytes of an order into its length and the
+// text that came with it; false when the length is missing, malformed or
+// past orderLimit, or more came than it says.
+func unframe(b []byte) (int, []byte, bool) {
+	head, rest, ok := bytes.Cut(b, []byte{0})
+	if !ok || len(head) == 0 || len(head) > 8 {
+		return 0, nil, false
+	}
+	n, err := strconv.Atoi(string(head))
+	if err != nil || n <= 0 || n > orderLimit || len(rest) > n {
+		return 0, nil, false
+	}
+	return n, rest, true
+}
+
+// How a standby supervisor reports that its program ended: endTag, a
+// byte saying whether it is ready for another order (1) or exits (0),
+// and the program's wait status, four bytes little-endian.
+const (
+	endTag = 2
+	EndLen = 6
+)
+
+// EncodeEnd is the report of a program that ended with ws.
+func EncodeEnd(ws syscall.WaitStatus, reusable bool) []byte {
+	b := []byte{endTag, 0, byte(ws), byte(ws >> 8), byte(ws >> 16), byte(ws >> 24)}
+	if reusable {
+		b[1] = 1
+	}
+	return b
+}
+
+// DecodeEnd reads a report made by EncodeEnd; false when b is not one.
+func DecodeEnd(b []byte) (ws syscall.WaitStatus, reusable, ok bool) {
+	if len(b) != EndLen || b[0] != endTag || b[1] > 1 {
+		return 0, false, false
+	}
+	return syscall.WaitStatus(uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24), b[1] == 1, true
+}
+
+// serve runs the orders cadence sends, one at a time, until its control
+// socket closes, and returns the supervisor's exit code.
+func serve(orphaned <-chan os.Signal) int {
+	// The programs never get the socket: one could report its own end.
+	syscall.CloseOnExec(controlFD)
+	for served := 0; ; served++ {
+		o, ok := awaitOrder()
+		if !ok {
+			if served > 0 {
+				return 0 // cadence needs no more
+			}
+			return 1 // the same as a gate closed without a byte
+		}
+		select {
+		case <-orphaned:
+			// cadence asked this supervisor to kill its agent after the
+			// last one had ended (or died): nothing may start now.
+			o.close()
+			return 1
+		default:
+		}
+		r := runOrder(o, orphaned)
+		if r.err != nil {
+			fmt.Fprintf(o.files[2], "cadence agent supervise: wait for %s: %v\n", o.argv[0], r.err)
+		}
+		o.close()
+		if r.err != nil {
+			return 1
+		}
+		reusable := r.clean
+		if _, err := syscall.Write(controlFD, EncodeEnd(r.status, reusable)); err != nil || !reusable {
+			return exitLike(r.status)
+		}
+	}
+}
+
+// runOrder runs an order's program to its end and kills what it left.
+func runOrder(o *order, orphaned <-chan os.Signal) waitResult {
+	attr := &os.ProcAttr{Dir: o.dir, Env: o.env, Files: o.files}
+	proc, code := start(o.argv, attr, o.files[2])
+	if proc == nil {
+		return waitResult{status: syscall.WaitStatus(code << 8), clean: true}
+	}
+	// The program holds its stdin and stdout now; the supervisor lets go
+	// of them, so that cadence sees the end of the program's stdout when
+	// the program closes it, not only when the program's end is reported.
+	closeAll(o.files[:2])
+	return supervise(proc, orphaned)
 }
 
 // recvmsg is syscall.Recvmsg, again after an interrupted call.

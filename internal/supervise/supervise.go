@@ -82,24 +82,38 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cadence agent supervise: %v\n", err)
 		return 1
 	}
-	attr := &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
-	switch {
-	case standby:
-		o, ok := awaitOrder()
-		if !ok {
-			return 1 // the same as a gate closed without a byte
-		}
-		defer o.close()
-		argv, stderr = o.argv, o.files[2]
-		attr = &os.ProcAttr{Dir: o.dir, Env: o.env, Files: o.files}
-	case gated && !waitGate():
+	if standby {
+		return serve(orphaned)
+	}
+	if gated && !waitGate() {
 		// cadence never recorded this agent's start, or died: the agent
 		// must not run unrecorded.
 		return 1
 	}
-	// os.StartProcess, not os/exec, whose imports would be initialised
-	// before the supervisor starts (see package early); cadence passes
-	// the program as the absolute path it resolved.
+	attr := &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
+	proc, code := start(argv, attr, stderr)
+	if proc == nil {
+		return code
+	}
+	// The agent holds stdin and stdout now; the supervisor lets go of
+	// them, so that cadence sees the end of the agent's stdout when the
+	// agent closes it, not only when the supervisor exits.
+	releaseStdio()
+	r := supervise(proc, orphaned)
+	if r.err != nil {
+		fmt.Fprintf(stderr, "cadence agent supervise: wait for %s: %v\n", argv[0], r.err)
+		return 1
+	}
+	return exitLike(r.status)
+}
+
+// start starts the program argv with attr: nil and the supervisor's exit
+// code when it cannot, which it reports on stderr (StartPrefix).
+//
+// os.StartProcess, not os/exec, whose imports would be initialised before
+// the supervisor starts (see package early); cadence passes the program
+// as the absolute path it resolved.
+func start(argv []string, attr *os.ProcAttr, stderr io.Writer) (*os.Process, int) {
 	proc, err := os.StartProcess(argv[0], argv, attr)
 	if err != nil {
 		msg := argv[0] + ": " + err.Error()
@@ -108,17 +122,16 @@ func Main(args []string, stderr io.Writer) int {
 			msg = pe.Path + ": " + pe.Err.Error()
 		}
 		fmt.Fprintf(stderr, "%s%s\n", StartPrefix, msg)
-		return StartFailed
+		return nil, StartFailed
 	}
-	// The agent holds stdin and stdout now; the supervisor lets go of
-	// them, so that cadence sees the end of the agent's stdout when the
-	// agent closes it, not only when the supervisor exits. (A standby
-	// supervisor's own are /dev/null, and it closes the order's now.)
-	if standby {
-		closeAll(attr.Files[:2])
-	} else {
-		releaseStdio()
-	}
+	return proc, 0
+}
+
+// supervise waits for the started program to end and then kills every
+// process descended from the supervisor; on the parent-death signal (or
+// cadence's SIGUSR1) it kills them all and the group, itself included.
+// The result's clean says no descendant is left.
+func supervise(proc *os.Process, orphaned <-chan os.Signal) waitResult {
 	// Not proc.Wait: orphans reparented to the supervisor are its children
 	// too, and are reaped as they exit.
 	done := make(chan waitResult, 1)
@@ -127,14 +140,11 @@ func Main(args []string, stderr io.Writer) int {
 	case <-orphaned:
 		killDescendants()
 		killOwnGroup()
-		return 1
+		os.Exit(1) // not reached: killed with the group
+		return waitResult{}
 	case r := <-done:
-		killDescendants()
-		if r.err != nil {
-			fmt.Fprintf(stderr, "cadence agent supervise: wait for %s: %v\n", argv[0], r.err)
-			return 1
-		}
-		return exitLike(r.status)
+		r.clean = killDescendants()
+		return r
 	}
 }
 
@@ -150,10 +160,12 @@ func releaseStdio() {
 	}
 }
 
-// waitResult is how the agent ended.
+// waitResult is how the agent ended, and whether every process it
+// started has been killed and reaped since (clean).
 type waitResult struct {
 	status syscall.WaitStatus
 	err    error
+	clean  bool
 }
 
 // reapUntil reaps this process's children, the orphans reparented to it
@@ -187,19 +199,23 @@ const KillBound = 5 * time.Second
 // agent's exit can be reaped. So once no child is left, none is left at
 // all, and the walk of /proc that finds grandchildren (a millisecond and
 // more on a busy machine, at the end of every attempt) is skipped: the
-// usual command or agent leaves nothing behind.
-func killDescendants() {
+// usual command or agent leaves nothing behind. It reports whether none
+// is left: false when KillBound passed first.
+func killDescendants() bool {
 	deadline := time.Now().Add(KillBound)
 	for {
 		if !reapAll() {
-			return
+			return true
 		}
 		pids := descendants(os.Getpid())
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if !reapAll() || len(pids) == 0 || time.Now().After(deadline) {
-			return
+		if !reapAll() {
+			return true
+		}
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"reflect"
+	"syscall"
 	"testing"
 )
 
@@ -46,12 +47,16 @@ func TestOrderRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, ok := parseOrder(b)
+		n, text, ok := unframe(b)
+		if !ok || n != len(text) {
+			t.Fatalf("order %q: length %d, %d bytes of text, %v", b, n, len(text), ok)
+		}
+		o, ok := parseOrder(text)
 		if !ok || o.dir != tc.dir || !reflect.DeepEqual(o.argv, tc.argv) || !reflect.DeepEqual(o.env, tc.env) {
 			t.Errorf("order %q %q %q came back as %+v, %v", tc.dir, tc.argv, tc.env, o, ok)
 		}
-		for cut := 0; cut < len(b); cut++ {
-			if o, ok := parseOrder(b[:cut]); ok {
+		for cut := 0; cut < len(text); cut++ {
+			if o, ok := parseOrder(text[:cut]); ok {
 				t.Errorf("the order %q cut at %d was read: %+v", b, cut, o)
 			}
 		}
@@ -63,5 +68,50 @@ func TestOrderRoundTrip(t *testing.T) {
 	}
 	if _, err := EncodeOrder("/", []string{"/bin/true"}, []string{"A=\x00"}); err == nil {
 		t.Error("a NUL in the environment was accepted")
+	}
+}
+
+// An order's length comes first: one that is missing, not a number, out
+// of bounds, or shorter than what came with it is refused.
+func TestUnframe(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		rest string
+		ok   bool
+	}{
+		{in: "5\x00abc", n: 5, rest: "abc", ok: true},
+		{in: "3\x00abc", n: 3, rest: "abc", ok: true},
+		{in: "2\x00abc"},
+		{in: "abc"},
+		{in: "\x00abc"},
+		{in: "-1\x00"},
+		{in: "0\x00"},
+		{in: "x1\x00a"},
+		{in: "4194305\x00a"},
+		{in: "999999999\x00a"},
+	} {
+		n, rest, ok := unframe([]byte(tc.in))
+		if ok != tc.ok || n != tc.n || string(rest) != tc.rest {
+			t.Errorf("unframe(%q) = %d, %q, %v; want %d, %q, %v", tc.in, n, rest, ok, tc.n, tc.rest, tc.ok)
+		}
+	}
+}
+
+// The report of a program's end carries its wait status whole, and
+// anything else is not one.
+func TestEndRoundTrip(t *testing.T) {
+	for _, ws := range []syscall.WaitStatus{0, 3 << 8, 127 << 8, syscall.WaitStatus(syscall.SIGKILL), syscall.WaitStatus(syscall.SIGSEGV) | 0x80} {
+		for _, reusable := range []bool{true, false} {
+			got, r, ok := DecodeEnd(EncodeEnd(ws, reusable))
+			if !ok || got != ws || r != reusable {
+				t.Errorf("%#x, %v came back as %#x, %v, %v", uint32(ws), reusable, uint32(got), r, ok)
+			}
+		}
+	}
+	for _, bad := range [][]byte{nil, {endTag}, {1, 0, 0, 0, 0, 0}, {endTag, 2, 0, 0, 0, 0}, append(EncodeEnd(0, true), 0)} {
+		if _, _, ok := DecodeEnd(bad); ok {
+			t.Errorf("DecodeEnd(%v) was read as a report", bad)
+		}
 	}
 }
