@@ -251,9 +251,9 @@ func DecodeEnd(b []byte) (ws syscall.WaitStatus, reusable, ok bool) {
 	return syscall.WaitStatus(uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24), b[1] == 1, true
 }
 
-// serve runs the orders cadence sends, one at a time, until its control
-// socket closes, and returns the supervisor's exit code.
-func serve(orphaned <-chan os.Signal) int {
+// serve runs the orders cadence (process parent) sends, one at a time,
+// until its control socket closes, and returns the supervisor's exit code.
+func serve(parent int, orphaned <-chan os.Signal) int {
 	// The programs never get the socket: one could report its own end.
 	syscall.CloseOnExec(controlFD)
 	for served := 0; ; served++ {
@@ -266,10 +266,14 @@ func serve(orphaned <-chan os.Signal) int {
 		}
 		select {
 		case <-orphaned:
-			// cadence asked this supervisor to kill its agent after the
-			// last one had ended (or died): nothing may start now.
-			o.close()
-			return 1
+			if os.Getppid() != parent {
+				// cadence died: nothing may start now.
+				o.close()
+				return 1
+			}
+			// cadence lives: a signal that came while no program ran
+			// (the parent-death signal of a thread of cadence that
+			// ended, which the kernel sends too) has nothing to stop.
 		default:
 		}
 		r := runOrder(o, orphaned)

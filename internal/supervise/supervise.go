@@ -83,7 +83,7 @@ func Main(args []string, stderr io.Writer) int {
 		return 1
 	}
 	if standby {
-		return serve(orphaned)
+		return serve(parent, orphaned)
 	}
 	if gated && !waitGate() {
 		// cadence never recorded this agent's start, or died: the agent
