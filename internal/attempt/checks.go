@@ -160,7 +160,7 @@ func (t *try) runCheck(ctx context.Context, c *workflow.Check, row *checkpoint.C
 	spec := agent.Spec{
 		Argv: c.Argv, Env: env, Dir: t.r.WorkDir(t.in), Protocol: agent.ProtocolNone,
 		Output: out, OutputCap: checkOutputCap, TailLines: c.FeedbackLines,
-		Timeout: c.Timeout, Grace: t.r.grace(), Supervisor: t.r.SelfExe, Spares: t.r.Spares,
+		Timeout: c.Timeout, Grace: t.r.Grace, Supervisor: t.r.SelfExe, Spares: t.r.Spares,
 		OnStart: func(pid int) error {
 			row.PID = &pid
 			// Relaxed: it matters only while the machine is up (a check

@@ -65,7 +65,7 @@ func (t *try) commandSpec() (agent.Spec, error) {
 	return agent.Spec{
 		Argv: argv, Env: env, Dir: t.r.WorkDir(t.in), Protocol: agent.ProtocolText,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: maxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
-		Timeout: ws.Timeout, Grace: t.r.grace(), ExitGrace: ws.ExitGrace,
+		Timeout: ws.Timeout, Grace: t.r.Grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: "\x00", // a command asks no one for help
 		Supervisor: t.r.SelfExe, Spares: t.r.Spares,
 	}, nil
@@ -247,6 +247,32 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	if err := adoptNeedsDir(wf, project, in); err != nil {
 		return err
 	}
+	w := seen.watch()
+	if w != nil {
+		defer seen.unwatch()
+		if d := w.fresh(dir, want); d != nil {
+			// Known: only the outputs it lacks are written.
+			err := writeOutputs(w, d, dir, want)
+			w.end(d)
+			return err
+		}
+	}
+	return syncWhole(w, dir, want, seen)
+}
+
+// syncWhole checks every file of the CADENCE_OUTPUTS_DIR dir against want
+// (by step id) and makes it hold want and nothing else, with watches (w)
+// when there are, by stamps when not.
+func syncWhole(w *outputWatch, dir string, want map[string]*encoded, seen *outputStamps) error {
+	var wd *watchedDir
+	if w != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
+		if wd = w.begin(dir); wd != nil {
+			defer w.end(wd)
+		}
+	}
 	d, entries, err := openOutputs(dir)
 	if err != nil {
 		return err
@@ -257,23 +283,37 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 	for _, name := range entries {
 		id, isJSON := strings.CutSuffix(name, ".json")
 		if b, ok := want[id]; ok && isJSON {
-			if seen.holds(d, name, b.sum) { // a regular file, as stamped
+			path := filepath.Join(dir, name)
+			switch {
+			case wd != nil:
+				if w.check(wd, path, b) {
+					delete(want, id)
+					continue
+				}
+			case seen.holds(d, name, b.sum): // a regular file, as stamped
 				delete(want, id)
 				continue
-			}
-			// Read only a regular file: a link's target is not the
-			// step's output, whatever it holds.
-			if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
-				if seen.check(filepath.Join(dir, name), b.text) {
-					delete(want, id)
+			default:
+				// Read only a regular file: a link's target is not the
+				// step's output, whatever it holds.
+				if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+					if seen.check(path, b.text) {
+						delete(want, id)
+					}
+					continue // rewritten below when it differs
 				}
-				continue // rewritten below when it differs
 			}
+		}
+		if wd != nil {
+			wd.own[name] = true
 		}
 		seen.forget(d, name)
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("clear CADENCE_OUTPUTS_DIR %s: %w", dir, err)
 		}
+	}
+	if wd != nil {
+		return writeOutputs(w, wd, dir, want)
 	}
 	names := make([]string, 0, len(want))
 	for id := range want {
@@ -289,6 +329,23 @@ func syncOutputs(wf *workflow.Workflow, project string, in *Instance, seen *outp
 		// An instance that may read nothing still finds its directory.
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create CADENCE_OUTPUTS_DIR %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// writeOutputs writes the files of want into the watched directory d at
+// dir, in the order of their names, each watched from before its name
+// is published.
+func writeOutputs(w *outputWatch, d *watchedDir, dir string, want map[string]*encoded) error {
+	names := make([]string, 0, len(want))
+	for id := range want {
+		names = append(names, id)
+	}
+	slices.Sort(names)
+	for _, id := range names {
+		if err := w.write(d, dir, id+".json", want[id].text); err != nil {
+			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
 		}
 	}
 	return nil

@@ -48,20 +48,26 @@ func listDir(t *testing.T, dir string) map[string]string {
 // With stamps, every file is old enough to be stamped when it is checked
 // and each step's directory is checked twice (as a second attempt does)
 // before its process changes it: a change of the same size is still seen.
+//
+// With watches, each directory is also checked twice, and what the
+// process changed is told by the kernel's events.
 func TestSyncOutputsAdoptsANeededStepsDir(t *testing.T) {
-	for _, stamped := range []bool{false, true} {
-		t.Run(map[bool]string{false: "reading every file", true: "with stamps"}[stamped], func(t *testing.T) {
-			testSyncOutputsAdopts(t, stamped)
+	for _, mode := range []string{"reading every file", "with stamps", "with watches"} {
+		t.Run(mode, func(t *testing.T) {
+			var seen *outputStamps
+			if mode != "reading every file" {
+				seen = &outputStamps{}
+				seen.w.off = mode == "with stamps"
+				defer seen.close()
+			}
+			testSyncOutputsAdopts(t, seen)
 		})
 	}
 }
 
-func testSyncOutputsAdopts(t *testing.T, stamped bool) {
+func testSyncOutputsAdopts(t *testing.T, seen *outputStamps) {
 	project := t.TempDir()
-	var seen *outputStamps
-	if stamped {
-		seen = &outputStamps{}
-	}
+	stamped := seen != nil
 	wf, err := workflow.Parse(project, "w.yaml", []byte(outputsWorkflow))
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,34 @@ type outputStamps struct {
 	// the run, handed to every step after it, and encoding it again for
 	// each of them is n²/2 encodings in a chain.
 	enc map[string]*encoded
+
+	// wmu is held through a check of a directory with watches (w), from
+	// the first read of their events to the last.
+	wmu sync.Mutex
+	w   outputWatch
+}
+
+// watch returns the watches, held until unwatch, or nil when there are
+// none (s nil, or no inotify here).
+func (s *outputStamps) watch() *outputWatch {
+	if s == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	if !s.w.init() {
+		s.wmu.Unlock()
+		return nil
+	}
+	return &s.w
+}
+
+func (s *outputStamps) unwatch() { s.wmu.Unlock() }
+
+// close ends the watches.
+func (s *outputStamps) close() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.w.close()
 }
 
 // encoded is the content of STEP.json made from the output value src,

@@ -49,7 +49,7 @@ type Runner struct {
 	// Spares, when set, keeps a supervisor of SelfExe started ahead of the
 	// attempt or check that takes it (agent.Spares).
 	Spares *agent.Spares
-	Grace  time.Duration // SIGTERM → SIGKILL grace for agents and checks; 0 means 5s
+	Grace  time.Duration // SIGTERM → SIGKILL grace for agents and checks; 0 means agent.DefaultGrace
 
 	once sync.Once
 	// configHashes identifies each agent's configuration, stored with its
@@ -273,13 +273,9 @@ func (e *promptError) Error() string { return e.err.Error() }
 
 func (r *Runner) now() time.Time { return r.Clock.Now().UTC() }
 
-// grace is the SIGTERM → SIGKILL grace period of agents and checks.
-func (r *Runner) grace() time.Duration {
-	if r.Grace == 0 {
-		return 5 * time.Second
-	}
-	return r.Grace
-}
+// Close releases what the runner keeps between attempts (the watches of
+// the CADENCE_OUTPUTS_DIR files). The runner may not be used after.
+func (r *Runner) Close() { r.outputs.close() }
 
 // ErrInterrupted reports that an attempt was stopped because cadence was
 // (SIGINT, SIGTERM): the run stops, resumable.

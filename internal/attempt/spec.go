@@ -104,7 +104,7 @@ func (t *try) agentSpec(ag *workflow.Agent, handoffPath string) (agent.Spec, err
 		StartTimeout: startTimeout(ws, proto),
 		Argv:         argv, Env: env, Dir: t.r.WorkDir(t.in), Stdin: stdin, Protocol: proto,
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: ws.Handoff.MaxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
-		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: t.r.grace(), ExitGrace: ws.ExitGrace,
+		Timeout: ws.Timeout, IdleTimeout: ws.IdleTimeout, Grace: t.r.Grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: ag.HelpMarker, Resume: plan.resume, Supervisor: t.r.SelfExe, Spares: t.r.Spares,
 		UsageFileFlag: agent.UsageFileFlag(ag.Preset),
 	}, nil

@@ -286,6 +286,9 @@ func (p *project) close() {
 	if p.attempts != nil && p.attempts.Spares != nil {
 		p.attempts.Spares.Close()
 	}
+	if p.attempts != nil {
+		p.attempts.Close()
+	}
 	if p.store != nil {
 		_ = p.store.Close()
 	}
