@@ -90,6 +90,11 @@ func (s *Spares) take(ctx context.Context) (*standby, error) {
 	return sb, nil
 }
 
+// Prestart starts a supervisor in the background for the first attempt,
+// before it is known: one whose start would otherwise be the first
+// attempt's wait.
+func (s *Spares) Prestart() { s.refill() }
+
 // refill starts a standby supervisor in the background, unless one is
 // waiting or being started already.
 func (s *Spares) refill() {

@@ -160,6 +160,9 @@ type project struct {
 	env   []string
 	// attempts runs the attempts of the run's step instances.
 	attempts *attempt.Runner
+	// spares keeps the supervisors of agents and checks ready (nil
+	// without Options.SelfExe).
+	spares *agent.Spares
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
 	// notes commits notifications and sends them.
@@ -200,6 +203,13 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 		leases: leases{id: newIdentity()}}
 	if o.BeforeFirstAttempt != nil {
 		p.firstAttempt = sync.OnceFunc(o.BeforeFirstAttempt)
+	}
+	if o.SelfExe != "" && lock != nil {
+		// The first attempt's supervisor starts now, beside the loading
+		// of the workflow and the state: a resume's first step would
+		// otherwise wait for it.
+		p.spares = agent.NewSpares(o.SelfExe)
+		p.spares.Prestart()
 	}
 	ok := false
 	defer func() {
@@ -274,7 +284,10 @@ func (p *project) setDefaults() {
 		Failpoint: attempt.ParseFailpoint(p.opts.Failpoint), Env: p.env, SelfExe: p.opts.SelfExe, Grace: p.opts.Grace,
 	}
 	if p.opts.SelfExe != "" {
-		p.attempts.Spares = agent.NewSpares(p.opts.SelfExe)
+		if p.spares == nil {
+			p.spares = agent.NewSpares(p.opts.SelfExe)
+		}
+		p.attempts.Spares = p.spares
 	}
 	failpoint := p.attempts.Failpoint
 	p.notes = notifications{wf: p.wf, store: p.store, name: cmp.Or(p.wf.Name, filepath.Base(p.dir)),
@@ -283,8 +296,8 @@ func (p *project) setDefaults() {
 }
 
 func (p *project) close() {
-	if p.attempts != nil && p.attempts.Spares != nil {
-		p.attempts.Spares.Close()
+	if p.spares != nil {
+		p.spares.Close()
 	}
 	if p.attempts != nil {
 		p.attempts.Close()
