@@ -329,7 +329,9 @@ func (ls *leases) breakDeadLeases(ctx context.Context, runID string) error {
 // runItemsShared runs the items of map step ws together with every other
 // process working on the run: it claims up to max_parallel items at a
 // time, and returns once no item is left unfinished, or once more items
-// than max_failures are dead and its own items have ended.
+// than max_failures are dead and its own items have ended; then it
+// settles the attempts that dead processes left running on items nobody
+// claimed again (settleLeftItems).
 func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) error {
 	run, ws := in.Run, in.Step
 	if err := p.breakDeadLeases(ctx, run.ID); err != nil {
@@ -386,7 +388,78 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = attempt.ErrInterrupted
 	}
+	if firstErr == nil {
+		// The step ends now, failed when too many items are dead: an
+		// attempt a dead process left running on an item nobody claimed
+		// again is settled here, or never.
+		firstErr = p.settleLeftItems(ctx, in)
+	}
 	return firstErr
+}
+
+// settleLeftItems settles, as map step in ends, the attempts its items
+// still have recorded running while no live process holds them: those a
+// process that died left behind, on items that no process claimed again
+// (the step stopped claiming once more items than max_failures were
+// dead). Otherwise they would stay running after the run ended, and a
+// killed attempt would not be counted (G5). Only the items with a
+// running attempt are read (Tx.RunningItems), not every item of the
+// step. Each is settled under its own lease, as a claim settles it
+// (settleLeftItem); an item that a live process holds is left to it.
+func (p *project) settleLeftItems(ctx context.Context, in *attempt.Instance) error {
+	var keys []string
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		keys, err = tx.RunningItems(in.Run.ID, in.StepPath())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if err := p.settleLeftItem(ctx, in, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleLeftItem takes the lease of item key of map step in, unless a
+// live process holds it, reads the attempts the item has running in the
+// same transaction, settles them under the lease as workItem does (its
+// agent killed when its process ran on this machine), and releases the
+// lease. Killed in the middle, this process leaves the item's attempts
+// running under a lease of a dead holder, which the next process breaks
+// (breakDeadLeases) or finds expired, and settles the same way.
+func (p *project) settleLeftItem(ctx context.Context, in *attempt.Instance, key string) error {
+	l := p.id.lease()
+	l.RunID, l.StepID, l.ItemKey = in.Run.ID, in.StepPath(), key
+	var c claimed
+	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
+		// Update may run this function again: nothing of a run before
+		// is kept.
+		c = claimed{}
+		if c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone); err != nil {
+			return err
+		}
+		c.running, err = runningAttempts(tx, c.lease.Unit())
+		return err
+	})
+	var held *checkpoint.LeaseHeldError
+	if errors.As(err, &held) {
+		return nil // its holder settles it
+	}
+	if err != nil {
+		return fmt.Errorf("take the lease of %s to settle it: %w", attempt.UnitLabel(l.Unit()), err)
+	}
+	itemCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
+	defer release()
+	err = p.settleUnit(checkpoint.WithLease(itemCtx, c.lease), in.Run, c.running, p.id.local(c.prev))
+	if errors.Is(err, checkpoint.ErrLeaseLost) || errors.Is(context.Cause(itemCtx), checkpoint.ErrLeaseLost) {
+		return nil // the process that took the lease settles it
+	}
+	return err
 }
 
 // openItems counts the items of a step that have not ended: read at every

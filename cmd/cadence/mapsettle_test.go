@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cadence-dev/cadence/internal/checkpoint"
+	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/history"
+)
+
+// TestMapStepFailingForDeadItemsSettlesLeftAttempts kills cadence with
+// SIGKILL while one item of a map step has died (dead-lettered, more than
+// max_failures 0) and another item's agent runs; the resume finds too many
+// dead items and claims nothing more, and the map step fails. The attempt
+// the killed process left running must still be settled before the run
+// ends: interrupted and counted, as every killed attempt is (G5), its agent
+// gone (G6) and never run again. On a shared (PostgreSQL) state only the
+// process that claims an item settles its attempts, and the resume claims
+// none; on SQLite the resume settles every attempt as it starts.
+func TestMapStepFailingForDeadItemsSettlesLeftAttempts(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e stateEngine) {
+		p := newEngineProject(t, e, simWorkflow(`{max_attempts: 1, backoff: fixed, initial: 10ms, jitter: none}`, `  - id: fix
+    prompt: 'fix {{ .Item.Key }}'
+    handoff: {schema: s.json}
+    map: {items: {file: items.json}, key: /id, max_parallel: 2, max_failures: 0}
+`), map[string]string{"s.json": boolSchema, "items.json": `[{"id": "a"}, {"id": "b"}]`, "scenario.yaml": `steps:
+  fix/a:
+    - {answer: '{"ok": "no"}'}
+  fix/b:
+    - {sleep: 120s, answer: '{"ok": true}'}
+`})
+		// Kill once a is dead and b's agent runs with its pid committed.
+		var agentPID int
+		p.killWhen(t, "run", func() bool {
+			rep, err := history.Inspect(context.Background(), p.dir, p.state, "", false)
+			if err != nil {
+				return false // no run yet
+			}
+			fix := step(*rep, "fix")
+			if len(fix.Dead) != 1 || fix.Dead[0].Key != "a" {
+				return false
+			}
+			b := item(fix, "b")
+			if len(b.Attempts) != 1 || b.Attempts[0].Status != checkpoint.AttemptRunning || b.Attempts[0].PID == nil {
+				return false
+			}
+			for _, r := range p.executions("fix") {
+				if r.Item == "b" {
+					agentPID = r.PID
+				}
+			}
+			return agentPID != 0
+		})
+		if rep := p.inspect(); item(step(rep, "fix"), "b").Attempts[0].Status != checkpoint.AttemptRunning {
+			t.Fatalf("after the kill, b's attempt is %s, want it left running", item(step(rep, "fix"), "b").Attempts[0].Status)
+		}
+
+		p.cadence(nil, "resume").exits(t, 1)
+
+		rep := p.inspect()
+		if rep.Run.Status != checkpoint.RunFailed {
+			t.Errorf("run %s, want failed", rep.Run.Status)
+		}
+		fix := step(rep, "fix")
+		if fix.Status != checkpoint.StepFailed {
+			t.Errorf("step fix %s, want failed", fix.Status)
+		}
+		for _, it := range fix.Items {
+			for _, a := range it.Attempts {
+				if a.Status == checkpoint.AttemptRunning {
+					t.Errorf("item %s attempt %d still running after the run ended", it.Key, a.N)
+				}
+			}
+		}
+		b := item(fix, "b")
+		if len(b.Attempts) != 1 {
+			t.Fatalf("item b has %d attempts, want the one the kill interrupted", len(b.Attempts))
+		}
+		a := b.Attempts[0]
+		if a.Status != checkpoint.AttemptInterrupted || a.Class != string(handoff.ClassInterrupted) || a.Uncounted || a.FinishedAt == nil {
+			t.Errorf("b's killed attempt: status %s, class %q, uncounted %v, finished %v; want interrupted, class %q, counted, finished",
+				a.Status, a.Class, a.Uncounted, a.FinishedAt, handoff.ClassInterrupted)
+		}
+		if b.AttemptsUsed != 1 {
+			t.Errorf("item b used %d attempts, want 1: a killed attempt counts", b.AttemptsUsed)
+		}
+		var runs int
+		for _, r := range p.executions("fix") {
+			if r.Item == "b" {
+				runs++
+			}
+		}
+		if runs != 1 {
+			t.Errorf("b's agent ran %d times, want once: the failed step runs nothing more", runs)
+		}
+		waitFor(t, "b's agent to be gone (G6)", func() bool { return !alive(agentPID) })
+	})
+}
+
+// item returns the item of map step report s keyed key.
+func item(s history.StepReport, key string) history.ItemReport {
+	for _, it := range s.Items {
+		if it.Key == key {
+			return it
+		}
+	}
+	return history.ItemReport{}
+}
