@@ -107,3 +107,58 @@ func item(s history.StepReport, key string) history.ItemReport {
 	}
 	return history.ItemReport{}
 }
+
+// TestFailedRunSettlesLeftSteps is the same for two steps side by side:
+// cadence is killed once one has failed while the other's agent runs. The
+// resume finds the run failed before it and starts nothing, and the other
+// step's attempt must still be settled, interrupted and counted (G5). On
+// a shared (PostgreSQL) state a step's attempts are settled only by the
+// process that claims the step, and the resume claims none.
+func TestFailedRunSettlesLeftSteps(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e stateEngine) {
+		p := newEngineProject(t, e, simWorkflow(`{max_attempts: 1, backoff: fixed, initial: 10ms, jitter: none}`,
+			`  - {id: one, prompt: one, handoff: {schema: s.json}}
+  - {id: two, needs: [], prompt: two, handoff: {schema: s.json}}
+`), map[string]string{"s.json": boolSchema, "scenario.yaml": `steps:
+  one:
+    - {answer: '{"ok": "no"}'}
+  two:
+    - {sleep: 120s, answer: '{"ok": true}'}
+`})
+		var agentPID int
+		p.killWhen(t, "run", func() bool {
+			rep, err := history.Inspect(context.Background(), p.dir, p.state, "", false)
+			if err != nil {
+				return false // no run yet
+			}
+			two := step(*rep, "two")
+			if step(*rep, "one").Status != checkpoint.StepFailed || len(two.Attempts) != 1 || two.Attempts[0].PID == nil {
+				return false
+			}
+			if runs := p.executions("two"); len(runs) == 1 {
+				agentPID = runs[0].PID
+			}
+			return agentPID != 0
+		})
+
+		p.cadence(nil, "resume").exits(t, 1)
+
+		rep := p.inspect()
+		if rep.Run.Status != checkpoint.RunFailed {
+			t.Errorf("run %s, want failed", rep.Run.Status)
+		}
+		two := step(rep, "two")
+		if len(two.Attempts) != 1 {
+			t.Fatalf("step two has %d attempts, want the one the kill interrupted", len(two.Attempts))
+		}
+		a := two.Attempts[0]
+		if a.Status != checkpoint.AttemptInterrupted || a.Class != string(handoff.ClassInterrupted) || a.Uncounted || a.FinishedAt == nil {
+			t.Errorf("two's killed attempt: status %s, class %q, uncounted %v, finished %v; want interrupted, class %q, counted, finished",
+				a.Status, a.Class, a.Uncounted, a.FinishedAt, handoff.ClassInterrupted)
+		}
+		if runs := len(p.executions("two")); runs != 1 {
+			t.Errorf("two's agent ran %d times, want once: a failed run starts nothing more", runs)
+		}
+		waitFor(t, "two's agent to be gone (G6)", func() bool { return !alive(agentPID) })
+	})
+}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -405,7 +406,7 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 // killed attempt would not be counted (G5). Only the items with a
 // running attempt are read (Tx.RunningItems), not every item of the
 // step. Each is settled under its own lease, as a claim settles it
-// (settleLeftItem); an item that a live process holds is left to it.
+// (settleLeftUnit); an item that a live process holds is left to it.
 func (p *project) settleLeftItems(ctx context.Context, in *attempt.Instance) error {
 	var keys []string
 	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
@@ -416,23 +417,59 @@ func (p *project) settleLeftItems(ctx context.Context, in *attempt.Instance) err
 		return err
 	}
 	for _, key := range keys {
-		if err := p.settleLeftItem(ctx, in, key); err != nil {
+		if err := p.settleLeftUnit(ctx, in.Run, checkpoint.Unit{RunID: in.Run.ID, StepID: in.StepPath(), Item: key}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// settleLeftItem takes the lease of item key of map step in, unless a
-// live process holds it, reads the attempts the item has running in the
-// same transaction, settles them under the lease as workItem does (its
-// agent killed when its process ran on this machine), and releases the
-// lease. Killed in the middle, this process leaves the item's attempts
-// running under a lease of a dead holder, which the next process breaks
-// (breakDeadLeases) or finds expired, and settles the same way.
-func (p *project) settleLeftItem(ctx context.Context, in *attempt.Instance, key string) error {
+// settleLeftUnits settles, before run ends failed on a shared database,
+// the attempts its steps and items still have recorded running while no
+// live process holds them: a step that failed before this process (or
+// while it ran) fails the run without claiming the steps beside it, and
+// the attempts a dead process left on those would otherwise stay running
+// after the run ended (G5). A loop's inner steps are not among them: this
+// process, which holds the run, settled those as it began (settle). On
+// SQLite it does nothing: a resume settled every attempt as it began.
+func (p *project) settleLeftUnits(ctx context.Context, run *checkpoint.Run) error {
+	if !p.shared() {
+		return nil
+	}
+	var running []checkpoint.Attempt
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		running, err = tx.RunningAttempts(run.ID)
+		return err
+	}); err != nil {
+		return err
+	}
+	var units []checkpoint.Unit // in order, each once
+	for _, a := range running {
+		u := a.Unit()
+		if strings.Contains(u.StepID, "/") || len(units) > 0 && units[len(units)-1] == u {
+			continue
+		}
+		units = append(units, u)
+	}
+	for _, u := range units {
+		if err := p.settleLeftUnit(ctx, run, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleLeftUnit takes the lease of unit u (a step or an item), unless a
+// live process holds it, reads the attempts the unit has running in the
+// same transaction, settles them under the lease as a claim does
+// (workItem, workStep; the agent killed when its process ran on this
+// machine), and releases the lease. Killed in the middle, this process
+// leaves the unit's attempts running under a lease of a dead holder,
+// which the next process breaks (breakDeadLeases) or finds expired, and
+// settles the same way.
+func (p *project) settleLeftUnit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit) error {
 	l := p.id.lease()
-	l.RunID, l.StepID, l.ItemKey = in.Run.ID, in.StepPath(), key
+	l.RunID, l.StepID, l.ItemKey = u.RunID, u.StepID, u.Item
 	var c claimed
 	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
 		// Update may run this function again: nothing of a run before
@@ -441,7 +478,7 @@ func (p *project) settleLeftItem(ctx context.Context, in *attempt.Instance, key 
 		if c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone); err != nil {
 			return err
 		}
-		c.running, err = runningAttempts(tx, c.lease.Unit())
+		c.running, err = runningAttempts(tx, u)
 		return err
 	})
 	var held *checkpoint.LeaseHeldError
@@ -449,14 +486,14 @@ func (p *project) settleLeftItem(ctx context.Context, in *attempt.Instance, key 
 		return nil // its holder settles it
 	}
 	if err != nil {
-		return fmt.Errorf("take the lease of %s to settle it: %w", attempt.UnitLabel(l.Unit()), err)
+		return fmt.Errorf("take the lease of %s to settle it: %w", attempt.UnitLabel(u), err)
 	}
-	itemCtx, cancel := context.WithCancelCause(ctx)
+	unitCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
+	release := p.holdLease(unitCtx, c.lease, func(err error) { cancel(err) })
 	defer release()
-	err = p.settleUnit(checkpoint.WithLease(itemCtx, c.lease), in.Run, c.running, p.id.local(c.prev))
-	if errors.Is(err, checkpoint.ErrLeaseLost) || errors.Is(context.Cause(itemCtx), checkpoint.ErrLeaseLost) {
+	err = p.settleUnit(checkpoint.WithLease(unitCtx, c.lease), run, c.running, p.id.local(c.prev))
+	if errors.Is(err, checkpoint.ErrLeaseLost) || errors.Is(context.Cause(unitCtx), checkpoint.ErrLeaseLost) {
 		return nil // the process that took the lease settles it
 	}
 	return err
