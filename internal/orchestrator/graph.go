@@ -96,7 +96,7 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	}
 	if failed != "" {
 		// A step failed (without allow_failure) before this process.
-		if err := p.settleLeftUnits(ctx, run); err != nil {
+		if err := (leftBehind{p}).run(ctx, run); err != nil {
 			return nil, err
 		}
 		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: failed,
@@ -107,7 +107,7 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	case g.stop != nil:
 		return p.stopped(run.ID, g.stopAt, g.stop)
 	case g.failed != "":
-		if err := p.settleLeftUnits(ctx, run); err != nil {
+		if err := (leftBehind{p}).run(ctx, run); err != nil {
 			return nil, err
 		}
 		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: g.failed,

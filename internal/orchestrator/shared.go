@@ -332,7 +332,7 @@ func (ls *leases) breakDeadLeases(ctx context.Context, runID string) error {
 // time, and returns once no item is left unfinished, or once more items
 // than max_failures are dead and its own items have ended; then it
 // settles the attempts that dead processes left running on items nobody
-// claimed again (settleLeftItems).
+// claimed again (leftBehind.items).
 func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) error {
 	run, ws := in.Run, in.Step
 	if err := p.breakDeadLeases(ctx, run.ID); err != nil {
@@ -393,23 +393,28 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 		// The step ends now, failed when too many items are dead: an
 		// attempt a dead process left running on an item nobody claimed
 		// again is settled here, or never.
-		firstErr = p.settleLeftItems(ctx, in)
+		firstErr = leftBehind{p}.items(ctx, in)
 	}
 	return firstErr
 }
 
-// settleLeftItems settles, as map step in ends, the attempts its items
-// still have recorded running while no live process holds them: those a
-// process that died left behind, on items that no process claimed again
-// (the step stopped claiming once more items than max_failures were
-// dead). Otherwise they would stay running after the run ended, and a
-// killed attempt would not be counted (G5). Only the items with a
-// running attempt are read (Tx.RunningItems), not every item of the
-// step. Each is settled under its own lease, as a claim settles it
-// (settleLeftUnit); an item that a live process holds is left to it.
-func (p *project) settleLeftItems(ctx context.Context, in *attempt.Instance) error {
+// leftBehind settles the attempts that dead processes left running on
+// the units (steps and items) of a shared run that no process will claim
+// again, because the step or the run they belong to ends without them.
+type leftBehind struct{ p *project }
+
+// items settles, as map step in ends, the attempts its items still have
+// recorded running while no live process holds them: those a process that
+// died left behind, on items that no process claimed again (the step
+// stopped claiming once more items than max_failures were dead). Otherwise
+// they would stay running after the run ended, and a killed attempt would
+// not be counted (G5). Only the items with a running attempt are read
+// (Tx.RunningItems), not every item of the step. Each is settled under its
+// own lease, as a claim settles it (leftBehind.unit); an item that a live
+// process holds is left to it.
+func (lb leftBehind) items(ctx context.Context, in *attempt.Instance) error {
 	var keys []string
-	err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+	err := lb.p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
 		keys, err = tx.RunningItems(in.Run.ID, in.StepPath())
 		return err
 	})
@@ -417,22 +422,23 @@ func (p *project) settleLeftItems(ctx context.Context, in *attempt.Instance) err
 		return err
 	}
 	for _, key := range keys {
-		if err := p.settleLeftUnit(ctx, in.Run, checkpoint.Unit{RunID: in.Run.ID, StepID: in.StepPath(), Item: key}); err != nil {
+		if err := lb.unit(ctx, in.Run, checkpoint.Unit{RunID: in.Run.ID, StepID: in.StepPath(), Item: key}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// settleLeftUnits settles, before run ends failed on a shared database,
-// the attempts its steps and items still have recorded running while no
-// live process holds them: a step that failed before this process (or
-// while it ran) fails the run without claiming the steps beside it, and
-// the attempts a dead process left on those would otherwise stay running
-// after the run ended (G5). A loop's inner steps are not among them: this
-// process, which holds the run, settled those as it began (settle). On
-// SQLite it does nothing: a resume settled every attempt as it began.
-func (p *project) settleLeftUnits(ctx context.Context, run *checkpoint.Run) error {
+// run settles, before run ends failed on a shared database, the attempts
+// its steps and items still have recorded running while no live process
+// holds them: a step that failed before this process (or while it ran)
+// fails the run without claiming the steps beside it, and the attempts a
+// dead process left on those would otherwise stay running after the run
+// ended (G5). A loop's inner steps are not among them: this process, which
+// holds the run, settled those as it began (settle). On SQLite it does
+// nothing: a resume settled every attempt as it began.
+func (lb leftBehind) run(ctx context.Context, run *checkpoint.Run) error {
+	p := lb.p
 	if !p.shared() {
 		return nil
 	}
@@ -452,22 +458,22 @@ func (p *project) settleLeftUnits(ctx context.Context, run *checkpoint.Run) erro
 		units = append(units, u)
 	}
 	for _, u := range units {
-		if err := p.settleLeftUnit(ctx, run, u); err != nil {
+		if err := lb.unit(ctx, run, u); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// settleLeftUnit takes the lease of unit u (a step or an item), unless a
-// live process holds it, reads the attempts the unit has running in the
-// same transaction, settles them under the lease as a claim does
-// (workItem, workStep; the agent killed when its process ran on this
-// machine), and releases the lease. Killed in the middle, this process
-// leaves the unit's attempts running under a lease of a dead holder,
-// which the next process breaks (breakDeadLeases) or finds expired, and
-// settles the same way.
-func (p *project) settleLeftUnit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit) error {
+// unit takes the lease of unit u (a step or an item), unless a live
+// process holds it, reads the attempts the unit has running in the same
+// transaction, settles them under the lease as a claim does (workItem,
+// workStep; the agent killed when its process ran on this machine), and
+// releases the lease. Killed in the middle, this process leaves the unit's
+// attempts running under a lease of a dead holder, which the next process
+// breaks (breakDeadLeases) or finds expired, and settles the same way.
+func (lb leftBehind) unit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit) error {
+	p := lb.p
 	l := p.id.lease()
 	l.RunID, l.StepID, l.ItemKey = u.RunID, u.StepID, u.Item
 	var c claimed
