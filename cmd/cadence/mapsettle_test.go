@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
@@ -161,4 +164,68 @@ func TestFailedRunSettlesLeftSteps(t *testing.T) {
 		}
 		waitFor(t, "two's agent to be gone (G6)", func() bool { return !alive(agentPID) })
 	})
+}
+
+// TestMapStepFailingLeavesLiveWorkersItems: a map step that fails for a
+// dead item while a live worker runs another item leaves that item to the
+// worker (PostgreSQL; workers share only a PostgreSQL state). The run's
+// process settles only what dead processes left: it neither settles the
+// worker's running attempt nor kills its agent.
+func TestMapStepFailingLeavesLiveWorkersItems(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "release")
+	s := &sharedRun{t: t, ttl: leaseTTL, state: pg.NewDatabase(t), ledger: filepath.Join(t.TempDir(), "ledger.jsonl")}
+	// Item a's answer is accepted, and its check fails once the test
+	// creates the release file: a dies when the test says so. Item b's
+	// agent works for two minutes.
+	wf := `version: 1
+defaults:
+  agent: sim
+  retry: {max_attempts: 1, backoff: fixed, initial: 10ms, jitter: none}
+agents:
+  sim:
+    preset: sim
+    scenario: scenario.yaml
+    args: [--ledger, ` + s.ledger + `]
+steps:
+  - id: fix
+    prompt: 'fix {{ .Item.Key }}'
+    handoff: {schema: s.json}
+    checks:
+      - {name: released, run: 'while [ ! -f ` + release + ` ]; do sleep 0.01; done; false'}
+    map: {items: {file: items.json}, key: /id, max_parallel: 1, max_failures: 0}
+`
+	files := map[string]string{"s.json": boolSchema, "items.json": `[{"id": "a"}, {"id": "b"}]`, ".cadence/project": sharedProjectID,
+		"scenario.yaml": "steps:\n  fix/a: [{answer: '{\"ok\": true}'}]\n  fix/b: [{sleep: 120s, answer: '{\"ok\": true}'}]\n"}
+	for range 2 {
+		p := newProject(t, wf, files)
+		p.state = s.state
+		s.checkouts = append(s.checkouts, p)
+	}
+
+	run := s.start(0, "run")
+	waitFor(t, "the run's process to run item a", func() bool { return len(s.executions()["a"]) == 1 })
+	worker := s.worker(1)
+	var agent int
+	waitFor(t, "the worker to run item b", func() bool {
+		_, agent = s.heldBy(worker.cmd.Process.Pid, map[string]bool{"b": true})
+		return agent != 0
+	})
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run.wait(t).exits(t, 1)
+
+	rep := s.report()
+	if rep.Run.Status != checkpoint.RunFailed {
+		t.Errorf("run %s, want failed", rep.Run.Status)
+	}
+	b := s.items()["b"]
+	if len(b.Attempts) != 1 || b.Attempts[0].Status != checkpoint.AttemptRunning {
+		t.Errorf("item b: attempts %+v, want its one attempt still running in the worker", b.Attempts)
+	}
+	if !alive(agent) {
+		t.Error("the worker's agent of item b was killed by the run's process")
+	}
+	_ = worker.cmd.Process.Signal(syscall.SIGTERM)
+	worker.wait(t).exits(t, 3)
 }
