@@ -26,6 +26,11 @@ const (
 	runningAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE run_id = ? AND status = 'running'
 		ORDER BY step_id, item_key, n`
 	countAttemptsQuery = `SELECT COUNT(*) FROM attempts WHERE run_id = ? AND step_id = ? AND item_key = ?`
+	// runningItemsQuery reads the keys of a map step's items with an
+	// attempt left running through the same partial index, attempts_running,
+	// whatever the number of items and of attempts.
+	runningItemsQuery = `SELECT DISTINCT item_key FROM attempts WHERE run_id = ? AND step_id = ? AND item_key <> ''
+		AND status = 'running' ORDER BY item_key`
 )
 
 // The other attempt queries, named so the store prepares them once.
@@ -170,6 +175,18 @@ func (t *Tx) UnitLastAttempt(u Unit) (*Attempt, error) {
 // crash, the ones resume must settle first (G5).
 func (t *Tx) RunningAttempts(runID string) ([]Attempt, error) {
 	return t.attempts(fmt.Sprintf("running attempts of run %s", runID), runningAttemptsQuery, runID)
+}
+
+// RunningItems returns the keys of the items of map step stepID of run
+// runID that have an attempt recorded running, in key order: on a shared
+// database, the items whose attempts a process that died left behind,
+// found without reading every item of the step.
+func (t *Tx) RunningItems(runID, stepID string) ([]string, error) {
+	var keys []string
+	if err := t.selectRows(&keys, runningItemsQuery, runID, stepID); err != nil {
+		return nil, fmt.Errorf("read the items of step %s/%s with a running attempt: %w", runID, stepID, err)
+	}
+	return keys, nil
 }
 
 // AllAttempts returns every attempt of the run, ordered by step position and

@@ -144,3 +144,67 @@ func TestDeadLetters(t *testing.T) {
 		})
 	})
 }
+
+// RunningItems names the items of one map step that have an attempt
+// recorded running, each once however many it has, and nothing else: not
+// an item whose attempts ended, not the step's own attempts, not another
+// step's items.
+func TestRunningItems(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		s := e.newStore(t)
+		seedItems(t, s, 4)
+		update(t, s, func(tx *Tx) error {
+			// An item of another step with the same key.
+			other := sampleItem("r", "plan", "k1", 1)
+			other.Idx = 0
+			if err := tx.InsertItems([]Step{other}); err != nil {
+				return err
+			}
+			for _, a := range []struct {
+				step, key string
+				n         int
+				end       func(*Tx, *Attempt) error // nil: left running
+			}{
+				{"fix", "k1", 1, (*Tx).AttemptFailed},
+				{"fix", "k1", 2, nil},
+				{"fix", "k1", 3, nil},
+				{"fix", "k2", 1, func(tx *Tx, a *Attempt) error { return tx.AttemptSucceeded(a, false) }},
+				{"fix", "k4", 1, nil},
+				{"fix", "", 1, nil},
+				{"plan", "k1", 1, nil},
+			} {
+				at := sampleAttempt("r", a.step, a.n)
+				at.ItemKey = a.key
+				if err := tx.InsertAttempt(at); err != nil {
+					return err
+				}
+				if a.end != nil {
+					if err := a.end(tx, &at); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		view(t, s, func(tx *Tx) error {
+			for _, c := range []struct {
+				run, step string
+				want      []string
+			}{
+				{"r", "fix", []string{"k1", "k4"}},
+				{"r", "plan", []string{"k1"}},
+				{"r", "none", nil},
+				{"other", "fix", nil},
+			} {
+				got, err := tx.RunningItems(c.run, c.step)
+				if err != nil {
+					return err
+				}
+				if strings.Join(got, ",") != strings.Join(c.want, ",") {
+					t.Errorf("RunningItems(%q, %q) = %q, want %q", c.run, c.step, got, c.want)
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -27,6 +27,9 @@ func TestResumeQueriesUseIndexes(t *testing.T) {
 		// The primary key would also avoid the sort, but it reads every
 		// attempt of the run; the partial index holds only running ones.
 		{"RunningAttempts", runningAttemptsQuery, []any{"r"}, "attempts_running"},
+		// The items a shared map step settles when it ends with items
+		// left running (RunningItems).
+		{"RunningItems", runningItemsQuery, []any{"r", "s"}, "attempts_running"},
 		{"InsertAttempt numbering", lastAttemptNumberQuery, []any{"r", "s", "k"}, ""},
 		{"UpdateAttempt status", attemptStatusQuery, []any{"r", "s", "", 1}, ""},
 		{"CountAttempts", countAttemptsQuery, []any{"r", "s", ""}, ""},

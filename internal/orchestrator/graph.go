@@ -96,6 +96,9 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	}
 	if failed != "" {
 		// A step failed (without allow_failure) before this process.
+		if err := (leftBehind{p}).run(ctx, run); err != nil {
+			return nil, err
+		}
 		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: failed,
 			Message: fmt.Sprintf("step %s failed", failed)})
 	}
@@ -104,6 +107,9 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	case g.stop != nil:
 		return p.stopped(run.ID, g.stopAt, g.stop)
 	case g.failed != "":
+		if err := (leftBehind{p}).run(ctx, run); err != nil {
+			return nil, err
+		}
 		return p.finish(run.ID, checkpoint.RunFailed, &Result{RunID: run.ID, Status: StatusFailed, Step: g.failed,
 			Message: fmt.Sprintf("step %s failed", g.failed)})
 	case len(g.parked) > 0:

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -329,7 +330,9 @@ func (ls *leases) breakDeadLeases(ctx context.Context, runID string) error {
 // runItemsShared runs the items of map step ws together with every other
 // process working on the run: it claims up to max_parallel items at a
 // time, and returns once no item is left unfinished, or once more items
-// than max_failures are dead and its own items have ended.
+// than max_failures are dead and its own items have ended; then it
+// settles the attempts that dead processes left running on items nobody
+// claimed again (leftBehind.items).
 func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) error {
 	run, ws := in.Run, in.Step
 	if err := p.breakDeadLeases(ctx, run.ID); err != nil {
@@ -386,7 +389,120 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = attempt.ErrInterrupted
 	}
+	if firstErr == nil {
+		// The step ends now, failed when too many items are dead: an
+		// attempt a dead process left running on an item nobody claimed
+		// again is settled here, or never.
+		firstErr = leftBehind{p}.items(ctx, in)
+	}
 	return firstErr
+}
+
+// leftBehind settles the attempts that dead processes left running on
+// the units (steps and items) of a shared run that no process will claim
+// again, because the step or the run they belong to ends without them.
+type leftBehind struct{ p *project }
+
+// items settles, as map step in ends, the attempts its items still have
+// recorded running while no live process holds them: those a process that
+// died left behind, on items that no process claimed again (the step
+// stopped claiming once more items than max_failures were dead). Otherwise
+// they would stay running after the run ended, and a killed attempt would
+// not be counted (G5). Only the items with a running attempt are read
+// (Tx.RunningItems), not every item of the step. Each is settled under its
+// own lease, as a claim settles it (leftBehind.unit); an item that a live
+// process holds is left to it.
+func (lb leftBehind) items(ctx context.Context, in *attempt.Instance) error {
+	var keys []string
+	err := lb.p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		keys, err = tx.RunningItems(in.Run.ID, in.StepPath())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if err := lb.unit(ctx, in.Run, checkpoint.Unit{RunID: in.Run.ID, StepID: in.StepPath(), Item: key}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run settles, before run ends failed on a shared database, the attempts
+// its steps and items still have recorded running while no live process
+// holds them: a step that failed before this process (or while it ran)
+// fails the run without claiming the steps beside it, and the attempts a
+// dead process left on those would otherwise stay running after the run
+// ended (G5). A loop's inner steps are not among them: this process, which
+// holds the run, settled those as it began (settle). On SQLite it does
+// nothing: a resume settled every attempt as it began.
+func (lb leftBehind) run(ctx context.Context, run *checkpoint.Run) error {
+	p := lb.p
+	if !p.shared() {
+		return nil
+	}
+	var running []checkpoint.Attempt
+	if err := p.store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		running, err = tx.RunningAttempts(run.ID)
+		return err
+	}); err != nil {
+		return err
+	}
+	var units []checkpoint.Unit // in order, each once
+	for _, a := range running {
+		u := a.Unit()
+		if strings.Contains(u.StepID, "/") || len(units) > 0 && units[len(units)-1] == u {
+			continue
+		}
+		units = append(units, u)
+	}
+	for _, u := range units {
+		if err := lb.unit(ctx, run, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unit takes the lease of unit u (a step or an item), unless a live
+// process holds it, reads the attempts the unit has running in the same
+// transaction, settles them under the lease as a claim does (workItem,
+// workStep; the agent killed when its process ran on this machine), and
+// releases the lease. Killed in the middle, this process leaves the unit's
+// attempts running under a lease of a dead holder, which the next process
+// breaks (breakDeadLeases) or finds expired, and settles the same way.
+func (lb leftBehind) unit(ctx context.Context, run *checkpoint.Run, u checkpoint.Unit) error {
+	p := lb.p
+	l := p.id.lease()
+	l.RunID, l.StepID, l.ItemKey = u.RunID, u.StepID, u.Item
+	var c claimed
+	err := p.store.Update(checkpoint.WithoutLease(ctx), func(tx *checkpoint.Tx) (err error) {
+		// Update may run this function again: nothing of a run before
+		// is kept.
+		c = claimed{}
+		if c.lease, c.prev, err = tx.AcquireLease(l, p.leaseTTL(), p.id.gone); err != nil {
+			return err
+		}
+		c.running, err = runningAttempts(tx, u)
+		return err
+	})
+	var held *checkpoint.LeaseHeldError
+	if errors.As(err, &held) {
+		return nil // its holder settles it
+	}
+	if err != nil {
+		return fmt.Errorf("take the lease of %s to settle it: %w", attempt.UnitLabel(u), err)
+	}
+	unitCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	release := p.holdLease(unitCtx, c.lease, func(err error) { cancel(err) })
+	defer release()
+	err = p.settleUnit(checkpoint.WithLease(unitCtx, c.lease), run, c.running, p.id.local(c.prev))
+	if errors.Is(err, checkpoint.ErrLeaseLost) || errors.Is(context.Cause(unitCtx), checkpoint.ErrLeaseLost) {
+		return nil // the process that took the lease settles it
+	}
+	return err
 }
 
 // openItems counts the items of a step that have not ended: read at every
