@@ -94,6 +94,12 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 	if err != nil {
 		return nil, err
 	}
+	if restored := p.restoring; restored != nil {
+		p.restoring = nil
+		if err := <-restored; err != nil {
+			return nil, fmt.Errorf("run %s: %w", run.ID, err)
+		}
+	}
 	if failed != "" {
 		// A step failed (without allow_failure) before this process.
 		if err := (leftBehind{p}).run(ctx, run); err != nil {

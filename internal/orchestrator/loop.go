@@ -85,9 +85,12 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	}); err != nil {
 		return nil, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
 	}
-	if err := restoreEnvelopes(p.log, p.dir, succeeded); err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
-	}
+	// The envelope files are rewritten beside the settling and the
+	// graph's first read, on the other core, and are whole before the
+	// first step starts (runGraph waits for them).
+	restored := make(chan error, 1)
+	p.restoring = restored
+	go func() { restored <- restoreEnvelopes(p.log, p.dir, succeeded) }()
 	settled, err := p.settle(ctx, run)
 	if err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)

@@ -163,6 +163,9 @@ type project struct {
 	// spares keeps the supervisors of agents and checks ready (nil
 	// without Options.SelfExe).
 	spares *agent.Spares
+	// restoring, while a resumed run's envelope files are being
+	// rewritten (loop), gives the error of that once it is done.
+	restoring <-chan error
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
 	// notes commits notifications and sends them.
