@@ -176,6 +176,50 @@ type project struct {
 	leases
 }
 
+// stateOpening is the opening of a project's state. A resume's state
+// exists already, so it is opened beside the loading of the workflow, on
+// the other core (begin); a new run's may not, and it is opened only when
+// asked for, after the workflow and the run's inputs were found right, so
+// that a mistake in them creates no state.
+type stateOpening struct {
+	ctx         context.Context
+	dir, target string
+	done        chan struct{} // begun: closed once store and err are set
+	store       *checkpoint.Store
+	err         error
+}
+
+// begin starts the opening when the state exists and no run starts.
+func (o *stateOpening) begin(starting bool) {
+	if _, err := os.Stat(o.target); starting || (err != nil && !strings.Contains(o.target, "://")) {
+		return
+	}
+	o.done = make(chan struct{})
+	go func() {
+		defer close(o.done)
+		o.store, o.err = projectid.Open(o.ctx, o.dir, o.target)
+	}()
+}
+
+// get returns the store, opened now unless begun.
+func (o *stateOpening) get() (*checkpoint.Store, error) {
+	if o.done == nil {
+		return projectid.Open(o.ctx, o.dir, o.target)
+	}
+	<-o.done
+	return o.store, o.err
+}
+
+// abandon closes a store begun and never got.
+func (o *stateOpening) abandon() {
+	if o.done != nil {
+		<-o.done
+		if o.store != nil {
+			o.store.Close()
+		}
+	}
+}
+
 // open takes the project lock first (G7), then loads the workflow and
 // opens the store; starting says a new run starts, whose inputs are
 // checked first.
@@ -214,9 +258,14 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 		p.spares = agent.NewSpares(o.SelfExe)
 		p.spares.Prestart()
 	}
+	state := &stateOpening{ctx: ctx, dir: dir, target: history.StateTarget(dir, o.State)}
+	state.begin(starting)
 	ok := false
 	defer func() {
 		if !ok {
+			if p.store == nil {
+				state.abandon()
+			}
 			p.close()
 		}
 	}()
@@ -237,7 +286,7 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			return nil, err
 		}
 	}
-	store, err := projectid.Open(ctx, dir, history.StateTarget(dir, o.State))
+	store, err := state.get()
 	if err != nil {
 		return nil, err
 	}
