@@ -27,6 +27,9 @@ type Tx struct {
 	// return some other error: the whole function is then run again.
 	aborted  error
 	conflict bool
+	// createdRun records that the transaction inserted a run and its
+	// steps (CreateRun), for the store's work after its commit.
+	createdRun bool
 }
 
 // mustWrite refuses a write inside View.
