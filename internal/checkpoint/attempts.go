@@ -47,7 +47,7 @@ const (
 		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
 		uncounted = :uncounted, warning = :warning, cached_tokens = :cached_tokens, agent = :agent,
 		provenance = :provenance, snapshot = :snapshot, snapshot_after = :snapshot_after
-		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n`
+		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n` + guardCondition
 	// CROSS JOIN makes SQLite walk the steps in position order (index
 	// steps_order) and each step's attempts by number (the primary key), so
 	// the rows come out in the order asked for. Joined the other way round
@@ -117,13 +117,6 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err := t.mustWrite("update " + what); err != nil {
 		return err
 	}
-	var from string
-	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
-		return err
-	}
-	if err := AttemptTransition(AttemptStatus(from), a.status); err != nil {
-		return fmt.Errorf("update %s: %w", what, err)
-	}
 	if !attemptKinds[a.Kind] {
 		return fmt.Errorf("update %s: unknown kind %q", what, a.Kind)
 	}
@@ -131,7 +124,28 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, updateAttemptQuery, row)
+	if g, ok := guardTo(attemptTransitions, a.status); ok {
+		wrote, err := t.execGuarded(what, updateAttemptQuery, guardedAttemptRow{row, g})
+		if wrote || err != nil {
+			return err
+		}
+	}
+	// Nothing was written: say why, from the row's status.
+	var from string
+	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
+		return err
+	}
+	if err := AttemptTransition(AttemptStatus(from), a.status); err != nil {
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	return fmt.Errorf("update %s: the change from %s to %s was allowed but wrote no row", what, from, a.status)
+}
+
+// guardedAttemptRow is an attempt's row with the statuses its update may
+// find it in (updateAttemptQuery).
+type guardedAttemptRow struct {
+	attemptRow
+	statusGuard
 }
 
 // Attempts returns a step's attempts in order.
