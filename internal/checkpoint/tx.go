@@ -30,6 +30,9 @@ type Tx struct {
 	// createdRun records that the transaction inserted a run and its
 	// steps (CreateRun), for the store's work after its commit.
 	createdRun bool
+	// checked is the last lease CheckLease found held, until a lease is
+	// written (putLease): ReleaseLease does not read it again.
+	checked *checkedLease
 }
 
 // mustWrite refuses a write inside View.
