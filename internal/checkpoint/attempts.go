@@ -93,8 +93,8 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if !attemptKinds[a.Kind] {
 		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
 	}
-	var last int
-	if err := t.getRow(&last, lastAttemptNumberQuery, a.RunID, a.StepID, a.ItemKey); err != nil {
+	last, err := t.lastAttemptNumber(a.Unit())
+	if err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	if a.N != last+1 {
@@ -107,6 +107,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if _, err := t.namedExec(insertAttemptQuery, row); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
+	t.noteLastAttempt(a.Unit(), a.N)
 	return nil
 }
 
@@ -155,7 +156,41 @@ func (t *Tx) Attempts(runID, stepID string) ([]Attempt, error) {
 
 // UnitAttempts returns the attempts of a step or of an item, in order.
 func (t *Tx) UnitAttempts(u Unit) ([]Attempt, error) {
-	return t.attempts("attempts of "+unitName(u), stepAttemptsQuery, u.RunID, u.StepID, u.Item)
+	out, err := t.attempts("attempts of "+unitName(u), stepAttemptsQuery, u.RunID, u.StepID, u.Item)
+	if err == nil {
+		last := 0
+		if len(out) > 0 {
+			last = out[len(out)-1].N
+		}
+		t.noteLastAttempt(u, last)
+	}
+	return out, err
+}
+
+// noteLastAttempt records that unit u's last attempt in this transaction
+// is number n, for InsertAttempt's check of the next number.
+func (t *Tx) noteLastAttempt(u Unit, n int) {
+	if t.lastAttempt == nil {
+		t.lastAttempt = make(map[Unit]int, 1)
+	}
+	t.lastAttempt[u] = n
+}
+
+// lastAttemptNumber returns the number of unit u's last attempt (0 when it
+// has none): what this transaction read of it whole (UnitAttempts) or
+// inserted, else a read of the largest number. The transaction's reads
+// hold to its commit (SERIALIZABLE on PostgreSQL, the write lock on
+// SQLite), so a number it saw is the one a read now would return, unless
+// it deleted attempts since (Prune forgets them): one round trip fewer on
+// PostgreSQL for the insert that follows a read of the unit's attempts,
+// as each attempt's does (attempt.nextN).
+func (t *Tx) lastAttemptNumber(u Unit) (int, error) {
+	if n, ok := t.lastAttempt[u]; ok {
+		return n, nil
+	}
+	var last int
+	err := t.getRow(&last, lastAttemptNumberQuery, u.RunID, u.StepID, u.Item)
+	return last, err
 }
 
 // Attempt returns one attempt, or ErrNotFound.

@@ -33,6 +33,9 @@ type Tx struct {
 	// checked is the last lease CheckLease found held, until a lease is
 	// written (putLease): ReleaseLease does not read it again.
 	checked *checkedLease
+	// lastAttempt is, per unit, the number of its last attempt as this
+	// transaction read or wrote it (lastAttemptNumber).
+	lastAttempt map[Unit]int
 }
 
 // mustWrite refuses a write inside View.
