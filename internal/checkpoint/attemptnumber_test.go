@@ -13,28 +13,45 @@ import (
 // next number is taken, any other is ErrAttemptNumber, on both engines.
 func TestInsertAttemptNumberAfterARead(t *testing.T) {
 	cases := []struct {
-		name    string
-		read    bool  // UnitAttempts before the inserts, in the same transaction
-		inserts []int // numbers inserted in order, after attempt 1 exists
-		wantErr bool  // the last insert is refused with ErrAttemptNumber
+		name     string
+		existing int    // attempts 1…existing before the transaction
+		read     string // in the transaction, before the inserts: "" nothing, "all" UnitAttempts, "last" UnitLastAttempt
+		inserts  []int  // numbers inserted in order
+		wantErr  bool   // the last insert is refused with ErrAttemptNumber
 	}{
-		{name: "next after a read", read: true, inserts: []int{2}},
-		{name: "two in a row after a read", read: true, inserts: []int{2, 3}},
-		{name: "the last again after a read", read: true, inserts: []int{1}, wantErr: true},
-		{name: "a gap after a read", read: true, inserts: []int{3}, wantErr: true},
-		{name: "the same twice after a read", read: true, inserts: []int{2, 2}, wantErr: true},
-		{name: "next without a read", inserts: []int{2}},
-		{name: "a gap without a read", inserts: []int{3}, wantErr: true},
+		{name: "next after a read of all", existing: 1, read: "all", inserts: []int{2}},
+		{name: "two in a row after a read of all", existing: 1, read: "all", inserts: []int{2, 3}},
+		{name: "the last again after a read of all", existing: 1, read: "all", inserts: []int{1}, wantErr: true},
+		{name: "a gap after a read of all", existing: 1, read: "all", inserts: []int{3}, wantErr: true},
+		{name: "the same twice after a read of all", existing: 1, read: "all", inserts: []int{2, 2}, wantErr: true},
+		{name: "first after a read of none", read: "all", inserts: []int{1}},
+		{name: "next after a read of the last", existing: 2, read: "last", inserts: []int{3, 4}},
+		{name: "a gap after a read of the last", existing: 2, read: "last", inserts: []int{4}, wantErr: true},
+		{name: "the same twice after a read of the last", existing: 2, read: "last", inserts: []int{3, 3}, wantErr: true},
+		{name: "first after no last", read: "last", inserts: []int{1}},
+		{name: "a gap after no last", read: "last", inserts: []int{2}, wantErr: true},
+		{name: "next without a read", existing: 1, inserts: []int{2}},
+		{name: "a gap without a read", existing: 1, inserts: []int{3}, wantErr: true},
 	}
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				s := e.newStore(t)
 				seedRun(t, s, "r", t0, "s")
-				update(t, s, func(tx *Tx) error { return tx.InsertAttempt(sampleAttempt("r", "s", 1)) })
+				var want []int
+				for n := 1; n <= tc.existing; n++ {
+					update(t, s, func(tx *Tx) error { return tx.InsertAttempt(sampleAttempt("r", "s", n)) })
+					want = append(want, n)
+				}
+				u := Unit{RunID: "r", StepID: "s"}
 				err := s.Update(context.Background(), func(tx *Tx) error {
-					if tc.read {
-						if _, err := tx.UnitAttempts(Unit{RunID: "r", StepID: "s"}); err != nil {
+					switch tc.read {
+					case "all":
+						if _, err := tx.UnitAttempts(u); err != nil {
+							return err
+						}
+					case "last":
+						if _, err := tx.UnitLastAttempt(u); err != nil && !errors.Is(err, ErrNotFound) {
 							return err
 						}
 					}
@@ -48,7 +65,6 @@ func TestInsertAttemptNumberAfterARead(t *testing.T) {
 				if got := errors.Is(err, ErrAttemptNumber); got != tc.wantErr || (err != nil && !tc.wantErr) {
 					t.Fatalf("inserts %v: %v, want ErrAttemptNumber %v", tc.inserts, err, tc.wantErr)
 				}
-				want := []int{1}
 				if !tc.wantErr {
 					want = append(want, tc.inserts...)
 				}

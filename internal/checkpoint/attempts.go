@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -177,13 +178,13 @@ func (t *Tx) noteLastAttempt(u Unit, n int) {
 }
 
 // lastAttemptNumber returns the number of unit u's last attempt (0 when it
-// has none): what this transaction read of it whole (UnitAttempts) or
-// inserted, else a read of the largest number. The transaction's reads
+// has none): what this transaction read of it (UnitAttempts,
+// UnitLastAttempt) or inserted, else a read of the largest number. The transaction's reads
 // hold to its commit (SERIALIZABLE on PostgreSQL, the write lock on
 // SQLite), so a number it saw is the one a read now would return, unless
 // it deleted attempts since (Prune forgets them): one round trip fewer on
 // PostgreSQL for the insert that follows a read of the unit's attempts,
-// as each attempt's does (attempt.nextN).
+// as each attempt's does (attempt.nextN reads the last one).
 func (t *Tx) lastAttemptNumber(u Unit) (int, error) {
 	if n, ok := t.lastAttempt[u]; ok {
 		return n, nil
@@ -212,7 +213,14 @@ func (t *Tx) LastAttempt(runID, stepID string) (*Attempt, error) {
 // UnitLastAttempt returns the attempt of a step or of an item with the
 // highest number, or ErrNotFound when it has none.
 func (t *Tx) UnitLastAttempt(u Unit) (*Attempt, error) {
-	return t.oneAttempt("last attempt of "+unitName(u), lastAttemptQuery, u.RunID, u.StepID, u.Item)
+	a, err := t.oneAttempt("last attempt of "+unitName(u), lastAttemptQuery, u.RunID, u.StepID, u.Item)
+	switch {
+	case err == nil:
+		t.noteLastAttempt(u, a.N)
+	case errors.Is(err, ErrNotFound):
+		t.noteLastAttempt(u, 0)
+	}
+	return a, err
 }
 
 // RunningAttempts returns the run's attempts still marked running: after a
