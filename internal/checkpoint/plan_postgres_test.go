@@ -114,3 +114,39 @@ func TestPostgresStepsAnalyzedOnce(t *testing.T) {
 		t.Errorf("steps analyzed %d times after a second run, want %d (once)", got, first)
 	}
 }
+
+// A run created while another session holds the lock an analyze needs (a
+// vacuum, another analyze) is created all the same; the statistics are
+// left for later, and the next run's creation gathers them.
+func TestPostgresStepsAnalyzeWhileLocked(t *testing.T) {
+	ctx := context.Background()
+	target := pg.NewDatabase(t)
+	s := openStore(t, target)
+	locker := openStore(t, target)
+	hasStats := func() bool {
+		t.Helper()
+		var ok bool
+		if err := s.db.GetContext(ctx, &ok, stepsAnalyzedQuery); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	lock, err := locker.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(ctx, "LOCK TABLE steps IN SHARE UPDATE EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	seedRun(t, s, "r1", t0, "a", "b")
+	if hasStats() {
+		t.Error("steps has statistics although its analyze could not take the lock")
+	}
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	seedRun(t, s, "r2", t0, "a", "b")
+	if !hasStats() {
+		t.Error("no statistics of steps after a run created once the lock was free")
+	}
+}

@@ -166,16 +166,34 @@ const stepsAnalyzedQuery = `SELECT EXISTS (SELECT 1 FROM pg_stats
 // new database's runs pay it on every step; once any statistics exist the
 // primary key is the cheaper plan and nothing is done here.
 //
-// It is an optimisation only: a failure (no right to analyze, the lock
-// not granted within lock_timeout, the server gone) is ignored and leaves
-// the table as autovacuum would.
+// It is an optimisation only: a failure (no right to analyze, the table's
+// lock held by a vacuum past analyzeLockTimeout, the server gone) is
+// ignored and leaves the table as autovacuum would.
 func (s *Store) analyzeStepsOnce(ctx context.Context) {
 	var analyzed bool
 	if err := s.db.GetContext(ctx, &analyzed, stepsAnalyzedQuery); err != nil || analyzed {
 		return
 	}
-	_, _ = s.db.ExecContext(ctx, "ANALYZE steps")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, analyzeLockTimeout); err != nil {
+		return
+	}
+	if _, err := tx.ExecContext(ctx, "ANALYZE steps"); err != nil {
+		return
+	}
+	_ = tx.Commit()
 }
+
+// analyzeLockTimeout bounds how long analyzeStepsOnce waits for the lock
+// of steps that a vacuum or another analyze holds, instead of the store's
+// lock_timeout (the busy timeout, seconds): the run that created the
+// table's rows waits at most that long, and the other analyze gives the
+// planner its statistics anyway.
+const analyzeLockTimeout = "SET LOCAL lock_timeout = '100ms'"
 
 // retryPostgres runs a transaction with run, and again when it failed
 // without committing: after a serialization failure or a deadlock, up to
