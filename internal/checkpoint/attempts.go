@@ -179,12 +179,13 @@ func (t *Tx) noteLastAttempt(u Unit, n int) {
 
 // lastAttemptNumber returns the number of unit u's last attempt (0 when it
 // has none): what this transaction read of it (UnitAttempts,
-// UnitLastAttempt) or inserted, else a read of the largest number. The transaction's reads
-// hold to its commit (SERIALIZABLE on PostgreSQL, the write lock on
-// SQLite), so a number it saw is the one a read now would return, unless
-// it deleted attempts since (Prune forgets them): one round trip fewer on
-// PostgreSQL for the insert that follows a read of the unit's attempts,
-// as each attempt's does (attempt.nextN reads the last one).
+// UnitLastAttempt) or inserted, else a read of the largest number. The
+// transaction's reads hold to its commit (SERIALIZABLE on PostgreSQL, the
+// write lock on SQLite), so a number it saw is the one a read now would
+// return, unless it deleted attempts since (Prune forgets them): one round
+// trip fewer on PostgreSQL for the insert that follows a read of the
+// unit's attempts, as each attempt's does (attempt.nextN reads the last
+// one).
 func (t *Tx) lastAttemptNumber(u Unit) (int, error) {
 	if n, ok := t.lastAttempt[u]; ok {
 		return n, nil
