@@ -59,6 +59,23 @@ func guardTo[S ~string](table map[S][]S, to S) (g statusGuard, ok bool) {
 	return statusGuard{from[0], from[1], from[2], from[3], from[4], from[5]}, true
 }
 
+// guardOf is the guard of the one status from.
+func guardOf(from string) statusGuard {
+	return statusGuard{from, from, from, from, from, from}
+}
+
+// execOnceMore runs guarded update query with arg, whose guard is the
+// status from the transaction just read, after the first guard wrote
+// nothing: it must write the row now, since the transaction's read of it
+// holds.
+func (t *Tx) execOnceMore(what, query string, arg any, from, to string) error {
+	wrote, err := t.execGuarded(what, query, arg)
+	if err == nil && !wrote {
+		err = fmt.Errorf("update %s: the change from %s to %s is allowed but wrote no row", what, from, to)
+	}
+	return err
+}
+
 // execGuarded runs guarded update query with arg and reports whether it
 // wrote a row; more than one row is an error (the guard's key names one).
 func (t *Tx) execGuarded(what, query string, arg any) (bool, error) {

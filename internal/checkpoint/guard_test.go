@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -44,5 +46,57 @@ func TestGuardToNamesTheAllowedStatuses(t *testing.T) {
 	t.Run("attempt", func(t *testing.T) {
 		check(t, "attempt", attemptStatuses, func(from, to string) bool { return allowedAttemptMoves[from+">"+to] },
 			func(to string) (statusGuard, bool) { return guardTo(attemptTransitions, AttemptStatus(to)) })
+	})
+}
+
+// A change that more statuses may lead to than a guard holds gets no
+// guard; UpdateStep and UpdateAttempt then write it under a guard of the
+// status they read (execOnceMore), which writes the row when the status
+// is the one read, and is an error, writing nothing, when it is not.
+func TestGuardBeyondItsSize(t *testing.T) {
+	type st string
+	table := map[st][]st{"z": nil}
+	for i := range guardSize + 1 {
+		table[st(fmt.Sprintf("s%d", i))] = []st{"z"}
+	}
+	if g, ok := guardTo(table, "z"); ok {
+		t.Errorf("a change from %d statuses got guard %+v, want none", guardSize+1, g)
+	}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		cases := []struct {
+			name, guard string
+			wantWrite   bool
+		}{
+			{"the status read", "pending", true},
+			{"another status", "failed", false},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				s := e.newStore(t)
+				seedRun(t, s, "r", t0, "s")
+				err := s.Update(context.Background(), func(tx *Tx) error {
+					st, err := tx.Step("r", "s")
+					if err != nil {
+						return err
+					}
+					st.status = StepRunning
+					return tx.execOnceMore("step r/s", updateStepQuery, guardedStepRow{stepToRow(*st), guardOf(tc.guard)}, tc.guard, string(StepRunning))
+				})
+				if (err == nil) != tc.wantWrite {
+					t.Fatalf("write under a guard of %s: %v, want written %v", tc.guard, err, tc.wantWrite)
+				}
+				want := StepPending
+				if tc.wantWrite {
+					want = StepRunning
+				}
+				view(t, s, func(tx *Tx) error {
+					st, err := tx.Step("r", "s")
+					if err == nil && st.Status() != want {
+						t.Errorf("step %s after the write, want %s", st.Status(), want)
+					}
+					return err
+				})
+			})
+		}
 	})
 }
