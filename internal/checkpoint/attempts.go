@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -52,7 +53,7 @@ const (
 		input_tokens = :input_tokens, output_tokens = :output_tokens, help_context = :help_context,
 		uncounted = :uncounted, warning = :warning, cached_tokens = :cached_tokens, agent = :agent,
 		provenance = :provenance, snapshot = :snapshot, snapshot_after = :snapshot_after
-		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n`
+		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key AND n = :n` + guardCondition
 	// CROSS JOIN makes SQLite walk the steps in position order (index
 	// steps_order) and each step's attempts by number (the primary key), so
 	// the rows come out in the order asked for. Joined the other way round
@@ -98,8 +99,8 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if !attemptKinds[a.Kind] {
 		return fmt.Errorf("insert %s: unknown kind %q", what, a.Kind)
 	}
-	var last int
-	if err := t.getRow(&last, lastAttemptNumberQuery, a.RunID, a.StepID, a.ItemKey); err != nil {
+	last, err := t.lastAttemptNumber(a.Unit())
+	if err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
 	if a.N != last+1 {
@@ -112,6 +113,7 @@ func (t *Tx) InsertAttempt(a Attempt) error {
 	if _, err := t.namedExec(insertAttemptQuery, row); err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
 	}
+	t.noteLastAttempt(a.Unit(), a.N)
 	return nil
 }
 
@@ -122,13 +124,6 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err := t.mustWrite("update " + what); err != nil {
 		return err
 	}
-	var from string
-	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
-		return err
-	}
-	if err := AttemptTransition(AttemptStatus(from), a.status); err != nil {
-		return fmt.Errorf("update %s: %w", what, err)
-	}
 	if !attemptKinds[a.Kind] {
 		return fmt.Errorf("update %s: unknown kind %q", what, a.Kind)
 	}
@@ -136,7 +131,30 @@ func (t *Tx) UpdateAttempt(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, updateAttemptQuery, row)
+	if g, ok := guardTo(attemptTransitions, a.status); ok {
+		wrote, err := t.execGuarded(what, updateAttemptQuery, guardedAttemptRow{row, g})
+		if wrote || err != nil {
+			return err
+		}
+	}
+	// Nothing was written: say why, from the row's status.
+	var from string
+	if err := t.get(&from, what, attemptStatusQuery, a.RunID, a.StepID, a.ItemKey, a.N); err != nil {
+		return err
+	}
+	if err := AttemptTransition(AttemptStatus(from), a.status); err != nil {
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	// Allowed, yet outside the guard (a table with more statuses than it
+	// holds): written under a guard of the status just read.
+	return t.execOnceMore(what, updateAttemptQuery, guardedAttemptRow{row, guardOf(from)}, from, string(a.status))
+}
+
+// guardedAttemptRow is an attempt's row with the statuses its update may
+// find it in (updateAttemptQuery).
+type guardedAttemptRow struct {
+	attemptRow
+	statusGuard
 }
 
 // Attempts returns a step's attempts in order.
@@ -146,7 +164,42 @@ func (t *Tx) Attempts(runID, stepID string) ([]Attempt, error) {
 
 // UnitAttempts returns the attempts of a step or of an item, in order.
 func (t *Tx) UnitAttempts(u Unit) ([]Attempt, error) {
-	return t.attempts("attempts of "+unitName(u), stepAttemptsQuery, u.RunID, u.StepID, u.Item)
+	out, err := t.attempts("attempts of "+unitName(u), stepAttemptsQuery, u.RunID, u.StepID, u.Item)
+	if err == nil {
+		last := 0
+		if len(out) > 0 {
+			last = out[len(out)-1].N
+		}
+		t.noteLastAttempt(u, last)
+	}
+	return out, err
+}
+
+// noteLastAttempt records that unit u's last attempt in this transaction
+// is number n, for InsertAttempt's check of the next number.
+func (t *Tx) noteLastAttempt(u Unit, n int) {
+	if t.lastAttempt == nil {
+		t.lastAttempt = make(map[Unit]int, 1)
+	}
+	t.lastAttempt[u] = n
+}
+
+// lastAttemptNumber returns the number of unit u's last attempt (0 when it
+// has none): what this transaction read of it (UnitAttempts,
+// UnitLastAttempt) or inserted, else a read of the largest number. The
+// transaction's reads hold to its commit (SERIALIZABLE on PostgreSQL, the
+// write lock on SQLite), so a number it saw is the one a read now would
+// return, unless it deleted attempts since (Prune forgets them): one round
+// trip fewer on PostgreSQL for the insert that follows a read of the
+// unit's attempts, as each attempt's does (attempt.nextN reads the last
+// one).
+func (t *Tx) lastAttemptNumber(u Unit) (int, error) {
+	if n, ok := t.lastAttempt[u]; ok {
+		return n, nil
+	}
+	var last int
+	err := t.getRow(&last, lastAttemptNumberQuery, u.RunID, u.StepID, u.Item)
+	return last, err
 }
 
 // Attempt returns one attempt, or ErrNotFound.
@@ -168,7 +221,14 @@ func (t *Tx) LastAttempt(runID, stepID string) (*Attempt, error) {
 // UnitLastAttempt returns the attempt of a step or of an item with the
 // highest number, or ErrNotFound when it has none.
 func (t *Tx) UnitLastAttempt(u Unit) (*Attempt, error) {
-	return t.oneAttempt("last attempt of "+unitName(u), lastAttemptQuery, u.RunID, u.StepID, u.Item)
+	a, err := t.oneAttempt("last attempt of "+unitName(u), lastAttemptQuery, u.RunID, u.StepID, u.Item)
+	switch {
+	case err == nil:
+		t.noteLastAttempt(u, a.N)
+	case errors.Is(err, ErrNotFound):
+		t.noteLastAttempt(u, 0)
+	}
+	return a, err
 }
 
 // RunningAttempts returns the run's attempts still marked running: after a

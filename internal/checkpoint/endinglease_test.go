@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -104,3 +105,73 @@ func succeed(tx *Tx, s *Step) error {
 }
 func fail(tx *Tx, s *Step) error      { return tx.StepFailed(s, t0) }
 func interrupt(tx *Tx, s *Step) error { return tx.StepInterrupted(s, t0) }
+
+// The release that ends a step does not read the lease again: the check
+// its transaction made first holds to the commit. On PostgreSQL that is
+// SERIALIZABLE's doing, so it is tested there: another process takes the
+// lease after the transaction's check and before its release, and the
+// transaction commits nothing (its write of the lease's row meets the
+// taker's and it is run again, whose check finds the lease lost); the taker keeps the lease and the step stays
+// running. On SQLite no other writer can commit while the transaction
+// holds the write lock (BEGIN IMMEDIATE), which TestStorageBusy* cover.
+func TestEndingLeaseTakenAfterTheCheckCommitsNothing(t *testing.T) {
+	target := postgresEngine.target(t)
+	s := openStore(t, target)
+	other := openStore(t, target)
+	seedRun(t, s, "r", t0, "plan")
+	u := Unit{RunID: "r", StepID: "plan"}
+	l := owner("a")
+	l.RunID, l.StepID = u.RunID, u.StepID
+	var a Lease
+	update(t, s, func(tx *Tx) (err error) {
+		st, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		st.status = StepRunning
+		if err := tx.UpdateStep(*st); err != nil {
+			return err
+		}
+		a, _, err = tx.AcquireLease(l, time.Hour, nil)
+		return err
+	})
+	taken := false
+	err := s.Update(WithEndingLease(context.Background(), a), func(tx *Tx) error {
+		st, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		if !taken {
+			taken = true
+			b := owner("b")
+			b.RunID, b.StepID = u.RunID, u.StepID
+			if err := other.Update(context.Background(), func(otx *Tx) error {
+				_, _, err := otx.AcquireLease(b, time.Hour, func(Lease) bool { return true })
+				return err
+			}); err != nil {
+				return fmt.Errorf("the other process's claim: %w", err)
+			}
+		}
+		return succeed(tx, st)
+	})
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("commit after the lease was taken: %v, want ErrLeaseLost", err)
+	}
+	view(t, s, func(tx *Tx) error {
+		cur, err := tx.LeaseOf(u.RunID, u.StepID, "")
+		if err != nil {
+			return err
+		}
+		if cur.Owner != "b" {
+			t.Errorf("lease owner %q, want b (the taker)", cur.Owner)
+		}
+		st, err := tx.Unit(u)
+		if err != nil {
+			return err
+		}
+		if st.Status() != StepRunning {
+			t.Errorf("step %s, want running: the lost holder's end must not commit", st.Status())
+		}
+		return nil
+	})
+}

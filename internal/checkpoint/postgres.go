@@ -128,9 +128,72 @@ func (s *Store) updatePostgres(ctx context.Context, relaxed bool, fn func(tx *Tx
 		}
 		return tx, nil
 	}
-	var fs faultState
-	return s.retryPostgres(ctx, func() (bool, error) { return s.runTx(ctx, false, fn, begin, &fs) })
+	var (
+		fs         faultState
+		createdRun bool
+	)
+	run := func(tx *Tx) error {
+		err := fn(tx)
+		createdRun = tx.createdRun
+		return err
+	}
+	if err := s.retryPostgres(ctx, func() (bool, error) { return s.runTx(ctx, false, run, begin, &fs) }); err != nil {
+		return err
+	}
+	if createdRun {
+		s.analyzeStepsOnce(ctx)
+	}
+	return nil
 }
+
+// stepsAnalyzedQuery reports whether the planner has statistics of the
+// steps table: a row of pg_stats for its run_id.
+const stepsAnalyzedQuery = `SELECT EXISTS (SELECT 1 FROM pg_stats
+	WHERE schemaname = current_schema() AND tablename = 'steps' AND attname = 'run_id')`
+
+// analyzeStepsOnce gathers the planner's statistics of the steps table
+// when it has none, after the commit of a run's creation (its steps are
+// then in the table).
+//
+// Why: without statistics every index of steps that starts with run_id
+// is estimated to return one row of a run, as the primary key does, and
+// PostgreSQL breaks the tie with units_order or steps_order. A step's
+// lookups by its key (its row, its status before a transition, the
+// foreign-key check of each attempt's insert) then read every step of the
+// run: O(steps) per statement, 97 buffers per lookup in a chain of 200
+// (BENCHMARKS.md, "PostgreSQL: round trips per step"). Autovacuum would
+// analyze the table only after its naptime (a minute), and until then a
+// new database's runs pay it on every step; once any statistics exist the
+// primary key is the cheaper plan and nothing is done here.
+//
+// It is an optimisation only: a failure (no right to analyze, the table's
+// lock held by a vacuum past analyzeLockTimeout, the server gone) is
+// ignored and leaves the table as autovacuum would.
+func (s *Store) analyzeStepsOnce(ctx context.Context) {
+	var analyzed bool
+	if err := s.db.GetContext(ctx, &analyzed, stepsAnalyzedQuery); err != nil || analyzed {
+		return
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, analyzeLockTimeout); err != nil {
+		return
+	}
+	if _, err := tx.ExecContext(ctx, "ANALYZE steps"); err != nil {
+		return
+	}
+	_ = tx.Commit()
+}
+
+// analyzeLockTimeout bounds how long analyzeStepsOnce waits for the lock
+// of steps that a vacuum or another analyze holds, instead of the store's
+// lock_timeout (the busy timeout, seconds): the run that created the
+// table's rows waits at most that long, and the other analyze gives the
+// planner its statistics anyway.
+const analyzeLockTimeout = "SET LOCAL lock_timeout = '100ms'"
 
 // retryPostgres runs a transaction with run, and again when it failed
 // without committing: after a serialization failure or a deadlock, up to

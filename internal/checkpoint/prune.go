@@ -66,6 +66,7 @@ func (t *Tx) DeleteRun(runID string) (Pruned, error) {
 		return nil, fmt.Errorf("delete %s: it is %s, not finished", what, r.status)
 	}
 	out := Pruned{}
+	t.lastAttempt = nil // the attempts read so far may be deleted below
 	for _, table := range append(pruneTables, "runs") {
 		col := "run_id"
 		if table == "runs" {

@@ -75,6 +75,7 @@ func (t *Tx) CreateRun(r Run, steps []Step) error {
 			return err
 		}
 	}
+	t.createdRun = true
 	return nil
 }
 

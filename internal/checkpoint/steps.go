@@ -28,8 +28,15 @@ const (
 		help_rounds = :help_rounds, advice = :advice, cost_usd = :cost_usd, cost_known = :cost_known,
 		turns = :turns, input_tokens = :input_tokens, output_tokens = :output_tokens,
 		updated_at = :updated_at, base_commit = :base_commit, decision_json = :decision_json, cached_tokens = :cached_tokens
-		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key`
+		WHERE run_id = :run_id AND step_id = :step_id AND item_key = :item_key` + guardCondition
 )
+
+// guardedStepRow is a step's row with the statuses its update may find it
+// in (updateStepQuery).
+type guardedStepRow struct {
+	stepRow
+	statusGuard
+}
 
 func (t *Tx) insertStep(s Step) error {
 	what := unitName(s.Unit())
@@ -96,6 +103,13 @@ func (t *Tx) UpdateStep(s Step) error {
 	if err := t.mustWrite("update " + what); err != nil {
 		return err
 	}
+	if g, ok := guardTo(stepTransitions, s.status); ok {
+		wrote, err := t.execGuarded(what, updateStepQuery, guardedStepRow{stepToRow(s), g})
+		if wrote || err != nil {
+			return err
+		}
+	}
+	// Nothing was written: say why, from the row's status.
 	var from string
 	if err := t.get(&from, what, stepStatusQuery, s.RunID, s.ID, s.ItemKey); err != nil {
 		return err
@@ -103,7 +117,9 @@ func (t *Tx) UpdateStep(s Step) error {
 	if err := StepTransition(StepStatus(from), s.status); err != nil {
 		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return t.execOne(what, updateStepQuery, stepToRow(s))
+	// Allowed, yet outside the guard (a table with more statuses than it
+	// holds): written under a guard of the status just read.
+	return t.execOnceMore(what, updateStepQuery, guardedStepRow{stepToRow(s), guardOf(from)}, from, string(s.status))
 }
 
 // unitName names a unit in errors: "step RUN/STEP" or "item RUN/STEP/KEY".

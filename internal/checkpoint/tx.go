@@ -27,6 +27,15 @@ type Tx struct {
 	// return some other error: the whole function is then run again.
 	aborted  error
 	conflict bool
+	// createdRun records that the transaction inserted a run and its
+	// steps (CreateRun), for the store's work after its commit.
+	createdRun bool
+	// checked is the last lease CheckLease found held, until a lease is
+	// written (putLease): ReleaseLease does not read it again.
+	checked *checkedLease
+	// lastAttempt is, per unit, the number of its last attempt as this
+	// transaction read or wrote it (lastAttemptNumber).
+	lastAttempt map[Unit]int
 }
 
 // mustWrite refuses a write inside View.
