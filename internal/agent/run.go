@@ -164,7 +164,7 @@ func runStandby(ctx context.Context, spec Spec, p *pipes, program, path string, 
 	if stdin == nil {
 		if stdin, err = os.Open(os.DevNull); err != nil {
 			p.closeAll()
-			spec.Spares.put(sb) // it was given nothing: still ready
+			sb.discard() // its ready byte is read: it cannot be taken again
 			return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
 		}
 		defer stdin.Close()
