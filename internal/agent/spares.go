@@ -254,6 +254,9 @@ func (sb *standby) wait() *process {
 				p.kept = reusable
 				return
 			}
+			// Not a report: a supervisor that cannot be understood
+			// is ended with its group, never waited on.
+			_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 		}
 		<-sb.exited
 		p.fromState(sb.cmd.ProcessState)
