@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -315,17 +316,10 @@ func syncWhole(w *outputWatch, dir string, want map[string]*encoded, seen *outpu
 	if wd != nil {
 		return writeOutputs(w, wd, dir, want)
 	}
-	names := make([]string, 0, len(want))
-	for id := range want {
-		names = append(names, id)
+	if err := writeOutputs(nil, nil, dir, want); err != nil {
+		return err
 	}
-	slices.Sort(names)
-	for _, id := range names {
-		if err := checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, id+".json"), want[id].text, 0o644); err != nil {
-			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
-		}
-	}
-	if len(entries) == 0 && len(names) == 0 {
+	if len(entries) == 0 && len(want) == 0 {
 		// An instance that may read nothing still finds its directory.
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create CADENCE_OUTPUTS_DIR %s: %w", dir, err)
@@ -334,17 +328,19 @@ func syncWhole(w *outputWatch, dir string, want map[string]*encoded, seen *outpu
 	return nil
 }
 
-// writeOutputs writes the files of want into the watched directory d at
-// dir, in the order of their names, each watched from before its name
-// is published.
+// writeOutputs writes the files of want (by step id) into the directory
+// dir, in the order of their names: with watches (w, its directory d),
+// each watched from before its name is published; without (w nil), by
+// checkpoint.WriteFileAtomicNoSync.
 func writeOutputs(w *outputWatch, d *watchedDir, dir string, want map[string]*encoded) error {
-	names := make([]string, 0, len(want))
-	for id := range want {
-		names = append(names, id)
-	}
-	slices.Sort(names)
-	for _, id := range names {
-		if err := w.write(d, dir, id+".json", want[id].text); err != nil {
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		var err error
+		if w != nil {
+			err = w.write(d, dir, id+".json", want[id].text)
+		} else {
+			err = checkpoint.WriteFileAtomicNoSync(filepath.Join(dir, id+".json"), want[id].text, 0o644)
+		}
+		if err != nil {
 			return fmt.Errorf("write CADENCE_OUTPUTS_DIR: %w", err)
 		}
 	}
