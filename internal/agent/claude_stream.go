@@ -165,12 +165,11 @@ func (c *claudeStream) ended() bool { return c.gotResult }
 // raw handles a line that is not a protocol event: agents print warnings
 // and errors as plain text too.
 func (c *claudeStream) raw(line []byte) {
-	text := string(line)
-	c.help.line(text)
-	if strings.Contains(text, noConversation) {
+	c.help.line(line)
+	if bytes.Contains(line, []byte(noConversation)) {
 		c.res.SessionNotFound = true
 		if c.res.ErrorMessage == "" {
-			c.res.ErrorMessage = strings.TrimSpace(text)
+			c.res.ErrorMessage = string(bytes.TrimSpace(line))
 		}
 	}
 }

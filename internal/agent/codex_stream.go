@@ -98,7 +98,7 @@ func (c *codexStream) event(e *eventScanner, line []byte) {
 	}
 }
 
-func (c *codexStream) raw(line []byte) { c.help.line(string(line)) }
+func (c *codexStream) raw(line []byte) { c.help.line(line) }
 
 // ended reports whether the turn ended: `codex exec` runs one.
 func (c *codexStream) ended() bool { return c.turnEnded }

@@ -161,7 +161,7 @@ func classifyCopilot(res *Result, kind string, status int, msg string, now time.
 	}
 }
 
-func (c *copilotStream) raw(line []byte) { c.help.line(string(line)) }
+func (c *copilotStream) raw(line []byte) { c.help.line(line) }
 
 // ended reports whether the result event, the CLI's last, was seen.
 func (c *copilotStream) ended() bool { return c.done }

@@ -114,7 +114,7 @@ func (g *geminiStream) event(e *eventScanner, line []byte) {
 	}
 }
 
-func (g *geminiStream) raw(line []byte) { g.help.line(string(line)) }
+func (g *geminiStream) raw(line []byte) { g.help.line(line) }
 
 // addTurnError appends an error event's text to Result.TurnError, within
 // maxErrorMessage.

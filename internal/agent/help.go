@@ -18,16 +18,28 @@ type helpScanner struct {
 
 // text feeds a block of decoded text, which may hold several lines.
 func (h *helpScanner) text(s string) {
+	if h.done() {
+		return
+	}
 	for line := range strings.SplitSeq(s, "\n") {
-		h.line(line)
+		h.line([]byte(line))
 	}
 }
 
-// line feeds one line (without its newline).
-func (h *helpScanner) line(line string) {
-	line = strings.TrimRight(line, "\r")
+// done reports whether no line can change what the scanner found: the
+// marker was seen and the line that may hold its context has passed.
+func (h *helpScanner) done() bool { return h.seen && !h.awaiting }
+
+// line feeds one line (without its newline). It keeps nothing of line but
+// a compacted copy of a context: a text agent's every line passes
+// through here, so the line itself is never copied.
+func (h *helpScanner) line(line []byte) {
+	if h.done() {
+		return
+	}
+	line = bytes.TrimRight(line, "\r")
 	if h.awaiting {
-		if strings.TrimSpace(line) == "" {
+		if len(bytes.TrimSpace(line)) == 0 {
 			return // blank lines between marker and context are tolerated
 		}
 		h.awaiting = false
@@ -36,7 +48,7 @@ func (h *helpScanner) line(line string) {
 			return
 		}
 	}
-	i := strings.Index(line, h.marker)
+	i := bytes.Index(line, []byte(h.marker))
 	if i < 0 || h.seen {
 		return
 	}
@@ -50,13 +62,13 @@ func (h *helpScanner) line(line string) {
 
 // jsonObject reports whether s, trimmed, is one JSON object, and returns it
 // compacted.
-func jsonObject(s string) (json.RawMessage, bool) {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "{") || !json.Valid([]byte(s)) {
+func jsonObject(s []byte) (json.RawMessage, bool) {
+	s = bytes.TrimSpace(s)
+	if !bytes.HasPrefix(s, []byte("{")) || !json.Valid(s) {
 		return nil, false
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(s)); err != nil {
+	if err := json.Compact(&buf, s); err != nil {
 		return nil, false
 	}
 	return json.RawMessage(buf.Bytes()), true

@@ -198,7 +198,7 @@ func (o *opencodeStream) errorEvent(raw []byte) {
 	}
 }
 
-func (o *opencodeStream) raw(line []byte) { o.help.line(string(line)) }
+func (o *opencodeStream) raw(line []byte) { o.help.line(line) }
 
 // ended reports whether the turn is over as far as cadence is concerned:
 // opencode prints no closing event, and after an error it may retry for

@@ -147,7 +147,7 @@ func (p *piStream) assistantEnd(e *eventScanner) {
 	p.help.text(p.answer)
 }
 
-func (p *piStream) raw(line []byte) { p.help.line(string(line)) }
+func (p *piStream) raw(line []byte) { p.help.line(line) }
 
 // ended reports whether agent_end, pi's last event, was seen.
 func (p *piStream) ended() bool { return p.done }

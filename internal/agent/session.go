@@ -250,10 +250,10 @@ func (s *session) consumeText(chunk []byte) {
 		if len(s.pending) > 0 {
 			keep := max(0, min(i, maxTextLine-len(s.pending)))
 			s.pending = append(s.pending, chunk[:keep]...)
-			s.help.line(string(s.pending))
+			s.help.line(s.pending)
 			s.pending = s.pending[:0]
 		} else {
-			s.help.line(string(chunk[:min(i, maxTextLine)]))
+			s.help.line(chunk[:min(i, maxTextLine)])
 		}
 		chunk = chunk[i+1:]
 	}
@@ -323,7 +323,7 @@ func (s *session) endStdout() {
 		return
 	}
 	if !s.overflow && len(s.pending) > 0 {
-		s.help.line(string(s.pending))
+		s.help.line(s.pending)
 	}
 	s.pending = nil
 }
