@@ -61,23 +61,29 @@ func (s *Stream) Write(p []byte) (int, error) {
 		s.head = append(s.head, p[:n]...)
 	}
 	s.total += int64(len(p))
+	if s.scanner == nil && len(s.buf)+len(p) > s.window {
+		// From here on buf is a window of the output's end: it is
+		// trimmed instead of grown.
+		s.scanner = extract.NewScanner(extract.Options{MaxBytes: s.opts.MaxBytes, MaxDepth: s.opts.MaxDepth}, s.value, nil)
+		_, _ = s.scanner.Write(s.buf) // what came before, once
+	}
 	if s.scanner != nil {
 		_, _ = s.scanner.Write(p)
 		if len(s.buf)+len(p) > cap(s.buf) {
 			s.trim()
 		}
-		s.buf = append(s.buf, p...)
-		return len(p), nil
+	}
+	if n := len(s.buf) + len(p); n > cap(s.buf) && n > s.window/4 {
+		// An output a quarter of the window long may well outgrow it:
+		// the buffer takes the size it keeps from then on at once,
+		// instead of doubling its way there and leaving each smaller
+		// copy to the collector. A chatty agent's gigabyte then holds
+		// one buffer of a window and a half.
+		grown := make([]byte, len(s.buf), max(n, s.window+s.window/2+max(len(p), 64<<10)))
+		copy(grown, s.buf)
+		s.buf = grown
 	}
 	s.buf = append(s.buf, p...)
-	if len(s.buf) > s.window {
-		// From here on buf is a window of the output's end, in one
-		// buffer allocated once: it is trimmed instead of grown.
-		s.scanner = extract.NewScanner(extract.Options{MaxBytes: s.opts.MaxBytes, MaxDepth: s.opts.MaxDepth}, s.value, nil)
-		_, _ = s.scanner.Write(s.buf) // what came before, once
-		ring := make([]byte, 0, 2*s.window+max(len(p), 64<<10))
-		s.buf = append(ring, s.buf...)
-	}
 	return len(p), nil
 }
 
@@ -85,6 +91,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 // line start, so that lines and columns in the rest stay countable.
 func (s *Stream) trim() {
 	cut := len(s.buf) - s.window
+	if cut <= 0 {
+		return // a piece bigger than the buffer's room follows: buf grows
+	}
 	if i := bytes.IndexByte(s.buf[cut:], '\n'); i >= 0 {
 		cut += i + 1
 	} // else one line longer than the window: its end is kept, columns shift

@@ -143,23 +143,63 @@ func TestStreamLongOutput(t *testing.T) {
 	}
 }
 
-// TestStreamMemoryIsBounded: what a Stream holds stays within twice the
-// window plus one piece (64 KiB at least), however much is written.
+// TestStreamMemoryIsBounded: what a Stream holds stays within a window and
+// a half plus one piece (64 KiB at least), however much is written, and its
+// buffer is allocated once it is a quarter of the window long, not grown
+// again and again.
 func TestStreamMemoryIsBounded(t *testing.T) {
 	const window = 64 << 10
 	s := NewStream(nil, Options{Repair: true}, window)
 	line := []byte("[INFO] compiling a package of the project, nothing to see {here}\n")
 	piece := bytes.Repeat(line, 512)
+	bound := window + window/2 + max(len(piece), 64<<10)
+	buffers := 0
 	for range 2000 {
+		before := cap(s.buf)
 		_, _ = s.Write(piece)
-		if len(s.buf) > 2*window+max(len(piece), 64<<10) {
-			t.Fatalf("holds %d bytes after %d written", len(s.buf), s.Len())
+		if cap(s.buf) != before && cap(s.buf) > window/4 {
+			buffers++
 		}
+		if cap(s.buf) > bound {
+			t.Fatalf("holds a buffer of %d bytes after %d written, bound %d", cap(s.buf), s.Len(), bound)
+		}
+	}
+	if buffers != 1 {
+		t.Errorf("%d buffers bigger than a quarter of the window, want 1", buffers)
 	}
 	_, _ = s.Write([]byte(`{"done": true}`))
 	r := s.Result()
 	if !r.OK || string(r.JSON) != `{"done":true}` {
 		t.Fatalf("Result = %+v", r)
+	}
+}
+
+// TestStreamPieceBiggerThanTheWindow: a single piece longer than the
+// window, before and after the output outgrew it, is taken whole.
+func TestStreamPieceBiggerThanTheWindow(t *testing.T) {
+	const window = 4 << 10
+	log := bytes.Repeat([]byte("[INFO] a line of log {x}\n"), 2000) // 50 KB
+	for _, tc := range []struct {
+		name   string
+		pieces [][]byte
+		want   string
+	}{
+		{"the first piece", [][]byte{log, []byte(`{"done": 1}`)}, `{"done":1}`},
+		{"after a small one", [][]byte{[]byte("hi\n"), log, []byte(`{"done": 2}`)}, `{"done":2}`},
+		{"after the output outgrew the window", [][]byte{log[:3*window], log, append(log, `{"done": 3}`...)}, `{"done":3}`},
+		{"the answer inside the big piece", [][]byte{log[:100], append(append(log[:len(log):len(log)], `{"done": 4}`+"\n"...), log...)}, `{"done":4}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStream(nil, Options{Repair: true}, window)
+			for _, p := range tc.pieces {
+				if n, err := s.Write(p); n != len(p) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if r := s.Result(); !r.OK || string(r.JSON) != tc.want {
+				t.Fatalf("Result = %+v, want %s", r, tc.want)
+			}
+		})
 	}
 }
 
