@@ -68,8 +68,14 @@ func (v *view) Emit(ev history.Event) {
 			v.stopTickerLocked()
 		}
 	}
-	line, important := humanLine(ev)
-	if line == "" || (v.quiet && !important) {
+	// An unimportant line is not cleaned under --quiet: a resume of a
+	// long run emits one for each step done before.
+	text, important := eventText(ev)
+	if text == "" || (v.quiet && !important) {
+		return
+	}
+	line := cleanLines(text)
+	if line == "" {
 		return
 	}
 	v.clearLive()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,15 +109,30 @@ func RestoreEnvelope(dir string, u checkpoint.Unit, envJSON []byte) (bool, error
 		return false, fmt.Errorf("stored handoff of %s: %w", UnitLabel(u), err)
 	}
 	path := filepath.Join(dir, checkpoint.EnvelopePath(u))
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(want)) {
-		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, want) {
-			return false, nil
-		}
+	if holds(path, want) {
+		return false, nil
 	}
 	if err := checkpoint.WriteFileAtomicNoSync(path, want, 0o644); err != nil {
 		return false, fmt.Errorf("restore handoff of %s: %w", UnitLabel(u), err)
 	}
 	return true, nil
+}
+
+// holds reports whether path is a regular file holding exactly want. The
+// file is opened once and read only when its size is right.
+func holds(path string, want []byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(want)) {
+		return false
+	}
+	cur := make([]byte, len(want))
+	n, err := io.ReadFull(f, cur)
+	return err == nil && n == len(want) && bytes.Equal(cur, want)
 }
 
 // commit decides what follows a finished attempt judged j and records

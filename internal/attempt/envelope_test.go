@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/handoff"
+	"github.com/cadence-dev/cadence/internal/jsonvalue"
 	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
@@ -141,5 +142,55 @@ func TestRestoreEnvelopeBadRow(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.Dir, checkpoint.EnvelopePath(u))); !os.IsNotExist(err) {
 		t.Errorf("a file was written from a bad row: %v", err)
+	}
+}
+
+// TestEnvelopeData: the data of a stored envelope, decoded as templates
+// read it (objects and arrays wrapped, numbers exact), whatever else the
+// envelope holds; a row that is not an envelope is an error.
+func TestEnvelopeData(t *testing.T) {
+	tests := []struct {
+		name    string
+		row     string
+		want    string // the value marshalled back; "" for nil
+		wantErr bool
+	}{
+		{name: "no envelope", row: ""},
+		{name: "an object", row: `{"component":"a","timestamp":"2026-11-27T15:00:00Z","data":{"n":12345678901234567890,"s":"x"},"metadata":{"attempts":2}}`,
+			want: `{"n":12345678901234567890,"s":"x"}`},
+		{name: "an array", row: `{"data":[1,"two",null]}`, want: `[1,"two",null]`},
+		{name: "a string", row: `{"data":"done"}`, want: `"done"`},
+		{name: "null", row: `{"data":null}`, want: "null"},
+		{name: "other fields of any shape", row: `{"timestamp":"not a time","metadata":[1],"data":{"ok":true}}`, want: `{"ok":true}`},
+		{name: "no data", row: `{"component":"a"}`, wantErr: true},
+		{name: "cut short", row: `{"data":{"n":`, wantErr: true},
+		{name: "not JSON", row: `data: 1`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := EnvelopeData([]byte(tt.row))
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("EnvelopeData = %v, want an error", v)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if v != nil {
+					t.Fatalf("EnvelopeData = %v, want nil", v)
+				}
+				return
+			}
+			b, err := jsonvalue.Marshal(v)
+			if err != nil || string(b) != tt.want {
+				t.Fatalf("EnvelopeData = %s (%v), want %s", b, err, tt.want)
+			}
+			if obj, ok := v.(map[string]any); ok {
+				t.Fatalf("an object was left a plain map: %v", obj)
+			}
+		})
 	}
 }
