@@ -78,3 +78,41 @@ func benchSyncOutputsChain(b *testing.B, n int, known string) {
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N)/float64(n), "ms/step")
 	b.ReportMetric(float64(files)/float64(b.N)/float64(n), "inputs/step")
 }
+
+// BenchmarkSyncOutputsFirstCheck is the first check of a resumed run's
+// first step, whose directory holds the outputs of the 999 steps before it
+// and which this process knows nothing of: each file is watched and read
+// back. With -cpu 1 the files are read one after another; with more, on
+// every core.
+func BenchmarkSyncOutputsFirstCheck(b *testing.B) {
+	const n = 1000
+	var sb strings.Builder
+	sb.WriteString("version: 1\nname: chain\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - id: s%d\n    run: [\"/bin/true\"]\n", i)
+		if i > 0 {
+			fmt.Fprintf(&sb, "    needs: [s%d]\n", i-1)
+		}
+	}
+	project := b.TempDir()
+	wf, err := workflow.Parse(project, "chain.yaml", []byte(sb.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	outputs := map[string]any{}
+	for i := range n - 1 {
+		outputs[fmt.Sprintf("s%d", i)] = map[string]any{"Output": map[string]any{"exit_code": 0, "stdout": ""}}
+	}
+	in := &Instance{Run: &checkpoint.Run{ID: "r1"}, Step: wf.Find(fmt.Sprintf("s%d", n-1)), Outputs: outputs}
+	if err := syncOutputs(wf, project, in, nil); err != nil { // the files, as a killed process left them
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		seen := &outputStamps{}
+		if err := syncOutputs(wf, project, in, seen); err != nil {
+			b.Fatal(err)
+		}
+		seen.close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/check")
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,17 +350,35 @@ func (w *outputWatch) check(d *watchedDir, path string, b *encoded) bool {
 
 // readRight reports whether the regular file at path has the content
 // want, read through a descriptor that follows no link, and returns its
-// inode.
+// inode. The descriptor is the kernel's, not an os.File: a resumed run's
+// first step reads back a file per step before it, and an os.File costs an
+// attempt to register each with the poller.
 func readRight(path string, want []byte) (fileID, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fileID{}, false
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != int64(len(want)) {
 		return fileID{}, false
 	}
-	cur, err := io.ReadAll(io.LimitReader(f, int64(len(want))+1))
-	return fileID{dev: st.Dev, ino: st.Ino}, err == nil && bytes.Equal(cur, want)
+	// One byte more than want, so that a file that grew since its stat
+	// is not taken for it.
+	cur := make([]byte, len(want)+1)
+	n := 0
+	for n < len(cur) {
+		m, err := unix.Read(fd, cur[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileID{}, false
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return fileID{dev: st.Dev, ino: st.Ino}, bytes.Equal(cur[:n], want)
 }

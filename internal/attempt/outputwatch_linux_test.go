@@ -239,3 +239,135 @@ func TestOutputWatchKnowsAChainWithoutReading(t *testing.T) {
 		outputs["s"+strconv.Itoa(i)] = map[string]any{"Output": map[string]any{"exit_code": 0, "stdout": ""}}
 	}
 }
+
+// TestOutputWatchFirstCheckOfManyFiles: the first check of a directory of
+// many files (a resumed run's first step) leaves each wanted file right, a
+// regular file and watched; wrong, linked, missing and unwanted files are
+// mended or removed.
+func TestOutputWatchFirstCheckOfManyFiles(t *testing.T) {
+	const n = 200
+	project := t.TempDir()
+	var src []byte
+	src = append(src, "version: 1\nname: chain\nsteps:\n"...)
+	for i := range n {
+		src = append(src, "  - id: s"+strconv.Itoa(i)+"\n    run: [\"/bin/true\"]\n"...)
+		if i > 0 {
+			src = append(src, "    needs: [s"+strconv.Itoa(i-1)+"]\n"...)
+		}
+	}
+	wf, err := workflow.Parse(project, "chain.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := &outputStamps{}
+	defer seen.close()
+	outputs := map[string]any{}
+	for i := range n - 1 {
+		outputs["s"+strconv.Itoa(i)] = map[string]any{"Output": map[string]any{"n": i}}
+	}
+	in := &Instance{Run: &checkpoint.Run{ID: "r1"}, Step: wf.Find("s" + strconv.Itoa(n-1)), Outputs: outputs}
+	dir := outputsDir(project, in)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	wantFiles := map[string]string{}
+	for i := range n - 1 {
+		id := "s" + strconv.Itoa(i)
+		right := `{"n":` + strconv.Itoa(i) + "}\n"
+		wantFiles[id+".json"] = right
+		path := filepath.Join(dir, id+".json")
+		switch {
+		case i%13 == 0: // missing
+		case i%11 == 0: // a link to a file holding the right content
+			target := filepath.Join(elsewhere, id)
+			if err := os.WriteFile(target, []byte(right), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		case i%7 == 0: // wrong, of the same length
+			if err := os.WriteFile(path, []byte(right[:len(right)-2]+"9\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err := os.WriteFile(path, []byte(right), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, junk := range []string{"junk.json", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, junk), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syncOutputs(wf, project, in, seen); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); !maps.Equal(got, wantFiles) {
+		t.Fatalf("the directory holds %d files, want %d; differing: %v", len(got), len(wantFiles), differing(got, wantFiles))
+	}
+	for name := range wantFiles {
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("%s is not a regular file: %v", name, err)
+		}
+	}
+	known := func() bool {
+		want := map[string]*encoded{}
+		for i := range n - 1 {
+			id := "s" + strconv.Itoa(i)
+			e, err := seen.content(id, outputs[id].(map[string]any))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[id] = e
+		}
+		w := seen.watch()
+		defer seen.unwatch()
+		return w.fresh(dir, want) != nil && len(want) == 0
+	}
+	if !known() {
+		t.Fatal("after the check the directory is not known by its watches")
+	}
+	// A file checked is watched: a write through a hard link made
+	// elsewhere is seen.
+	for _, i := range []int{1, n / 2, n - 2} {
+		link := filepath.Join(elsewhere, "link"+strconv.Itoa(i))
+		if err := os.Link(filepath.Join(dir, "s"+strconv.Itoa(i)+".json"), link); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(link, []byte(`{"n":-1}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if known() {
+			t.Fatalf("a write to s%d through a hard link was not seen", i)
+		}
+		if err := syncOutputs(wf, project, in, seen); err != nil {
+			t.Fatal(err)
+		}
+		if !known() {
+			t.Fatalf("after mending s%d the directory is not known", i)
+		}
+	}
+	if got := listDir(t, dir); !maps.Equal(got, wantFiles) {
+		t.Fatalf("after the writes through links: differing %v", differing(got, wantFiles))
+	}
+}
+
+// differing lists the names whose content differs between a and b.
+func differing(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
