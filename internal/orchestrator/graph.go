@@ -91,6 +91,7 @@ func (p *project) runGraph(ctx context.Context, run *checkpoint.Run, done map[st
 		}
 	}
 	failed, err := g.read(ctx, done, rows)
+	p.aheadRows = nil // their data is used or not needed
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (g *graph) read(ctx context.Context, done map[string]bool, current []checkp
 		g.decided[ws.ID] = len(st.DecisionJSON) > 0 || st.Status() != checkpoint.StepPending
 		switch st.Status() {
 		case checkpoint.StepSucceeded:
-			out, err := attempt.EnvelopeData(st.HandoffJSON)
+			out, err := p.aheadRows.envelopeData(st.ID, st.HandoffJSON)
 			if err != nil {
 				return "", fmt.Errorf("step %s: stored handoff: %w", st.ID, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cadence-dev/cadence/internal/attempt"
@@ -71,10 +72,12 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	// reported again as one that had.
 	done := map[string]bool{}
 	var steps, succeeded []checkpoint.Step
+	p.aheadRows, p.ahead = p.ahead.take(run.ID), nil
 	if err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		steps, err = tx.Steps(run.ID)
-		if err != nil {
+		if p.aheadRows != nil {
+			steps = p.aheadRows.steps
+		} else if steps, err = tx.Steps(run.ID); err != nil {
 			return err
 		}
 		for _, s := range steps {
@@ -90,7 +93,27 @@ func (p *project) loop(ctx context.Context, run *checkpoint.Run) (*Result, error
 	// first step starts (runGraph waits for them).
 	restored := make(chan error, 1)
 	p.restoring = restored
-	go func() { restored <- restoreEnvelopes(p.log, p.dir, succeeded) }()
+	if ahead := p.aheadRows; ahead != nil {
+		// The steps' own envelopes are being restored with the rows
+		// read ahead: a map's items are left.
+		items := slices.DeleteFunc(succeeded, func(s checkpoint.Step) bool { return s.ItemKey == "" })
+		go func() {
+			err := <-ahead.restored
+			if err == nil {
+				err = restoreEnvelopes(p.log, p.dir, items)
+			}
+			restored <- err
+		}()
+	} else {
+		go func() {
+			if p.aheadDone != nil {
+				// Rows read ahead and not used are still restoring
+				// files: the same files are not written twice at once.
+				<-p.aheadDone
+			}
+			restored <- restoreEnvelopes(p.log, p.dir, succeeded)
+		}()
+	}
 	settled, err := p.settle(ctx, run)
 	if err != nil {
 		return nil, fmt.Errorf("settle interrupted attempts of run %s: %w", run.ID, err)

@@ -98,6 +98,9 @@ type Options struct {
 	// lockOptional lets open go on without the workflow's lock when
 	// another process holds it (Cancel): p.lock is then nil.
 	lockOptional bool
+	// readAhead has open read the rows of the run a resume continues
+	// beside the loading of the workflow (runRows).
+	readAhead bool
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -166,6 +169,12 @@ type project struct {
 	// restoring, while a resumed run's envelope files are being
 	// rewritten (loop), gives the error of that once it is done.
 	restoring <-chan error
+	// ahead is the reading of the resumed run's rows beside the load
+	// (runRows), until the run's loop takes them; aheadRows are those
+	// rows until the graph's first read has used their decoded data.
+	ahead     *readingRows
+	aheadRows *runRows
+	aheadDone <-chan struct{} // closed once the reading ahead has ended
 	// inputs are a new run's input values, checked (resolveInputs).
 	inputs []byte
 	// notes commits notifications and sends them.
@@ -187,6 +196,10 @@ type stateOpening struct {
 	done        chan struct{} // begun: closed once store and err are set
 	store       *checkpoint.Store
 	err         error
+	// ahead, when set, reads rows with the store once it is open; rows
+	// is that reading, nil when the store was not opened beside the load.
+	ahead func(*checkpoint.Store) *runRows
+	rows  *readingRows
 }
 
 // begin starts the opening when the state exists and no run starts.
@@ -195,9 +208,25 @@ func (o *stateOpening) begin(starting bool) {
 		return
 	}
 	o.done = make(chan struct{})
+	if o.ahead != nil {
+		o.rows = &readingRows{done: make(chan struct{}), finished: make(chan struct{})}
+	}
 	go func() {
-		defer close(o.done)
 		o.store, o.err = projectid.Open(o.ctx, o.dir, o.target)
+		close(o.done)
+		if o.rows != nil {
+			defer close(o.rows.finished)
+			var rows *runRows
+			if o.err == nil {
+				rows = o.ahead(o.store)
+			}
+			o.rows.rows = rows
+			close(o.rows.done)
+			// The rows are used while the envelope files are restored.
+			if rows != nil {
+				rows.restore()
+			}
+		}
 	}()
 }
 
@@ -214,6 +243,9 @@ func (o *stateOpening) get() (*checkpoint.Store, error) {
 func (o *stateOpening) abandon() {
 	if o.done != nil {
 		<-o.done
+		if o.rows != nil {
+			<-o.rows.finished
+		}
 		if o.store != nil {
 			o.store.Close()
 		}
@@ -259,6 +291,13 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 		p.spares.Prestart()
 	}
 	state := &stateOpening{ctx: ctx, dir: dir, target: history.StateTarget(dir, o.State)}
+	if o.readAhead && !starting {
+		ahead := rowsAhead{log: o.Logger, dir: dir, runID: o.RunID, rel: checkpoint.RelPath(dir, wfPath)}
+		if ahead.log == nil { // p.log is set once the store is open
+			ahead.log = slog.New(slog.DiscardHandler)
+		}
+		state.ahead = func(s *checkpoint.Store) *runRows { return ahead.read(ctx, s) }
+	}
 	state.begin(starting)
 	ok := false
 	defer func() {
@@ -291,6 +330,9 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 		return nil, err
 	}
 	p.store = store
+	if p.ahead = state.rows; p.ahead != nil {
+		p.aheadDone = p.ahead.finished
+	}
 	// A deleted lock file stops every write of this process: another
 	// process may take a lock on a new file (the run's lease in the
 	// state keeps it from running this run meanwhile).
@@ -348,6 +390,9 @@ func (p *project) setDefaults() {
 }
 
 func (p *project) close() {
+	if p.aheadDone != nil {
+		<-p.aheadDone
+	}
 	if p.spares != nil {
 		p.spares.Close()
 	}
@@ -463,6 +508,7 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 	if err := chooseWorkflow(ctx, &o); err != nil {
 		return nil, err
 	}
+	o.readAhead = o.RetryDead == nil
 	p, err := open(ctx, o, false)
 	if err != nil {
 		return nil, err
@@ -552,6 +598,11 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		}
 		if err := p.takeRun(tx, r.ID); err != nil {
 			return err
+		}
+		if !sameWorkflow(r, p.wf) || r.Status() == checkpoint.RunFailed || o.RetryDead != nil {
+			// Taking the run changes its steps: the rows read ahead
+			// are not its rows any more.
+			p.ahead = nil
 		}
 		if !sameWorkflow(r, p.wf) {
 			detail := "resumed with a changed workflow: " + strings.Join(workflowChanges(r, p.wf), "; ")
