@@ -35,15 +35,7 @@ func BenchmarkSyncOutputsChain(b *testing.B) {
 
 func benchSyncOutputsChain(b *testing.B, n int, known string) {
 	stamped := known != "read"
-	var sb strings.Builder
-	sb.WriteString("version: 1\nname: chain\nsteps:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  - id: s%d\n    run: [\"/bin/true\"]\n", i)
-		if i > 0 {
-			fmt.Fprintf(&sb, "    needs: [s%d]\n", i-1)
-		}
-	}
-	wf, err := workflow.Parse(b.TempDir(), "chain.yaml", []byte(sb.String()))
+	wf, err := workflow.Parse(b.TempDir(), "chain.yaml", chainSource(n))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,16 +78,8 @@ func benchSyncOutputsChain(b *testing.B, n int, known string) {
 // every core.
 func BenchmarkSyncOutputsFirstCheck(b *testing.B) {
 	const n = 1000
-	var sb strings.Builder
-	sb.WriteString("version: 1\nname: chain\nsteps:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  - id: s%d\n    run: [\"/bin/true\"]\n", i)
-		if i > 0 {
-			fmt.Fprintf(&sb, "    needs: [s%d]\n", i-1)
-		}
-	}
 	project := b.TempDir()
-	wf, err := workflow.Parse(project, "chain.yaml", []byte(sb.String()))
+	wf, err := workflow.Parse(project, "chain.yaml", chainSource(n))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,4 +99,18 @@ func BenchmarkSyncOutputsFirstCheck(b *testing.B) {
 		seen.close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/check")
+}
+
+// chainSource is a workflow of n command steps s0…s(n-1), each needing the
+// one before it.
+func chainSource(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString("version: 1\nname: chain\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - id: s%d\n    run: [\"/bin/true\"]\n", i)
+		if i > 0 {
+			fmt.Fprintf(&sb, "    needs: [s%d]\n", i-1)
+		}
+	}
+	return []byte(sb.String())
 }

@@ -193,16 +193,8 @@ func TestOutputWatchSeesEveryChange(t *testing.T) {
 // each holds exactly its ancestors' outputs.
 func TestOutputWatchKnowsAChainWithoutReading(t *testing.T) {
 	f := newWatchFixture(t)
-	var sb []byte
-	sb = append(sb, "version: 1\nname: chain\nsteps:\n"...)
 	const n = 30
-	for i := range n {
-		sb = append(sb, "  - id: s"+strconv.Itoa(i)+"\n    run: [\"/bin/true\"]\n"...)
-		if i > 0 {
-			sb = append(sb, "    needs: [s"+strconv.Itoa(i-1)+"]\n"...)
-		}
-	}
-	wf, err := workflow.Parse(f.project, "chain.yaml", sb)
+	wf, err := workflow.Parse(f.project, "chain.yaml", chainSource(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,15 +239,7 @@ func TestOutputWatchKnowsAChainWithoutReading(t *testing.T) {
 func TestOutputWatchFirstCheckOfManyFiles(t *testing.T) {
 	const n = 200
 	project := t.TempDir()
-	var src []byte
-	src = append(src, "version: 1\nname: chain\nsteps:\n"...)
-	for i := range n {
-		src = append(src, "  - id: s"+strconv.Itoa(i)+"\n    run: [\"/bin/true\"]\n"...)
-		if i > 0 {
-			src = append(src, "    needs: [s"+strconv.Itoa(i-1)+"]\n"...)
-		}
-	}
-	wf, err := workflow.Parse(project, "chain.yaml", src)
+	wf, err := workflow.Parse(project, "chain.yaml", chainSource(n))
 	if err != nil {
 		t.Fatal(err)
 	}
