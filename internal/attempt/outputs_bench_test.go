@@ -74,8 +74,7 @@ func benchSyncOutputsChain(b *testing.B, n int, known string) {
 // BenchmarkSyncOutputsFirstCheck is the first check of a resumed run's
 // first step, whose directory holds the outputs of the 999 steps before it
 // and which this process knows nothing of: each file is watched and read
-// back. With -cpu 1 the files are read one after another; with more, on
-// every core.
+// back.
 func BenchmarkSyncOutputsFirstCheck(b *testing.B) {
 	const n = 1000
 	project := b.TempDir()
