@@ -599,12 +599,12 @@ func Resume(ctx context.Context, o Options) (*Result, error) {
 		if err := p.takeRun(tx, r.ID); err != nil {
 			return err
 		}
-		if !sameWorkflow(r, p.wf) || r.Status() == checkpoint.RunFailed || o.RetryDead != nil {
-			// Taking the run changes its steps: the rows read ahead
-			// are not its rows any more.
-			p.ahead = nil
-		}
 		if !sameWorkflow(r, p.wf) {
+			// Applying the changed workflow changes the run's steps:
+			// the rows read ahead are not its rows any more. (A
+			// failed run, whose steps taking it reopens, is not read
+			// ahead.)
+			p.ahead = nil
 			detail := "resumed with a changed workflow: " + strings.Join(workflowChanges(r, p.wf), "; ")
 			if err := tx.AddEvent(checkpoint.Event{RunID: r.ID, At: now, Kind: "workflow_changed_allowed", Detail: detail}); err != nil {
 				return err

@@ -17,9 +17,9 @@ import (
 //
 // They are read before the run is taken, so they are used only where
 // nothing can have written the run's steps since: on SQLite, whose
-// workflow lock this process holds, and when taking the run changed no
-// step (no changed workflow applied, no failed step reopened: see
-// Resume). A process that answers a gate meanwhile is the same race as
+// workflow lock this process holds, for a run that is unfinished (taking
+// a failed one reopens its steps), and when taking the run applied no
+// changed workflow (see Resume). A process that answers a gate meanwhile is the same race as
 // one that answers it just after the rows are read again, which the gate
 // settles by reading its own row.
 type runRows struct {
