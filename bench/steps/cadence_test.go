@@ -73,9 +73,9 @@ func mapWorkflow(parallel int) string {
 func trueCmd(int) []string { return []string{"/bin/true"} }
 
 // project writes a cadence project holding workflow (and items.json with
-// items 0…items-1 when items > 0) in a new directory of b's.
+// items 0…items-1 when items > 0) in a new scratch directory.
 func project(b testing.TB, workflow string, items int) string {
-	dir := b.TempDir()
+	dir := scratchDir(b)
 	if err := os.MkdirAll(filepath.Join(dir, ".cadence"), 0o755); err != nil {
 		b.Fatal(err)
 	}

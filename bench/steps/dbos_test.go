@@ -22,7 +22,7 @@ var dbosStates = []struct {
 	config func(b *testing.B) dbos.Config
 }{
 	{"sqlite", func(b *testing.B) dbos.Config {
-		db := openSQLite(b, filepath.Join(b.TempDir(), "dbos.db"))
+		db := openSQLite(b, filepath.Join(scratchDir(b), "dbos.db"))
 		db.SetMaxOpenConns(8) // as DBOS sets its own SQLite pool
 		return dbos.Config{SQLiteSystemDB: db}
 	}},

@@ -59,7 +59,7 @@ func BenchmarkFloor(b *testing.B) {
 		open func(b *testing.B) (db *sql.DB, insert, update string)
 	}{
 		{"sqlite", func(b *testing.B) (*sql.DB, string, string) {
-			return openSQLite(b, filepath.Join(b.TempDir(), "state.db")),
+			return openSQLite(b, filepath.Join(scratchDir(b), "state.db")),
 				`INSERT INTO attempts (step, status, started_at) VALUES (?, 'running', ?)`,
 				`UPDATE attempts SET status = 'succeeded', ended_at = ? WHERE step = ?`
 		}},
@@ -104,7 +104,7 @@ func BenchmarkFloor(b *testing.B) {
 	}
 	// One commit alone, n times, for the arithmetic of the figures above.
 	b.Run("commit/sqlite", func(b *testing.B) {
-		db := openSQLite(b, filepath.Join(b.TempDir(), "state.db"))
+		db := openSQLite(b, filepath.Join(scratchDir(b), "state.db"))
 		if _, err := db.Exec(`CREATE TABLE t (i INTEGER PRIMARY KEY)`); err != nil {
 			b.Fatal(err)
 		}

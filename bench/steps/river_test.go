@@ -272,7 +272,7 @@ func sqlTx(db *sql.DB) riverTx[*sql.Tx] {
 // synchronous=FULL), with the one connection River's SQLite driver asks
 // for.
 func riverSQLite(b *testing.B) *sql.DB {
-	db := openSQLite(b, filepath.Join(b.TempDir(), "river.db"))
+	db := openSQLite(b, filepath.Join(scratchDir(b), "river.db"))
 	db.SetMaxOpenConns(1)
 	return db
 }

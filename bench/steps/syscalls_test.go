@@ -27,7 +27,7 @@ func BenchmarkCadenceDurability(b *testing.B) {
 		syncs := map[string]int{}
 		for b.Loop() {
 			dir := project(b, chainWorkflow(n, trueCmd), 0)
-			trace := filepath.Join(b.TempDir(), "strace.txt")
+			trace := filepath.Join(scratchDir(b), "strace.txt")
 			run := command(b.Context(), bin, "", nil, "run", "--quiet", dir)
 			run.Args = append([]string{strace, "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", trace}, run.Args...)
 			run.Path = strace
