@@ -7,70 +7,101 @@ import (
 	"testing"
 )
 
-// On a new PostgreSQL database, the lookups of one step by its key (its
-// row, its status before a transition, and the foreign-key check each
-// attempt's insert makes) must go through the primary key once a run has
-// been created, in the plans a prepared statement gets: the custom plans
-// of its first executions and the generic plan that follows. Without the
-// planner's statistics of steps, PostgreSQL picks units_order or
-// steps_order instead and reads every step of the run on each lookup
-// (analyzeStepsOnce).
-func TestPostgresStepLookupsUseThePrimaryKey(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(ctx, pg.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	const runID, steps = "r1", 200
-	ids := make([]string, steps)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("s%d", i+1)
-	}
-	seedRun(t, s, runID, t0, ids...)
+// stepsAnalyzedQuery reports whether the planner has statistics of the
+// steps table: a row of pg_stats for its run_id.
+const stepsAnalyzedQuery = `SELECT EXISTS (SELECT 1 FROM pg_stats
+	WHERE schemaname = current_schema() AND tablename = 'steps' AND attname = 'run_id')`
 
-	conn, err := s.db.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
+// On a new PostgreSQL database, the lookups of one step or item by its key
+// (its row, its status before a transition, and the foreign-key check
+// each attempt's insert makes) must go through the primary key, in the
+// plans a prepared statement gets: the custom plans of its first
+// executions and the generic plan that follows. That holds once a run of
+// many steps has been created, and once a map's items were inserted after
+// a run of one step was: statistics taken before them saw one row per
+// run. With such statistics, or none, PostgreSQL picks units_order or
+// steps_order instead and reads every step of the run on each lookup
+// (analyzeStepsIfStale).
+func TestPostgresStepLookupsUseThePrimaryKey(t *testing.T) {
+	const runID = "r1"
+	setups := []struct {
+		name      string
+		seed      func(t *testing.T, s *Store)
+		step, key string
+	}{
+		{"a chain of 200 steps", func(t *testing.T, s *Store) {
+			ids := make([]string, 200)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("s%d", i+1)
+			}
+			seedRun(t, s, runID, t0, ids...)
+		}, "s150", ""},
+		{"a map's 200 items after a run of one step", func(t *testing.T, s *Store) {
+			seedRun(t, s, runID, t0, "plan")
+			items := make([]Step, 200)
+			for i := range items {
+				items[i] = sampleItem(runID, "plan", fmt.Sprintf("k%d", i), i+1)
+				items[i].Idx = 0
+			}
+			update(t, s, func(tx *Tx) error { return tx.InsertItems(items) })
+		}, "plan", "k150"},
 	}
-	defer conn.Close()
 	lookups := []struct{ name, query string }{
 		{"Step", stepQuery},
 		{"UpdateStep status", stepStatusQuery},
 		// The query PostgreSQL runs for the foreign key of attempts.
 		{"attempts' foreign key", `SELECT 1 FROM ONLY steps x WHERE run_id = ? AND step_id = ? AND item_key = ? FOR KEY SHARE OF x`},
 	}
-	for i, l := range lookups {
-		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-			t.Run(l.name+"/"+mode, func(t *testing.T) {
-				if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = "+mode); err != nil {
-					t.Fatal(err)
-				}
-				name := fmt.Sprintf("lookup_%d_%s", i, mode)
-				prepare := fmt.Sprintf("PREPARE %s (text, text, text) AS %s", name, enginePostgres.query(l.query))
-				if _, err := conn.ExecContext(ctx, prepare); err != nil {
-					t.Fatal(err)
-				}
-				var lines []string
-				if err := conn.SelectContext(ctx, &lines, "EXPLAIN EXECUTE "+name+"('"+runID+"', 's150', '')"); err != nil {
-					t.Fatal(err)
-				}
-				plan := strings.Join(lines, "\n")
-				if !strings.Contains(plan, "using steps_pkey") {
-					t.Errorf("the lookup of one step does not use the primary key:\n%s", plan)
+	for _, setup := range setups {
+		t.Run(setup.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(ctx, pg.NewDatabase(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Error(err)
 				}
 			})
-		}
+			setup.seed(t, s)
+			conn, err := s.db.Connx(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			for i, l := range lookups {
+				for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+					t.Run(l.name+"/"+mode, func(t *testing.T) {
+						if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = "+mode); err != nil {
+							t.Fatal(err)
+						}
+						name := fmt.Sprintf("lookup_%d_%s", i, mode)
+						prepare := fmt.Sprintf("PREPARE %s (text, text, text) AS %s", name, enginePostgres.query(l.query))
+						if _, err := conn.ExecContext(ctx, prepare); err != nil {
+							t.Fatal(err)
+						}
+						var lines []string
+						explain := fmt.Sprintf("EXPLAIN EXECUTE %s('%s', '%s', '%s')", name, runID, setup.step, setup.key)
+						if err := conn.SelectContext(ctx, &lines, explain); err != nil {
+							t.Fatal(err)
+						}
+						plan := strings.Join(lines, "\n")
+						if !strings.Contains(plan, "using steps_pkey") {
+							t.Errorf("the lookup of one step does not use the primary key:\n%s", plan)
+						}
+					})
+				}
+			}
+		})
 	}
 }
 
 // A run created on a database whose steps table already has statistics
-// leaves them alone: analyzeStepsOnce analyzes only a table that has none.
-func TestPostgresStepsAnalyzedOnce(t *testing.T) {
+// that saw as many rows as it inserts leaves them alone:
+// analyzeStepsIfStale analyzes only a table that has none, or whose
+// statistics are outnumbered by the rows just inserted.
+func TestPostgresStepsAnalyzedWhenStale(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, pg.NewDatabase(t))
 	if err != nil {
@@ -111,7 +142,26 @@ func TestPostgresStepsAnalyzedOnce(t *testing.T) {
 	}
 	seedRun(t, s, "r2", t0, "a", "b", "c")
 	if got := analyzed(); got != first {
-		t.Errorf("steps analyzed %d times after a second run, want %d (once)", got, first)
+		t.Fatalf("steps analyzed %d times after a second run, want %d (once)", got, first)
+	}
+	// items are n items of r2's step at position idx.
+	items := func(step string, idx, n int) []Step {
+		out := make([]Step, n)
+		for i := range out {
+			out[i] = sampleItem("r2", step, fmt.Sprintf("k%d", i), i+1)
+			out[i].Idx = idx
+		}
+		return out
+	}
+	// 7 items outnumber the 6 rows the statistics saw; 3 more do not
+	// outnumber the 13 the next analyze saw.
+	update(t, s, func(tx *Tx) error { return tx.InsertItems(items("a", 0, 7)) })
+	if got := analyzed(); got != first+1 {
+		t.Fatalf("steps analyzed %d times after a map's items outnumbered its rows, want %d", got, first+1)
+	}
+	update(t, s, func(tx *Tx) error { return tx.InsertItems(items("b", 1, 3)) })
+	if got := analyzed(); got != first+1 {
+		t.Errorf("steps analyzed %d times after 3 items in a table of 13 rows, want %d", got, first+1)
 	}
 }
 

@@ -129,49 +129,59 @@ func (s *Store) updatePostgres(ctx context.Context, relaxed bool, fn func(tx *Tx
 		return tx, nil
 	}
 	var (
-		fs         faultState
-		createdRun bool
+		fs       faultState
+		inserted int
 	)
 	run := func(tx *Tx) error {
 		err := fn(tx)
-		createdRun = tx.createdRun
+		inserted = tx.insertedSteps
 		return err
 	}
 	if err := s.retryPostgres(ctx, func() (bool, error) { return s.runTx(ctx, false, run, begin, &fs) }); err != nil {
 		return err
 	}
-	if createdRun {
-		s.analyzeStepsOnce(ctx)
+	if inserted > 0 {
+		s.analyzeStepsIfStale(ctx, inserted)
 	}
 	return nil
 }
 
-// stepsAnalyzedQuery reports whether the planner has statistics of the
-// steps table: a row of pg_stats for its run_id.
-const stepsAnalyzedQuery = `SELECT EXISTS (SELECT 1 FROM pg_stats
-	WHERE schemaname = current_schema() AND tablename = 'steps' AND attname = 'run_id')`
+// stepsStaleQuery reports whether the planner's statistics of the steps
+// table are missing (no row of pg_stats for its run_id) or older than
+// rows just inserted: more rows were inserted ($1) than the table held
+// when it was last analyzed or vacuumed (pg_class.reltuples, -1 when
+// never).
+const stepsStaleQuery = `SELECT NOT EXISTS (SELECT 1 FROM pg_stats
+		WHERE schemaname = current_schema() AND tablename = 'steps' AND attname = 'run_id')
+	OR COALESCE((SELECT c.reltuples FROM pg_class c WHERE c.oid = to_regclass('steps')), -1) < $1`
 
-// analyzeStepsOnce gathers the planner's statistics of the steps table
-// when it has none, after the commit of a run's creation (its steps are
-// then in the table).
+// analyzeStepsIfStale gathers the planner's statistics of the steps table
+// after the commit of a transaction that inserted rows into it (a run's
+// creation, a map step's items), when the table has none or when the
+// transaction inserted more rows than the table held at its last
+// analyze: on a new database, the first run, and the first map whose
+// items outnumber every step before them.
 //
-// Why: without statistics every index of steps that starts with run_id
-// is estimated to return one row of a run, as the primary key does, and
-// PostgreSQL breaks the tie with units_order or steps_order. A step's
-// lookups by its key (its row, its status before a transition, the
-// foreign-key check of each attempt's insert) then read every step of the
-// run: O(steps) per statement, 97 buffers per lookup in a chain of 200
-// (BENCHMARKS.md, "PostgreSQL: round trips per step"). Autovacuum would
-// analyze the table only after its naptime (a minute), and until then a
-// new database's runs pay it on every step; once any statistics exist the
-// primary key is the cheaper plan and nothing is done here.
+// Why: with statistics that saw about one row per run (none, or those of
+// a run of one step taken before its map's items were inserted), every
+// index of steps that starts with run_id is estimated to return one row
+// of a run, as the primary key does, and PostgreSQL breaks the tie with
+// units_order or steps_order. A step's lookups by its key (its row, its
+// status before a transition, the foreign-key check of each attempt's
+// insert) then read every step of the run: O(steps) per statement, 97
+// buffers per lookup in a chain of 200 (BENCHMARKS.md, "PostgreSQL: round
+// trips per step"), 65 in a map of 200 items. Autovacuum would analyze
+// the table only after its naptime (a minute), and until then a new
+// database's runs pay it on every step; once the statistics see several
+// rows per run, the primary key is the cheaper plan and nothing is done
+// here.
 //
 // It is an optimisation only: a failure (no right to analyze, the table's
 // lock held by a vacuum past analyzeLockTimeout, the server gone) is
 // ignored and leaves the table as autovacuum would.
-func (s *Store) analyzeStepsOnce(ctx context.Context) {
-	var analyzed bool
-	if err := s.db.GetContext(ctx, &analyzed, stepsAnalyzedQuery); err != nil || analyzed {
+func (s *Store) analyzeStepsIfStale(ctx context.Context, inserted int) {
+	var stale bool
+	if err := s.db.GetContext(ctx, &stale, stepsStaleQuery, inserted); err != nil || !stale {
 		return
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -188,7 +198,7 @@ func (s *Store) analyzeStepsOnce(ctx context.Context) {
 	_ = tx.Commit()
 }
 
-// analyzeLockTimeout bounds how long analyzeStepsOnce waits for the lock
+// analyzeLockTimeout bounds how long analyzeStepsIfStale waits for the lock
 // of steps that a vacuum or another analyze holds, instead of the store's
 // lock_timeout (the busy timeout, seconds): the run that created the
 // table's rows waits at most that long, and the other analyze gives the

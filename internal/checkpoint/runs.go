@@ -75,7 +75,6 @@ func (t *Tx) CreateRun(r Run, steps []Step) error {
 			return err
 		}
 	}
-	t.createdRun = true
 	return nil
 }
 

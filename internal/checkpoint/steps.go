@@ -49,6 +49,7 @@ func (t *Tx) insertStep(s Step) error {
 	if _, err := t.namedExec(insertStepQuery, stepToRow(s)); err != nil {
 		return fmt.Errorf("create %s: %w", what, err)
 	}
+	t.insertedSteps++
 	return nil
 }
 

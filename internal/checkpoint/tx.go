@@ -27,9 +27,10 @@ type Tx struct {
 	// return some other error: the whole function is then run again.
 	aborted  error
 	conflict bool
-	// createdRun records that the transaction inserted a run and its
-	// steps (CreateRun), for the store's work after its commit.
-	createdRun bool
+	// insertedSteps counts the rows of steps the transaction inserted (a
+	// run's steps, a map's items), for the store's work after its commit
+	// (analyzeStepsIfStale).
+	insertedSteps int
 	// checked is the last lease CheckLease found held, until a lease is
 	// written (putLease): ReleaseLease does not read it again.
 	checked *checkedLease
