@@ -9,9 +9,10 @@ import (
 )
 
 // The transaction that ends a step run under WithEndingLease releases the
-// step's lease with the step's end, in one commit; any other transaction,
-// an item's end, a plain WithLease and a lease already lost leave the
-// lease as it was, and a lost lease commits nothing.
+// step's lease with the step's end, in one commit, as the one an item
+// succeeds in does; any other transaction, an item's failure, a plain
+// WithLease and a lease already lost leave the lease as it was, and a lost
+// lease commits nothing.
 func TestEndingLeaseIsReleasedWithTheStep(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -29,7 +30,9 @@ func TestEndingLeaseIsReleasedWithTheStep(t *testing.T) {
 		{name: "failed", ending: true, end: fail, wantOwner: "", wantStatus: StepFailed},
 		{name: "interrupted keeps it", ending: true, end: interrupt, wantOwner: "a", wantStatus: StepPending},
 		{name: "plain lease keeps it", end: succeed, wantOwner: "a", wantStatus: StepSucceeded},
-		{name: "item keeps it", item: true, ending: true, end: fail, wantOwner: "a", wantStatus: StepFailed},
+		{name: "item succeeded", item: true, ending: true, end: succeed, wantOwner: "", wantStatus: StepSucceeded},
+		{name: "failed item keeps it", item: true, ending: true, end: fail, wantOwner: "a", wantStatus: StepFailed},
+		{name: "interrupted item keeps it", item: true, ending: true, end: interrupt, wantOwner: "a", wantStatus: StepPending},
 		{name: "lost lease commits nothing", ending: true, lost: true, end: succeed, wantOwner: "b", wantStatus: StepRunning, wantLost: true},
 	}
 	forEachEngine(t, func(t *testing.T, e testEngine) {

@@ -469,27 +469,32 @@ func WithoutLease(ctx context.Context) context.Context {
 
 type leaseEndsContextKey struct{}
 
-// WithEndingLease is WithLease for the lease of a step (not of an item)
-// that its holder gives up as soon as the step ends: the transaction that
-// ends the step (StepSucceeded, StepFailed) also releases the lease, so
-// that on PostgreSQL the outcome and the release are one commit instead
-// of two. The release is fenced as every write under the lease is, and it
-// is committed with the outcome or not at all: a crash after the commit
-// leaves the step ended and its lease free, one before it leaves both as
-// they were. An item's lease is not released this way: its holder still
-// writes under it once the item has failed (its dead letter).
+// WithEndingLease is WithLease for the lease of a step or an item that
+// its holder gives up as soon as the unit ends: the transaction that ends
+// a step (StepSucceeded, StepFailed), or that an item succeeds in
+// (StepSucceeded), also releases the lease, so that on PostgreSQL the
+// outcome and the release are one commit instead of two. The release is
+// fenced as every write under the lease is, and it is committed with the
+// outcome or not at all: a crash after the commit leaves the unit ended
+// and its lease free, one before it leaves both as they were. An item
+// that fails keeps its lease: its holder still writes under it (its dead
+// letter).
 func WithEndingLease(ctx context.Context, l Lease) context.Context {
 	return context.WithValue(WithLease(ctx, l), leaseEndsContextKey{}, true)
 }
 
-// endLease releases, in transaction t that ends step s, the lease its
-// context holds for s when that lease was given by WithEndingLease.
-func (t *Tx) endLease(s *Step) error {
+// endLease releases, in transaction t that ends unit s (succeeded says
+// how), the lease its context holds for s when that lease was given by
+// WithEndingLease.
+func (t *Tx) endLease(s *Step, succeeded bool) error {
 	if t.ctx == nil || !t.writable {
 		return nil
 	}
 	l, ok := leaseFrom(t.ctx)
-	if ends, _ := t.ctx.Value(leaseEndsContextKey{}).(bool); !ok || !ends || l.ItemKey != "" || s.ItemKey != "" || l.RunID != s.RunID || l.StepID != s.ID {
+	if ends, _ := t.ctx.Value(leaseEndsContextKey{}).(bool); !ok || !ends || l.RunID != s.RunID || l.StepID != s.ID || l.ItemKey != s.ItemKey {
+		return nil
+	}
+	if s.ItemKey != "" && !succeeded {
 		return nil
 	}
 	return t.ReleaseLease(l)

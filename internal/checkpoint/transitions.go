@@ -211,9 +211,9 @@ func (t *Tx) StepWaiting(s *Step, next *time.Time, delayMS *int64, now time.Time
 	return t.UpdateStep(*s)
 }
 
-// StepSucceeded marks a step succeeded with the envelope of its accepted
-// handoff, and releases the step's lease when the transaction runs under
-// WithEndingLease.
+// StepSucceeded marks a step or an item succeeded with the envelope of
+// its accepted handoff, and releases its lease when the transaction runs
+// under WithEndingLease.
 func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
 	s.status = StepSucceeded
 	s.NextRetryAt, s.DelayMS = nil, nil
@@ -222,7 +222,7 @@ func (t *Tx) StepSucceeded(s *Step, envelope []byte, now time.Time) error {
 	if err := t.UpdateStep(*s); err != nil {
 		return err
 	}
-	return t.endLease(s)
+	return t.endLease(s, true)
 }
 
 // StepDecided records a step's decision (its when evaluated true) on the
@@ -253,7 +253,7 @@ func (t *Tx) StepFailed(s *Step, now time.Time) error {
 	if err := t.UpdateStep(*s); err != nil {
 		return err
 	}
-	return t.endLease(s)
+	return t.endLease(s, false)
 }
 
 // StepInterrupted puts a running step back to pending when its attempt was

@@ -32,6 +32,7 @@ import (
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
 	"github.com/cadence-dev/cadence/internal/holder"
+	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // DefaultLeaseTTL is how long a lease lasts without renewal: how soon
@@ -221,17 +222,42 @@ func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, er
 	if err != nil {
 		return nil, fmt.Errorf("claim an item of step %s: %w", in.StepPath(), err)
 	}
-	it, err := p.frozenItem(ctx, c.lease.Unit())
-	if err != nil {
+	if err := c.read(ctx, p, in); err != nil {
 		return nil, err
 	}
-	c.item = it
+	it := c.item
 	if c.prev.Owner != "" {
 		p.sink.Emit(history.Event{Time: p.now(), Type: history.EventItemTakenOver, RunID: run.ID, Step: in.StepPath(), Item: it.Key,
 			Message: fmt.Sprintf("taken over from pid %d on host %s, whose lease expired at %s (lease epoch %d)",
 				c.prev.PID, c.prev.Host, c.prev.ExpiresAt.Local().Format("15:04:05.000"), c.lease.Epoch)})
 	}
 	return &c, nil
+}
+
+// read reads, in one transaction after the claim's commit, what claimed
+// item c of map step in needs before it runs: its frozen row, the
+// attempts its last holder left running and, when there are none, the
+// state its next attempt decides from (so that nothing commits to it
+// before that attempt: the lease is held). One read instead of three.
+func (c *claimed) read(ctx context.Context, p *project, in *attempt.Instance) error {
+	u := c.lease.Unit()
+	err := p.store.View(ctx, func(tx *checkpoint.Tx) error {
+		c.item, c.running, c.state = nil, nil, nil
+		row, err := tx.Unit(u)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", attempt.UnitLabel(u), err)
+		}
+		if c.item, err = itemOf(row); err != nil {
+			return err
+		}
+		p.placeItem(in.WithItem(c.item))
+		if c.running, err = runningAttempts(tx, u); err != nil || len(c.running) > 0 {
+			return err
+		}
+		c.state, err = attempt.ReadState(tx, p.attempts, in.WithItem(c.item))
+		return err
+	})
+	return err
 }
 
 // workItem runs a claimed item under its lease: it first settles an
@@ -244,23 +270,39 @@ func (p *project) workItem(ctx context.Context, in *attempt.Instance, c *claimed
 	u := c.lease.Unit()
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	release := p.holdLease(itemCtx, c.lease, func(err error) { cancel(err) })
-	defer release()
-	itemCtx = checkpoint.WithLease(itemCtx, c.lease)
-
-	var running []checkpoint.Attempt
-	err := p.store.View(itemCtx, func(tx *checkpoint.Tx) (err error) {
-		running, err = runningAttempts(tx, u)
-		return err
-	})
-	if err == nil {
-		err = p.settleUnit(itemCtx, run, running, p.id.local(c.prev))
+	release, stop := p.hold(itemCtx, c.lease, func(err error) { cancel(err) })
+	ended := false
+	defer func() {
+		if ended {
+			stop()
+		} else {
+			release()
+		}
+	}()
+	// An item that succeeds gives its lease up in the commit of its
+	// success (checkpoint.WithEndingLease), unless work under the lease
+	// follows that commit: a worktree's merge.
+	endsWithSuccess := in.Step.Map.Workspace != workflow.WorkspaceWorktree
+	if endsWithSuccess {
+		itemCtx = checkpoint.WithEndingLease(itemCtx, c.lease)
+	} else {
+		itemCtx = checkpoint.WithLease(itemCtx, c.lease)
 	}
+
+	err := p.settleUnit(itemCtx, run, c.running, p.id.local(c.prev))
 	if err == nil {
 		var res stepResult
-		res, err = p.runItem(itemCtx, in.WithItem(c.item))
+		item := in.WithItem(c.item)
+		item.State = c.state // nil when settling may have changed it
+		res, err = p.runItem(itemCtx, item)
 		if err == nil && res == stepFailed {
 			err = p.deadLetter(itemCtx, in.WithItem(c.item), "", "")
+		}
+		if ended = err == nil && res == stepDone && endsWithSuccess; ended {
+			// Its success was committed under the lease and released it:
+			// a renewal that raced that commit and found the lease gone
+			// lost nothing.
+			return nil
 		}
 	}
 	cause := context.Cause(itemCtx)
