@@ -29,8 +29,13 @@ func buildCadence() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "cadence")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cadence")
+	// The build's work directory is kept (-work) inside dir, removed
+	// with the binary when the harness ends: removed by the build, its
+	// files would be freed just before the first benchmark runs (see
+	// scratch).
+	cmd := exec.Command("go", "build", "-work", "-o", bin, "./cmd/cadence")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOTMPDIR="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/cadence in %s: %w\n%s", root, err, out)
 	}
