@@ -76,6 +76,25 @@ func (t *Tx) DeadLetters(runID string) ([]DeadLetter, error) {
 	return out, nil
 }
 
+const deadCountQuery = `SELECT COUNT(*) FROM dead_letters WHERE run_id = ? AND step_id = ?`
+
+// DeadCount counts the dead items of step stepID of run runID.
+func (t *Tx) DeadCount(runID, stepID string) (int, error) {
+	var n int
+	if err := t.getRow(&n, deadCountQuery, runID, stepID); err != nil {
+		return 0, fmt.Errorf("count the dead items of step %s/%s: %w", runID, stepID, err)
+	}
+	return n, nil
+}
+
+// TooManyDeadError is a claim refused because more of the map step's
+// items are dead than it allows (Store.ClaimItemUnlessDead).
+type TooManyDeadError struct{ Dead int }
+
+func (e *TooManyDeadError) Error() string {
+	return fmt.Sprintf("%d items are dead, more than the step allows", e.Dead)
+}
+
 // RemoveDeadLetter takes an item out of the dead-letter queue (it is being
 // retried); ErrNotFound when it is not in the queue.
 func (t *Tx) RemoveDeadLetter(u Unit) error {

@@ -401,10 +401,29 @@ func (t *Tx) ReleaseLease(l Lease) error {
 // more often. The lease is all a claim writes; every other write stays
 // SERIALIZABLE.
 func (s *Store) ClaimItem(ctx context.Context, runID, stepID string, l Lease, ttl time.Duration) (got, prev Lease, err error) {
+	return s.ClaimItemUnlessDead(ctx, runID, stepID, l, ttl, -1)
+}
+
+// ClaimItemUnlessDead is ClaimItem for a map step that stops once more
+// than maxDead of its items are dead (max_failures): the claim's
+// transaction first counts the step's dead letters, and claims nothing,
+// returning a *TooManyDeadError, when there are more. A negative maxDead
+// claims whatever the count. The count is read in the claim's own
+// transaction, instead of in one of its own before each claim.
+func (s *Store) ClaimItemUnlessDead(ctx context.Context, runID, stepID string, l Lease, ttl time.Duration, maxDead int) (got, prev Lease, err error) {
 	if s.readOnly {
 		return Lease{}, Lease{}, fmt.Errorf("claim an item on %s: %w", s.path, ErrReadOnly)
 	}
 	claim := func(tx *Tx) error {
+		if maxDead >= 0 {
+			dead, err := tx.DeadCount(runID, stepID)
+			if err != nil {
+				return err
+			}
+			if dead > maxDead {
+				return &TooManyDeadError{Dead: dead}
+			}
+		}
 		// A row that another claimer held while this one looked is
 		// skipped; one whose lease it committed just before is found
 		// held, and the next item is tried.

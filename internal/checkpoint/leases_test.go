@@ -311,3 +311,81 @@ func TestBreakLease(t *testing.T) {
 		}
 	})
 }
+
+// A claim that stops at max_failures counts the step's dead items in its
+// own transaction: it claims while they are at most maxDead, and refuses
+// with the count once they are more, claiming nothing; a negative maxDead
+// claims whatever the count. Dead items of another step do not count.
+func TestClaimItemUnlessDead(t *testing.T) {
+	cases := []struct {
+		name       string
+		dead       int // items of fix failed and dead-lettered, k1…
+		otherDead  bool
+		maxDead    int
+		wantRefuse bool
+	}{
+		{name: "none dead", dead: 0, maxDead: 0},
+		{name: "at the limit", dead: 1, maxDead: 1},
+		{name: "over the limit", dead: 2, maxDead: 1, wantRefuse: true},
+		{name: "over a limit of none", dead: 1, maxDead: 0, wantRefuse: true},
+		{name: "another step's dead", dead: 0, otherDead: true, maxDead: 0},
+		{name: "no limit", dead: 2, maxDead: -1},
+	}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				s := e.newStore(t)
+				seedItems(t, s, 4)
+				update(t, s, func(tx *Tx) error {
+					other := sampleItem("r", "plan", "x", 1)
+					other.Idx = 0
+					return tx.InsertItems([]Step{other})
+				})
+				kill := func(tx *Tx, step, key string) error {
+					it, err := tx.Unit(Unit{RunID: "r", StepID: step, Item: key})
+					if err != nil {
+						return err
+					}
+					it.status = StepFailed
+					if err := tx.UpdateStep(*it); err != nil {
+						return err
+					}
+					return tx.AddDeadLetter(DeadLetter{RunID: "r", StepID: step, ItemKey: key, Class: "failed",
+						Signature: "failed", Attempts: 1, FirstAt: t0, LastAt: t0, DeadAt: t0})
+				}
+				update(t, s, func(tx *Tx) error {
+					for i := range tc.dead {
+						if err := kill(tx, "fix", fmt.Sprintf("k%d", i+1)); err != nil {
+							return err
+						}
+					}
+					if tc.otherDead {
+						return kill(tx, "plan", "x")
+					}
+					return nil
+				})
+				l, _, err := s.ClaimItemUnlessDead(context.Background(), "r", "fix", owner("w"), time.Hour, tc.maxDead)
+				var tooMany *TooManyDeadError
+				if tc.wantRefuse {
+					if !errors.As(err, &tooMany) || tooMany.Dead != tc.dead {
+						t.Fatalf("claim with %d dead and max %d: %v, want a TooManyDeadError of %d", tc.dead, tc.maxDead, err, tc.dead)
+					}
+					view(t, s, func(tx *Tx) error {
+						held, err := tx.HeldLeases("r")
+						if err == nil && len(held) != 0 {
+							t.Errorf("a refused claim left leases %v", held)
+						}
+						return err
+					})
+					return
+				}
+				if err != nil {
+					t.Fatalf("claim with %d dead and max %d: %v", tc.dead, tc.maxDead, err)
+				}
+				if want := fmt.Sprintf("k%d", tc.dead+1); l.ItemKey != want || l.Owner != "w" {
+					t.Errorf("claimed %s for %q, want %s for w", l.ItemKey, l.Owner, want)
+				}
+			})
+		}
+	})
+}

@@ -208,13 +208,19 @@ type claimed struct {
 	state   *attempt.State
 }
 
-// claim takes the next claimable item of map step ws of run, or returns
-// nil when there is none now.
+// claim takes the next claimable item of map step in, or returns nil
+// when there is none now. It claims nothing, and returns a
+// *checkpoint.TooManyDeadError, once more of the step's items are dead
+// than its max_failures.
 func (p *project) claim(ctx context.Context, in *attempt.Instance) (*claimed, error) {
 	run := in.Run
 	var c claimed
 	var err error
-	c.lease, c.prev, err = p.store.ClaimItem(checkpoint.WithoutLease(ctx), run.ID, in.StepPath(), p.id.lease(), p.leaseTTL())
+	c.lease, c.prev, err = p.store.ClaimItemUnlessDead(checkpoint.WithoutLease(ctx), run.ID, in.StepPath(), p.id.lease(), p.leaseTTL(), in.Step.Map.MaxFailures)
+	var tooMany *checkpoint.TooManyDeadError
+	if errors.As(err, &tooMany) {
+		return nil, err
+	}
 	var held *checkpoint.LeaseHeldError
 	if errors.Is(err, checkpoint.ErrNotFound) || errors.As(err, &held) {
 		return nil, nil
@@ -386,16 +392,15 @@ func (p *project) runItemsShared(ctx context.Context, in *attempt.Instance) erro
 	wake := ctx.Done()
 	for {
 		stop := firstErr != nil || ctx.Err() != nil
-		if !stop {
-			dead, err := deadCount(ctx, p.store, run.ID, in.StepPath())
-			if err != nil {
-				firstErr = err
-			}
-			stop = err != nil || dead > ws.Map.MaxFailures
-		}
 		for !stop && running < ws.Map.MaxParallel {
 			c, err := p.claim(ctx, in)
-			if err != nil {
+			var tooMany *checkpoint.TooManyDeadError
+			switch {
+			case errors.As(err, &tooMany):
+				// More items are dead than max_failures: no more are
+				// claimed, and the step ends once those running have.
+				stop = true
+			case err != nil:
 				firstErr, stop = err, true
 			}
 			if c == nil {
