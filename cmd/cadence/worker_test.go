@@ -574,8 +574,20 @@ done
 		p.state = s.state
 		s.checkouts = append(s.checkouts, p)
 	}
-	worker := s.worker(1)
+	// The worker starts once the run's process holds a or b: started
+	// first, it could claim both before the run's process claims either
+	// (it runs several steps at once), and the steps would still run in
+	// one process.
 	run := s.start(0, "run")
+	waitFor(t, "the run's process to start a or b", func() bool {
+		for _, id := range []string{"a", "b"} {
+			if _, err := os.Stat(filepath.Join(shared, id+".started")); err == nil {
+				return true
+			}
+		}
+		return false
+	})
+	worker := s.worker(1)
 	run.wait(t).exits(t, 0)
 	_ = worker.cmd.Process.Signal(syscall.SIGTERM)
 	worker.wait(t).exits(t, 3)
