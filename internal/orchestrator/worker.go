@@ -100,7 +100,15 @@ func (s *slot) claimOne(ctx context.Context) (*claimed, error) {
 		c, _, err := s.p.claimStep(ctx, in)
 		return c, err
 	}
-	return s.p.claim(ctx, in)
+	c, err := s.p.claim(ctx, in)
+	var tooMany *checkpoint.TooManyDeadError
+	if errors.As(err, &tooMany) {
+		// More of the step's items are dead than it allows: the run's
+		// process claims no more of them either, and fails the step
+		// once those running have ended.
+		return nil, nil
+	}
+	return c, err
 }
 
 // work runs what claimOne claimed. A cancel of the run (cadence cancel,
