@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -228,4 +229,56 @@ steps:
 	}
 	_ = worker.cmd.Process.Signal(syscall.SIGTERM)
 	worker.wait(t).exits(t, 3)
+}
+
+// TestWorkerClaimsNothingOverMaxFailures: once more items of a map step
+// are dead than its max_failures, a worker claims none of its items, as
+// the run's process claims none, and does not report that as a claim that
+// failed (PostgreSQL). Item a dies at once and b runs for two minutes in
+// the run's process, which holds the step open; c is pending.
+func TestWorkerClaimsNothingOverMaxFailures(t *testing.T) {
+	s := &sharedRun{t: t, ttl: leaseTTL, state: pg.NewDatabase(t), ledger: filepath.Join(t.TempDir(), "ledger.jsonl")}
+	wf := `version: 1
+defaults:
+  agent: sim
+  retry: {max_attempts: 1, backoff: fixed, initial: 10ms, jitter: none}
+agents:
+  sim:
+    preset: sim
+    scenario: scenario.yaml
+    args: [--ledger, ` + s.ledger + `]
+steps:
+  - id: fix
+    prompt: 'fix {{ .Item.Key }}'
+    handoff: {schema: s.json}
+    map: {items: {file: items.json}, key: /id, max_parallel: 2, max_failures: 0}
+`
+	files := map[string]string{"s.json": boolSchema, "items.json": `[{"id": "a"}, {"id": "b"}, {"id": "c"}]`, ".cadence/project": sharedProjectID,
+		"scenario.yaml": "steps:\n  fix/a: [{answer: '{\"ok\": \"no\"}'}]\n  fix/b: [{sleep: 120s, answer: '{\"ok\": true}'}]\n  fix/c: [{answer: '{\"ok\": true}'}]\n"}
+	for range 2 {
+		p := newProject(t, wf, files)
+		p.state = s.state
+		s.checkouts = append(s.checkouts, p)
+	}
+
+	run := s.start(0, "run")
+	waitFor(t, "a dead and b's agent running in the run's process", func() bool {
+		rep, err := history.Inspect(context.Background(), s.checkouts[0].dir, s.state, "", false)
+		if err != nil {
+			return false // no run yet
+		}
+		fix := step(*rep, "fix")
+		b := item(fix, "b")
+		return len(fix.Dead) == 1 && fix.Dead[0].Key == "a" && len(b.Attempts) == 1 && b.Attempts[0].PID != nil
+	})
+	worker := s.start(1, "worker", "--once", "--poll", "50ms")
+	worker.wait(t).exits(t, 0)
+	if strings.Contains(worker.err.String(), "could not claim") {
+		t.Errorf("the worker reported the step's dead items as a failed claim:\n%s", worker.err)
+	}
+	if c := s.items()["c"]; len(c.Attempts) != 0 {
+		t.Errorf("item c: %d attempts, want none: more items are dead than max_failures", len(c.Attempts))
+	}
+	_ = run.cmd.Process.Signal(syscall.SIGTERM)
+	run.wait(t)
 }
