@@ -285,16 +285,12 @@ func itemOf(row *checkpoint.Step) (*attempt.Item, error) {
 	return attempt.NewItem(row.ItemKey, v), nil
 }
 
-// deadCount counts the dead items of a step.
+// deadCount counts the dead items of a step (checkpoint.Tx.DeadCount, as
+// a shared map's claim counts them).
 func deadCount(ctx context.Context, store *checkpoint.Store, runID, stepID string) (int, error) {
-	n := 0
-	err := store.View(ctx, func(tx *checkpoint.Tx) error {
-		list, err := tx.DeadLetters(runID)
-		for _, d := range list {
-			if d.StepID == stepID {
-				n++
-			}
-		}
+	var n int
+	err := store.View(ctx, func(tx *checkpoint.Tx) (err error) {
+		n, err = tx.DeadCount(runID, stepID)
 		return err
 	})
 	if err != nil {
