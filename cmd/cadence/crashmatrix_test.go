@@ -845,7 +845,8 @@ func settleViolations(landed map[attemptKey]bool, rep history.Report) []string {
 }
 
 // checkNoLedgerForUnstarted checks that an attempt killed right after its
-// row was committed never started an agent: no pid, no ledger line (G1).
+// row was committed never started an agent: no pid (but a command's, whose
+// row names its supervisor), no ledger line (G1).
 // Items of a map step, and steps side by side, run at once, so when the
 // failpoint fired in one, the others' running attempts may well have
 // started: then at least one running attempt, the one whose commit fired,
@@ -865,7 +866,10 @@ func (d *durability) checkNoLedgerForUnstarted() {
 				continue
 			}
 			running++
-			if a.PID == nil && len(execs[attemptKey{s.ID, a.N}]) == 0 {
+			// A command's row names the supervisor it is to run under
+			// before it starts (an agent's pid is committed once it is
+			// about to run): only the ledger tells whether it ran.
+			if (a.PID == nil || a.Agent == "") && len(execs[attemptKey{s.ID, a.N}]) == 0 {
 				unstarted++
 			} else {
 				started = append(started, fmt.Sprintf("step %s attempt %d (pid %v, %d executions)", s.ID, a.N, a.PID, len(execs[attemptKey{s.ID, a.N}])))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +97,40 @@ steps:
 			t.Errorf("attempt %d: resume=%v session %s, want a resume of %s", r.Attempt, r.Resume, r.SessionID, recs[0].SessionID)
 		}
 	}
+}
+
+// TestG1CommandKilledBeforeItStarted kills cadence after committing a
+// command step's attempt row, which names the supervisor the command is to
+// run under (a command has no session, so no commit of its pid follows):
+// the command never ran, the supervisor died with cadence (G6), and resume
+// counts the attempt as interrupted and runs the command once.
+func TestG1CommandKilledBeforeItStarted(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e stateEngine) {
+		p := newEngineProject(t, e, `version: 1
+defaults:
+  retry: {max_attempts: 3, backoff: fixed, initial: 10ms, jitter: none}
+steps:
+  - {id: build, run: [sh, -c, 'echo ran >> ran.txt']}
+`, nil)
+		p.cadence([]string{"CADENCE_FAILPOINT=after-attempt-commit"}, "run").killed(t)
+		s := step(p.inspect(), "build")
+		if len(s.Attempts) != 1 || s.Attempts[0].Status != "running" || s.Attempts[0].PID == nil {
+			t.Fatalf("after the kill: attempts %+v, want one running attempt naming its supervisor", s.Attempts)
+		}
+		sup := *s.Attempts[0].PID
+		waitFor(t, "the attempt's supervisor to end with cadence", func() bool { return !alive(sup) })
+		if _, err := os.Stat(filepath.Join(p.dir, "ran.txt")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the command ran although cadence was killed before starting it (ran.txt: %v)", err)
+		}
+		p.cadence(nil, "resume").exits(t, 0)
+		s = step(p.inspect(), "build")
+		if len(s.Attempts) != 2 || s.Attempts[0].Status != "interrupted" || s.Attempts[1].Status != "succeeded" || s.AttemptsUsed != 2 {
+			t.Fatalf("after resume: %d used of %+v, want interrupted then succeeded, both counted", s.AttemptsUsed, s.Attempts)
+		}
+		if b, err := os.ReadFile(filepath.Join(p.dir, "ran.txt")); err != nil || string(b) != "ran\n" {
+			t.Errorf("ran.txt %q (%v), want the command run once", b, err)
+		}
+	})
 }
 
 // TestG1G5KilledBeforeTheAgentStarted kills cadence after committing the

@@ -174,6 +174,11 @@ type Spec struct {
 	// Spares, when set with Supervisor, gives the supervisor: one started
 	// ahead (see Spares), instead of a new one per attempt.
 	Spares *Spares
+	// Reserved, when set with Supervisor and Spares, is the supervisor
+	// the program runs under, taken before the attempt's row was
+	// committed (Spares.Reserve). Run uses it or, when it returns before
+	// the program could be given to it, ends it.
+	Reserved *Reserved
 	// Sandbox, when set, is called with the resolved path of the program
 	// and any further paths Run hands the program to write (the usage
 	// file's directory), and returns the argv prefix that runs it in a box

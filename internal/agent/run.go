@@ -42,6 +42,7 @@ const drainTimeout = 2 * time.Second
 // group killed, and both output readers have finished, so no goroutine or
 // child outlives the call.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
+	defer spec.Reserved.Discard() // unless runStandby used it
 	spec = withDefaults(spec)
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, ErrNoCommand
@@ -155,8 +156,10 @@ func runStandby(ctx context.Context, spec Spec, p *pipes, program, path string, 
 		p.closeAll()
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	sb, err := spec.Spares.take(ctx)
-	if err != nil {
+	var sb *standby
+	if spec.Reserved != nil && spec.Reserved.sb != nil {
+		sb = spec.Reserved.use()
+	} else if sb, err = spec.Spares.take(ctx); err != nil {
 		p.closeAll()
 		return nil, fmt.Errorf("start agent %s: %w", spec.Argv[0], err)
 	}

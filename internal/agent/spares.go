@@ -52,6 +52,9 @@ type standby struct {
 	ctl    *os.File
 	exited chan struct{} // closed once the process is reaped
 	served int           // orders it was sent
+	// primed: its ready byte was read and it got no order since (a
+	// reservation given back), so it is ready without another byte.
+	primed bool
 }
 
 // take returns a standby supervisor that is ready for its order: the one
@@ -68,6 +71,11 @@ func (s *Spares) take(ctx context.Context) (*standby, error) {
 		s.mu.Unlock()
 		if sb == nil {
 			break
+		}
+		if sb.primed && !sb.gone() {
+			sb.primed = false
+			s.refill()
+			return sb, nil
 		}
 		if err := sb.awaitReady(ctx); err == nil {
 			s.refill()
@@ -88,6 +96,60 @@ func (s *Spares) take(ctx context.Context) (*standby, error) {
 	}
 	s.refill()
 	return sb, nil
+}
+
+// Reserved is a standby supervisor taken for one attempt ahead of its
+// start, so that the commit of the attempt's row can name the process its
+// program will run under (G1) and no commit of a pid needs to follow. It
+// is used by handing it to Run (Spec.Reserved), given back unused
+// (Release) or ended (Discard); Run ends one it did not use.
+type Reserved struct {
+	s  *Spares
+	sb *standby // nil once used, given back or ended
+}
+
+// Reserve takes a ready supervisor, as an attempt's Run would, for the
+// attempt about to be committed.
+func (s *Spares) Reserve(ctx context.Context) (*Reserved, error) {
+	sb, err := s.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Reserved{s: s, sb: sb}, nil
+}
+
+// PID is the supervisor's pid: the pid Spec.OnStart is called with when
+// Run uses the reservation, and the process group G6 kills.
+func (r *Reserved) PID() int { return r.sb.cmd.Process.Pid }
+
+// Release gives back a reservation that no attempt's row names: the
+// supervisor, sent no order, waits for the next attempt's. It does
+// nothing once the reservation was used or ended.
+func (r *Reserved) Release() {
+	if r == nil || r.sb == nil {
+		return
+	}
+	sb := r.sb
+	r.sb = nil
+	sb.primed = true
+	r.s.put(sb)
+}
+
+// Discard ends the reserved supervisor, which runs nothing. It does
+// nothing once the reservation was used or given back.
+func (r *Reserved) Discard() {
+	if r == nil || r.sb == nil {
+		return
+	}
+	r.sb.discard()
+	r.sb = nil
+}
+
+// use hands the reserved supervisor to Run, once.
+func (r *Reserved) use() *standby {
+	sb := r.sb
+	r.sb = nil
+	return sb
 }
 
 // Prestart starts a supervisor in the background for the first attempt,
@@ -262,6 +324,16 @@ func (sb *standby) wait() *process {
 		p.fromState(sb.cmd.ProcessState)
 	}()
 	return p
+}
+
+// gone reports whether the supervisor has ended.
+func (sb *standby) gone() bool {
+	select {
+	case <-sb.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // discard ends a supervisor that runs nothing (or whose program is to be

@@ -216,3 +216,76 @@ func TestStandbyServesAttemptsOneAfterAnother(t *testing.T) {
 		}
 	}
 }
+
+// A supervisor reserved ahead of an attempt (so that the attempt's row
+// can name it) is the process the attempt's program runs under: OnStart
+// reports its pid. One given back unused serves the next reservation at
+// once, without waiting for a ready byte it already sent; one discarded,
+// or handed to a Run that fails before the program could be given to it,
+// is ended.
+func TestReservedSupervisor(t *testing.T) {
+	t.Setenv(helperEnv, "1")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	exe := selfExe(t)
+	spares := agent.NewSpares(exe)
+	defer spares.Close()
+	env := []string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	reserve := func() *agent.Reserved {
+		t.Helper()
+		// Well under the 30 s a supervisor gets to send its ready byte:
+		// a reservation given back must not wait for another one.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := spares.Reserve(ctx)
+		if err != nil {
+			t.Fatalf("reserve: %v", err)
+		}
+		return r
+	}
+	run := func(r *agent.Reserved, argv ...string) (int, *agent.Result, error) {
+		t.Helper()
+		started := 0
+		res, err := agent.Run(context.Background(), agent.Spec{Argv: argv, Protocol: agent.ProtocolText, Env: env,
+			Supervisor: exe, Spares: spares, Reserved: r, OnStart: func(pid int) error { started = pid; return nil }})
+		return started, res, err
+	}
+	gone := func(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
+
+	r := reserve()
+	pid := r.PID()
+	started, res, err := run(r, "/bin/sh", "-c", "echo ran")
+	if err != nil || res.ExitCode != 0 || string(res.Text) != "ran\n" {
+		t.Fatalf("run under a reservation: %v, %+v", err, res)
+	}
+	if started != pid {
+		t.Errorf("OnStart got pid %d, want the reserved supervisor's %d", started, pid)
+	}
+
+	given := reserve()
+	pid = given.PID()
+	given.Release()
+	given.Release() // a second time does nothing
+	again := reserve()
+	if again.PID() != pid {
+		t.Errorf("the next reservation took supervisor %d, want %d, given back unused", again.PID(), pid)
+	}
+	if started, res, err = run(again, "/bin/sh", "-c", "exit 4"); err != nil || res.ExitCode != 4 || started != pid {
+		t.Errorf("run under a reservation given back once: pid %d (want %d), %v, %+v", started, pid, err, res)
+	}
+
+	dropped := reserve()
+	pid = dropped.PID()
+	dropped.Discard()
+	if !gone(pid) {
+		t.Errorf("discarded supervisor %d still runs", pid)
+	}
+
+	unused := reserve()
+	pid = unused.PID()
+	if _, _, err := run(unused, filepath.Join(t.TempDir(), "no-such-program")); !errors.Is(err, agent.ErrStart) {
+		t.Fatalf("run of a missing program: %v, want ErrStart", err)
+	}
+	if !gone(pid) {
+		t.Errorf("supervisor %d, reserved for a program that could not start, still runs", pid)
+	}
+}

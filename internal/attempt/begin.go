@@ -18,7 +18,7 @@ import (
 // circuit refuses, or the agent entry already runs max_concurrent
 // attempts (in any process sharing the store), it returns the time to
 // wait until, and why; waiting consumes no attempt.
-func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPlan) (*checkpoint.Attempt, time.Time, string, error) {
+func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPlan, sup *agent.Reserved) (*checkpoint.Attempt, time.Time, string, error) {
 	var (
 		a         *checkpoint.Attempt
 		waitUntil time.Time
@@ -27,8 +27,14 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 	u := in.Unit()
 	agentName := plan.agent
 	now := r.now()
-	commit := r.Store.UpdateBeforeStart
-	if startsProcess(r.Workflow, plan) {
+	commit, pid := r.Store.UpdateBeforeStart, (*int)(nil)
+	switch {
+	case sup != nil:
+		// The row names the supervisor the process will run under: its
+		// pid, committed here, is the one the start reports, and no
+		// commit of it follows (try.onStart).
+		pid = new(sup.PID())
+	case startsProcess(r.Workflow, plan):
 		// The pid's commit, before the process runs, makes the row
 		// durable with it: one fsync per attempt before its start.
 		commit = r.Store.UpdateSyncedByStart
@@ -70,7 +76,7 @@ func (r *Runner) beginAttempt(ctx context.Context, in *Instance, plan attemptPla
 		row := checkpoint.Attempt{
 			RunID: u.RunID, StepID: u.StepID, ItemKey: u.Item, N: n, Kind: plan.kind,
 			Prompt: plan.prompt, StartedAt: now, SessionID: plan.sessionID, CircuitGen: gen, Agent: plan.agent,
-			Snapshot: plan.snapshot,
+			Snapshot: plan.snapshot, PID: pid,
 		}
 		if err := tx.StartAttempt(&row); err != nil {
 			return err

@@ -68,7 +68,7 @@ func (t *try) commandSpec() (agent.Spec, error) {
 		OutputCap: ws.Handoff.TranscriptMaxBytes, MaxBytes: maxBytes, MaxEventBytes: ws.Handoff.MaxEventBytes,
 		Timeout: ws.Timeout, Grace: t.r.Grace, ExitGrace: ws.ExitGrace,
 		HelpMarker: "\x00", // a command asks no one for help
-		Supervisor: t.r.SelfExe, Spares: t.r.Spares,
+		Supervisor: t.r.SelfExe, Spares: t.r.Spares, Reserved: t.supervisor,
 	}, nil
 }
 

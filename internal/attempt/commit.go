@@ -40,6 +40,9 @@ type try struct {
 	// checks: committed to the database with the first check's start, so
 	// that a process on another machine can settle the attempt.
 	candidate []byte
+	// supervisor, when set, is the supervisor the attempt's process runs
+	// under, named by its row (reserveSupervisor).
+	supervisor *agent.Reserved
 }
 
 // storeError marks a failure of the checkpoint store inside a callback of

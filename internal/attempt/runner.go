@@ -140,19 +140,45 @@ func (r *Runner) Run(ctx context.Context, in *Instance) (Outcome, error) {
 	if plan.snapshot = snap; !in.isCommand() {
 		plan.prompt += note
 	}
-	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan)
+	sup := reserveSupervisor(ctx, r, in)
+	a, waitUntil, why, err := r.beginAttempt(ctx, in, plan, sup)
 	if err != nil {
+		sup.Discard() // the row may have been committed naming it
 		return Outcome{}, err
 	}
 	switch {
 	case a == nil && why == "circuit":
+		sup.Release()
 		return Outcome{Wait: waitUntil, Reason: why, Circuit: plan.agent}, nil
 	case a == nil:
+		sup.Release()
 		return Outcome{Wait: waitUntil, Reason: why}, nil
 	}
+	defer sup.Discard() // unless the attempt's process ran under it
 	r.Failpoint.Hit(FailAfterAttemptCommit)
-	t := &try{r: r, in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts}
+	t := &try{r: r, in: in, row: a, plan: plan, counted: s.used + 1, max: s.step.MaxAttempts, supervisor: sup}
 	return t.execute(ctx, handoffPath)
+}
+
+// reserveSupervisor takes, for a command step's attempt of r, the supervisor
+// its process will run under, so that the attempt's row names it in the
+// one commit made before the process starts (G1), instead of a commit of
+// the row and then one of the pid. Only a command's: a command has no
+// session for a later attempt to continue, so after a crash between that
+// commit and its start nothing depends on whether the process ran, while
+// an agent's pid, committed once it is about to run, is what tells
+// resume that its session exists (G5). nil when the runner has no spares
+// or none could be taken: the attempt's Run then takes one itself, and
+// reports why it could not.
+func reserveSupervisor(ctx context.Context, r *Runner, in *Instance) *agent.Reserved {
+	if !in.isCommand() || r.Spares == nil || r.SelfExe == "" {
+		return nil
+	}
+	sup, err := r.Spares.Reserve(ctx)
+	if err != nil {
+		return nil
+	}
+	return sup
 }
 
 // unitState is an instance's committed state, as the next decision needs

@@ -25,18 +25,21 @@ func (t *try) onStart(ctx context.Context) func(pid int) error {
 		// pid finds an agent that outlived a crashed cadence (G6), and
 		// after a power cut it is what tells resume that the agent ran,
 		// so that the next attempt continues its session (G5). One
-		// fsync of the WAL per attempt.
-		if err := t.r.Store.UpdateBeforeStart(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
-			row, err := tx.UnitAttempt(t.in.Unit(), a.N)
-			if err != nil {
-				return err
+		// fsync of the WAL per attempt. A row that names the process
+		// already was committed so (reserveSupervisor).
+		if a.PID == nil || *a.PID != pid {
+			if err := t.r.Store.UpdateBeforeStart(context.WithoutCancel(ctx), func(tx *checkpoint.Tx) error {
+				row, err := tx.UnitAttempt(t.in.Unit(), a.N)
+				if err != nil {
+					return err
+				}
+				row.PID = &pid
+				return tx.UpdateAttempt(*row)
+			}); err != nil {
+				return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
 			}
-			row.PID = &pid
-			return tx.UpdateAttempt(*row)
-		}); err != nil {
-			return &storeError{fmt.Errorf("record the pid of attempt %d: %w", a.N, err)}
+			a.PID = &pid
 		}
-		a.PID = &pid
 		t.r.Sink.Emit(history.Event{Time: t.r.now(), Type: history.EventAttemptStarted, RunID: runID, Step: t.in.StepPath(), Item: t.in.ItemKey(), Agent: plan.agent,
 			Attempt: a.N, Counted: t.counted, MaxAttempts: t.max, HelpRound: t.round, Kind: plan.kind, PID: pid, SessionID: plan.sessionID})
 		return nil

@@ -439,7 +439,9 @@ func (s *Store) UpdateRelaxed(ctx context.Context, fn func(tx *Tx) error) (err e
 // on: an attempt's row (G1) and its agent's pid. Both are durable, at
 // synchronous=FULL (on PostgreSQL, with the server's WAL flushed), before
 // the agent runs (the row may instead be committed by UpdateSyncedByStart
-// when the pid's commit follows it), so that after a power cut resume knows the agent ran:
+// when the pid's commit follows it; a command's row, which names the
+// supervisor it will run under, is committed by this alone), so that
+// after a power cut resume knows the agent ran:
 // it continues the agent's session rather than starting a fresh one with
 // the original prompt (G5), and inspect does not say "interrupted before
 // the agent started" of an agent that ran. An agent runs only once its
