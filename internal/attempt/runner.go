@@ -206,7 +206,7 @@ func (r *Runner) readState(ctx context.Context, in *Instance) (unitState, error)
 	var s unitState
 	err := r.Store.View(ctx, func(tx *checkpoint.Tx) error {
 		var err error
-		s, err = stateIn(tx, r, in)
+		s, err = stateIn(tx, r, in, nil)
 		return err
 	})
 	if err != nil {
@@ -221,21 +221,26 @@ func (r *Runner) readState(ctx context.Context, in *Instance) (unitState, error)
 // step, instead of in one more.
 type State struct{ s unitState }
 
-// ReadState reads instance in's state in tx, for Instance.State.
-func ReadState(tx *checkpoint.Tx, r *Runner, in *Instance) (*State, error) {
-	s, err := stateIn(tx, r, in)
+// ReadState reads instance in's state in tx, for Instance.State. row is
+// the instance's row as the caller read it in tx already (a claim reads
+// it first), used instead of reading it again; nil reads it.
+func ReadState(tx *checkpoint.Tx, r *Runner, in *Instance, row *checkpoint.Step) (*State, error) {
+	s, err := stateIn(tx, r, in, row)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", UnitLabel(in.Unit()), err)
 	}
 	return &State{s: s}, nil
 }
 
-// stateIn reads instance in's state in tx.
-func stateIn(tx *checkpoint.Tx, r *Runner, in *Instance) (unitState, error) {
+// stateIn reads instance in's state in tx, from its row when row is set.
+func stateIn(tx *checkpoint.Tx, r *Runner, in *Instance, row *checkpoint.Step) (unitState, error) {
 	var s unitState
 	u := in.Unit()
 	var err error
-	if s.step, err = tx.Unit(u); err != nil {
+	if row != nil {
+		cp := *row // the caller's copy stays its own
+		s.step = &cp
+	} else if s.step, err = tx.Unit(u); err != nil {
 		return s, err
 	}
 	if s.last, err = LastCounted(tx, u); err != nil {

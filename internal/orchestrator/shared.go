@@ -260,7 +260,7 @@ func (c *claimed) read(ctx context.Context, p *project, in *attempt.Instance) er
 		if c.running, err = runningAttempts(tx, u); err != nil || len(c.running) > 0 {
 			return err
 		}
-		c.state, err = attempt.ReadState(tx, p.attempts, in.WithItem(c.item))
+		c.state, err = attempt.ReadState(tx, p.attempts, in.WithItem(c.item), row)
 		return err
 	})
 	return err

@@ -52,7 +52,7 @@ func (p *project) claimStep(ctx context.Context, in *attempt.Instance) (c *claim
 		if c.running, err = runningAttempts(tx, c.lease.Unit()); err != nil || len(c.running) > 0 {
 			return err
 		}
-		c.state, err = attempt.ReadState(tx, p.attempts, in)
+		c.state, err = attempt.ReadState(tx, p.attempts, in, st)
 		return err
 	})
 	var held *checkpoint.LeaseHeldError
