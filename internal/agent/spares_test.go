@@ -54,11 +54,7 @@ func BenchmarkSupervisedStart(b *testing.B) {
 // its environment, its stdin (or /dev/null), and cadence sees its exit,
 // its signal, its stderr and a program that cannot start the same way.
 func TestStandbyRunsLikeAFreshSupervisor(t *testing.T) {
-	t.Setenv(helperEnv, "1") // the standby supervisor is this binary, started with this environment
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	exe := selfExe(t)
-	spares := agent.NewSpares(exe)
-	defer spares.Close()
+	exe, spares := testSpares(t)
 	dir := t.TempDir()
 	script := `printf '%s|' "$0" "$@"; pwd; echo "X=$X Y=${Y-unset}"; cat; echo err >&2; exit 3`
 	cases := []struct {
@@ -123,6 +119,18 @@ func TestStandbyRunsLikeAFreshSupervisor(t *testing.T) {
 	}
 }
 
+// testSpares returns this test binary, which the environment it sets
+// makes a supervisor, and spares of it closed when t ends.
+func testSpares(t *testing.T) (string, *agent.Spares) {
+	t.Helper()
+	t.Setenv(helperEnv, "1") // the standby supervisor is this binary, started with this environment
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	exe := selfExe(t)
+	spares := agent.NewSpares(exe)
+	t.Cleanup(spares.Close)
+	return exe, spares
+}
+
 // progFile writes an executable file with content and returns its path.
 func progFile(t *testing.T, content string) string {
 	t.Helper()
@@ -152,11 +160,7 @@ func TestStandbyThatNeverGetsReady(t *testing.T) {
 // it was, a program that cannot start included. A supervisor whose
 // attempt cadence stopped is not used again: it ends with the attempt.
 func TestStandbyServesAttemptsOneAfterAnother(t *testing.T) {
-	t.Setenv(helperEnv, "1")
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	exe := selfExe(t)
-	spares := agent.NewSpares(exe)
-	defer spares.Close()
+	exe, spares := testSpares(t)
 	env := func(kv ...string) []string {
 		return append([]string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0", "PATH=/usr/bin:/bin"}, kv...)
 	}
@@ -224,11 +228,7 @@ func TestStandbyServesAttemptsOneAfterAnother(t *testing.T) {
 // or handed to a Run that fails before the program could be given to it,
 // is ended.
 func TestReservedSupervisor(t *testing.T) {
-	t.Setenv(helperEnv, "1")
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	exe := selfExe(t)
-	spares := agent.NewSpares(exe)
-	defer spares.Close()
+	exe, spares := testSpares(t)
 	env := []string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0"}
 	reserve := func() *agent.Reserved {
 		t.Helper()
