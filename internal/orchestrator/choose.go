@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadence-dev/cadence/internal/checkpoint"
 	"github.com/cadence-dev/cadence/internal/history"
+	"github.com/cadence-dev/cadence/internal/workflow"
 )
 
 // chooseWorkflow sets o.WorkflowPath, for a resume that names none, to the
@@ -71,4 +72,47 @@ func ambiguousRuns(runs []checkpoint.Run, command string) error {
 		fmt.Fprintf(&b, "\n  %s  %s  started %s: --run %s or --workflow %s", r.ID, r.Status(), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), r.ID, r.WorkflowPath)
 	}
 	return usagef("%d runs are unfinished in this project; say which to %s:%s", len(runs), command, b.String())
+}
+
+// preloading is a load of the project's default workflow started before
+// a resume knows which workflow its run used: the choice reads the state,
+// and most projects run one workflow, so the choice runs beside the load
+// instead of before it.
+type preloading struct {
+	path string // as given to workflow.Load: the default workflow's, absolute
+	done chan struct{}
+	wf   *workflow.Workflow
+	err  error
+}
+
+// preloadDefault starts the load of o's default workflow, as open would
+// load it once chooseWorkflow names it; nil when o names a workflow
+// already (--workflow), which open loads as before.
+func preloadDefault(o Options) *preloading {
+	if o.WorkflowPath != "" {
+		return nil
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil // chooseWorkflow reports it
+	}
+	pl := &preloading{path: filepath.Join(dir, filepath.FromSlash(workflow.DefaultPath)), done: make(chan struct{})}
+	go func() {
+		defer close(pl.done)
+		pl.wf, pl.err = workflow.Load(dir, pl.path)
+	}()
+	return pl
+}
+
+// loadOf returns the preloaded result for open when path, the workflow
+// chosen, is the one loaded, the same call with the same arguments; nil
+// otherwise, and the load, left to end by itself, is not used.
+func (pl *preloading) loadOf(path string) func() (*workflow.Workflow, error) {
+	if pl == nil || path != pl.path {
+		return nil
+	}
+	return func() (*workflow.Workflow, error) {
+		<-pl.done
+		return pl.wf, pl.err
+	}
 }

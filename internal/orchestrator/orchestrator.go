@@ -101,6 +101,9 @@ type Options struct {
 	// readAhead has open read the rows of the run a resume continues
 	// beside the loading of the workflow (runRows).
 	readAhead bool
+	// preload, when set, returns the load of the workflow open would
+	// make, started earlier (preloading); open uses it instead.
+	preload func() (*workflow.Workflow, error)
 }
 
 // Status is how an invocation of Run or Resume ended.
@@ -308,7 +311,12 @@ func open(ctx context.Context, o Options, starting bool) (*project, error) {
 			p.close()
 		}
 	}()
-	wf, err := workflow.Load(dir, o.WorkflowPath)
+	var wf *workflow.Workflow
+	if o.preload != nil {
+		wf, err = o.preload()
+	} else {
+		wf, err = workflow.Load(dir, o.WorkflowPath)
+	}
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -505,9 +513,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // Resume continues the latest unfinished run (or, with RetryFailed, reopens
 // the latest failed run's failed step with fresh attempts).
 func Resume(ctx context.Context, o Options) (*Result, error) {
+	pl := preloadDefault(o)
 	if err := chooseWorkflow(ctx, &o); err != nil {
 		return nil, err
 	}
+	o.preload = pl.loadOf(o.WorkflowPath)
 	o.readAhead = o.RetryDead == nil
 	p, err := open(ctx, o, false)
 	if err != nil {
